@@ -1,0 +1,187 @@
+//! The fill kernels of `cuda-mem`, written in Rust and compiled to PTX for
+//! `nvptx64-nvidia-cuda` by `cuda-mem/build.rs`.
+//!
+//! Each kernel fills `rows` rows of `row_bytes` bytes, `pitch` bytes apart,
+//! starting at `base`, with a value of `size` bytes repeated from the start of
+//! every row. Stores are 16-byte, coalesced (consecutive threads write
+//! consecutive chunks) and every thread writes the same 16 bytes on each
+//! iteration: the host sizes the grid so that the number of threads along a row
+//! is a multiple of the pattern's period in chunks (or covers the row in one
+//! pass), which keeps each thread's phase fixed. The unaligned head and tail of
+//! each row (at most 15 bytes each) are written byte by byte by the first 16
+//! threads. The host guarantees `pitch % 16 == 0` when `rows > 1`, so every row
+//! splits the same way.
+//!
+//! Nothing in this crate can panic: the arithmetic is division by values the
+//! host checked to be non-zero, and the build uses `-Cpanic=immediate-abort`,
+//! so the PTX holds no `.extern .func`.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
+)]
+
+pub mod pattern;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use crate::pattern::{chunk_offset, small_byte, small_chunk, split_row, SmallPattern};
+    use core::arch::asm;
+    use core::arch::nvptx::{_block_dim_x, _block_idx_x, _block_idx_y, _grid_dim_x, _grid_dim_y, _thread_idx_x};
+
+    /// One 16-byte store to global memory.
+    ///
+    /// # Safety
+    /// `addr` is 16-byte aligned and writable device memory.
+    #[inline(always)]
+    unsafe fn store16(addr: u64, v: [u32; 4]) {
+        // SAFETY: the caller guarantees the address; the asm only stores.
+        unsafe {
+            asm!(
+                "st.global.v4.b32 [{a}], {{{x}, {y}, {z}, {w}}};",
+                a = in(reg64) addr,
+                x = in(reg32) v[0],
+                y = in(reg32) v[1],
+                z = in(reg32) v[2],
+                w = in(reg32) v[3],
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// One byte store to global memory.
+    ///
+    /// # Safety
+    /// `addr` is writable device memory.
+    #[inline(always)]
+    unsafe fn store8(addr: u64, b: u8) {
+        // SAFETY: the caller guarantees the address; the asm only stores.
+        unsafe {
+            asm!(
+                "st.global.b8 [{a}], {b};",
+                a = in(reg64) addr,
+                b = in(reg16) b as u16,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// The thread's index along a row and the number of threads along a row.
+    #[inline(always)]
+    fn thread_along_row() -> (u64, u64) {
+        // SAFETY: reading special registers has no preconditions.
+        unsafe {
+            let tid = _block_idx_x() as u64 * _block_dim_x() as u64 + _thread_idx_x() as u64;
+            (tid, _grid_dim_x() as u64 * _block_dim_x() as u64)
+        }
+    }
+
+    /// Writes this thread's share of every row it owns.
+    ///
+    /// # Safety
+    /// The region described by `base`, `pitch`, `row_bytes`, `rows` is writable
+    /// device memory, `pitch % 16 == 0` when `rows > 1`, and the grid keeps the
+    /// thread's phase fixed (see the crate docs).
+    #[inline(always)]
+    unsafe fn fill_rows(
+        base: u64,
+        pitch: u64,
+        row_bytes: u64,
+        rows: u64,
+        chunk: [u32; 4],
+        head_byte: impl Fn(u64) -> u8,
+        tail_byte: impl Fn(u64) -> u8,
+    ) {
+        let split = split_row(base, row_bytes);
+        let (tid, stride) = thread_along_row();
+        // SAFETY: reading special registers has no preconditions.
+        let (mut row, row_step) = unsafe { (_block_idx_y() as u64, _grid_dim_y() as u64) };
+        let head = if tid < split.head { Some(head_byte(tid)) } else { None };
+        let tail_at = row_bytes - split.tail + tid;
+        let tail = if tid < split.tail { Some(tail_byte(tail_at)) } else { None };
+        while row < rows {
+            let row_base = base + row * pitch;
+            let first = row_base + split.head;
+            let mut c = tid;
+            // SAFETY (all stores below): every address is inside row `row` of the
+            // region, chunk addresses are 16-byte aligned by construction of `split`.
+            while c + 3 * stride < split.chunks {
+                unsafe {
+                    store16(first + c * 16, chunk);
+                    store16(first + (c + stride) * 16, chunk);
+                    store16(first + (c + 2 * stride) * 16, chunk);
+                    store16(first + (c + 3 * stride) * 16, chunk);
+                }
+                c += 4 * stride;
+            }
+            while c < split.chunks {
+                unsafe { store16(first + c * 16, chunk) };
+                c += stride;
+            }
+            if let Some(b) = head {
+                unsafe { store8(row_base + tid, b) };
+            }
+            if let Some(b) = tail {
+                unsafe { store8(row_base + tail_at, b) };
+            }
+            row += row_step;
+        }
+    }
+
+    /// Fills with a value of at most 256 bytes passed in `pattern`.
+    ///
+    /// # Safety
+    /// See [`fill_rows`]; `1 <= size <= 256` and `row_bytes % size == 0`.
+    #[no_mangle]
+    pub unsafe extern "ptx-kernel" fn cuda_mem_fill_small(
+        base: u64,
+        pitch: u64,
+        row_bytes: u64,
+        rows: u64,
+        size: u32,
+        pattern: SmallPattern,
+    ) {
+        let split = split_row(base, row_bytes);
+        let (tid, _) = thread_along_row();
+        let size64 = size as u64;
+        let chunk = small_chunk(&pattern, chunk_offset(split.head, tid, size64) as u32);
+        let head_byte = |at: u64| small_byte(&pattern, (at % size64) as u32);
+        // SAFETY: forwarded from the caller.
+        unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+    }
+
+    /// Fills with a value of any size read from device memory at `src`.
+    ///
+    /// # Safety
+    /// See [`fill_rows`]; `size >= 1`, `row_bytes % size == 0`, `src` points to
+    /// `size` readable bytes that this launch does not write.
+    #[no_mangle]
+    pub unsafe extern "ptx-kernel" fn cuda_mem_fill_large(
+        base: u64,
+        pitch: u64,
+        row_bytes: u64,
+        rows: u64,
+        size: u64,
+        src: *const u8,
+    ) {
+        let split = split_row(base, row_bytes);
+        let (tid, _) = thread_along_row();
+        // SAFETY: `at % size < size`, inside the source value.
+        let byte_at = |at: u64| unsafe { *src.add((at % size) as usize) };
+        let mut bytes = [0u32; 4];
+        let mut at = chunk_offset(split.head, tid, size);
+        let mut j = 0;
+        while j < 16 {
+            // SAFETY: `at < size`, inside the source value.
+            let b = unsafe { *src.add(at as usize) } as u32;
+            bytes[j / 4] |= b << ((j % 4) * 8);
+            at += 1;
+            if at == size {
+                at = 0;
+            }
+            j += 1;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { fill_rows(base, pitch, row_bytes, rows, bytes, byte_at, byte_at) }
+    }
+}
