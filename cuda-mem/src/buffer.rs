@@ -1,0 +1,497 @@
+//! [`Buffer<T, K>`]: one typed buffer type for every memory kind, with the
+//! kind-specific parts (constructors, host access, prefetch) on each kind.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaContext, CudaStream};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::{byte_len, PinnedFlags, RawMemory};
+use crate::ops::{read_ops, write_ops};
+use crate::view::{Elems, View, ViewMut};
+use crate::{AsView, DeviceCopy, MemPool};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The kind of memory a [`Buffer`] holds: [`Device`], [`Pinned`],
+/// [`Unified`] or [`Pool`]. Sealed.
+///
+/// ```
+/// use cuda_mem::MemoryKind;
+/// assert_eq!(cuda_mem::Pinned::NAME, "pinned host");
+/// ```
+pub trait MemoryKind: sealed::Sealed + 'static {
+    /// A human-readable name of the kind.
+    const NAME: &'static str;
+}
+
+/// Kinds whose memory the host may read and write ([`Pinned`], [`Unified`]);
+/// they are the targets and sources of the asynchronous host copies.
+///
+/// ```
+/// fn host_side<K: cuda_mem::HostAccessible>() {}
+/// host_side::<cuda_mem::Pinned>();
+/// ```
+pub trait HostAccessible: MemoryKind {}
+
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal;)*) => { $(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $kind;
+        impl sealed::Sealed for $kind {}
+        impl MemoryKind for $kind {
+            const NAME: &'static str = $name;
+        }
+    )* };
+}
+
+kinds! {
+    /// Device memory from `cuMemAlloc`: [`DeviceBuffer`].
+    ///
+    /// ```
+    /// let _ = cuda_mem::Device;
+    /// ```
+    Device = "device";
+    /// Page-locked host memory from `cuMemHostAlloc`: [`PinnedBuffer`].
+    ///
+    /// ```
+    /// let _ = cuda_mem::Pinned;
+    /// ```
+    Pinned = "pinned host";
+    /// Managed memory from `cuMemAllocManaged`: [`UnifiedBuffer`].
+    ///
+    /// ```
+    /// let _ = cuda_mem::Unified;
+    /// ```
+    Unified = "unified";
+    /// Stream-ordered memory from a pool (`cuMemAllocAsync`): [`PoolBuffer`].
+    ///
+    /// ```
+    /// let _ = cuda_mem::Pool;
+    /// ```
+    Pool = "stream-ordered pool";
+}
+impl HostAccessible for Pinned {}
+impl HostAccessible for Unified {}
+
+/// `len` elements of `T` in memory of kind `K`. Use the aliases:
+/// [`DeviceBuffer`], [`PinnedBuffer`], [`UnifiedBuffer`], [`PoolBuffer`].
+///
+/// All kinds share one implementation of every operation: `len`,
+/// `byte_size`, `memset`, `fill`, copies to and from the host and between any
+/// two kinds, views (`slice`, `slice_mut`), kernel arguments and cudarc's
+/// `DevicePtr` traits. Dropping a buffer frees it after every queued use
+/// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
+///
+/// ```no_run
+/// use cuda_mem::{DeviceBuffer, DeviceCopy};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], mass: f32 }
+///
+/// let ctx = cuda_mem::context(0)?;
+/// let mut buf = DeviceBuffer::<Particle>::new(&ctx, 1000)?;
+/// buf.fill(Particle { pos: [0.0, 1.0, 2.0], mass: 1.5 })?;
+/// assert_eq!(buf.to_vec()?[999].mass, 1.5);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct Buffer<T, K: MemoryKind> {
+    mem: RawMemory,
+    len: usize,
+    _marker: PhantomData<(T, K)>,
+}
+
+/// Device memory (`cuMemAlloc`): the default home for data the GPU works on.
+pub type DeviceBuffer<T> = Buffer<T, Device>;
+/// Page-locked host memory (`cuMemHostAlloc`): fast, truly asynchronous
+/// copies; the host reads and writes it through `as_slice` / `as_mut_slice`.
+pub type PinnedBuffer<T> = Buffer<T, Pinned>;
+/// Managed memory (`cuMemAllocManaged`): one address for host and device,
+/// migrated on demand or by `prefetch_to_device` / `prefetch_to_host`.
+pub type UnifiedBuffer<T> = Buffer<T, Unified>;
+/// Stream-ordered pool memory (`cuMemAllocAsync`): allocation and free in
+/// about a microsecond, ordered on a stream.
+pub type PoolBuffer<T> = Buffer<T, Pool>;
+
+impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
+    fn from_raw(mem: RawMemory, len: usize) -> Self {
+        Self { mem, len, _marker: PhantomData }
+    }
+
+    pub(crate) fn elems(&self) -> Elems<'_, T> {
+        Elems::whole(&self.mem, self.len)
+    }
+
+    /// Waits for every queued operation on this buffer (kernels, async copies, fills).
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceBuffer<u8>) -> cuda_mem::Result<()> {
+    /// b.synchronize()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        self.mem.order.wait(&self.mem.state)
+    }
+}
+
+read_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
+write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<T>");
+
+impl<T: DeviceCopy, K: MemoryKind> AsView<T> for Buffer<T, K> {
+    fn as_view(&self) -> View<'_, T> {
+        View { elems: self.elems() }
+    }
+}
+
+impl<'a, T: DeviceCopy> View<'a, T> {
+    fn elems(&self) -> Elems<'a, T> {
+        self.elems
+    }
+}
+impl<T: DeviceCopy> ViewMut<'_, T> {
+    fn elems(&self) -> Elems<'_, T> {
+        self.elems
+    }
+}
+read_ops!(['a, T: DeviceCopy] View<'a, T>, "cuda_mem::View<'_, u32>");
+read_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
+write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, T>");
+
+impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer")
+            .field("kind", &K::NAME)
+            .field("type", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("addr", &format_args!("{:#x}", self.mem.addr))
+            .finish()
+    }
+}
+
+fn state_of(ctx: &Arc<CudaContext>) -> Result<Arc<ContextState>> {
+    ContextState::of(ctx)
+}
+
+impl<T: DeviceCopy> Buffer<T, Device> {
+    /// Allocates `len` elements. The contents are unspecified (whatever bytes
+    /// the memory held), which is sound because every bit pattern is a valid
+    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](Self::fill) or
+    /// [`from_slice`](Self::from_slice) for defined contents.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::DeviceBuffer::<f32>::new(&cuda_mem::context(0)?, 1 << 20)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = byte_len(len, size_of::<T>())?;
+        Ok(Self::from_raw(RawMemory::device(state_of(ctx)?, bytes)?, len))
+    }
+
+    /// Allocates `len` zeroed elements.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::DeviceBuffer::<u64>::zeroed(&cuda_mem::context(0)?, 16)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn zeroed(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let mut buf = Self::new(ctx, len)?;
+        buf.memset(0)?;
+        Ok(buf)
+    }
+
+    /// Allocates a copy of `data`.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::DeviceBuffer::from_slice(&cuda_mem::context(0)?, &[1.0f32, 2.0])?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
+        let mut buf = Self::new(ctx, data.len())?;
+        buf.copy_from_host(data)?;
+        Ok(buf)
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Pinned> {
+    /// Allocates `len` zeroed elements of pinned host memory (cached, not
+    /// write-combined).
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 4096)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        Self::with_flags(ctx, len, PinnedFlags::default())
+    }
+
+    /// Allocates `len` zeroed elements with the given [`PinnedFlags`].
+    ///
+    /// ```no_run
+    /// use cuda_mem::{PinnedBuffer, PinnedFlags};
+    /// let flags = PinnedFlags { write_combined: true, ..Default::default() };
+    /// let upload_only = PinnedBuffer::<f32>::with_flags(&cuda_mem::context(0)?, 1024, flags)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn with_flags(ctx: &Arc<CudaContext>, len: usize, flags: PinnedFlags) -> Result<Self> {
+        let bytes = byte_len(len, size_of::<T>())?;
+        Ok(Self::from_raw(RawMemory::pinned(state_of(ctx)?, bytes, flags)?, len))
+    }
+
+    /// Allocates pinned memory holding a copy of `data`.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u16, 2, 3])?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
+        let mut buf = Self::new(ctx, data.len())?;
+        buf.as_mut_slice()?.copy_from_slice(data);
+        Ok(buf)
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Unified> {
+    /// Allocates `len` zeroed elements of managed memory, attached globally.
+    /// `Err(NotSupported)` on a device without managed memory.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::UnifiedBuffer::<f64>::new(&cuda_mem::context(0)?, 1000)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = byte_len(len, size_of::<T>())?;
+        Ok(Self::from_raw(RawMemory::unified(state_of(ctx)?, bytes)?, len))
+    }
+
+    /// Allocates managed memory holding a copy of `data`.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::UnifiedBuffer::from_slice(&cuda_mem::context(0)?, &[1i32, -1])?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
+        let mut buf = Self::new(ctx, data.len())?;
+        buf.copy_from_host(data)?;
+        Ok(buf)
+    }
+
+    fn require_concurrent_access(&self, what: &'static str) -> Result<()> {
+        if self.mem.state.concurrent_managed_access {
+            Ok(())
+        } else {
+            Err(Error::NotSupported(what))
+        }
+    }
+
+    fn prefetch(&self, location: sys::CUmemLocation, stream: &Arc<CudaStream>) -> Result<()> {
+        self.require_concurrent_access("prefetching managed memory needs concurrent managed access")?;
+        let e = self.elems();
+        if e.byte_size() == 0 {
+            return self.mem.state.check_stream(stream);
+        }
+        self.mem.state.check_stream(stream)?;
+        self.mem.order.run(&self.mem.state, stream, || {
+            self.mem.state.bind()?;
+            // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
+            unsafe { result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream()) }
+                .op("cuMemPrefetchAsync")
+        })
+    }
+
+    /// Queues a migration of the whole buffer to the device's memory on
+    /// `stream`. `Err(NotSupported)` without concurrent managed access.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// b.prefetch_to_device(s)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch_to_device(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        let ordinal = self.mem.state.ctx.ordinal() as i32;
+        self.prefetch(location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ordinal), stream)
+    }
+
+    /// Queues a migration of the whole buffer to host memory on `stream`.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// b.prefetch_to_host(s)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch_to_host(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.prefetch(location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0), stream)
+    }
+
+    /// Gives the driver a hint about how the buffer is used (`cuMemAdvise`).
+    ///
+    /// ```no_run
+    /// use cuda_mem::Advice;
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
+    /// b.advise(Advice::ReadMostly(true))?;
+    /// b.advise(Advice::PreferredLocation(Some(cuda_mem::Location::Device)))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn advise(&self, advice: Advice) -> Result<()> {
+        use sys::CUmem_advise::*;
+        let e = self.elems();
+        if e.byte_size() == 0 {
+            return Ok(());
+        }
+        let device = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, self.mem.state.ctx.ordinal() as i32);
+        let host = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0);
+        let at = |l: Location| if l == Location::Device { device } else { host };
+        let (advice, loc) = match advice {
+            Advice::ReadMostly(true) => (CU_MEM_ADVISE_SET_READ_MOSTLY, device),
+            Advice::ReadMostly(false) => (CU_MEM_ADVISE_UNSET_READ_MOSTLY, device),
+            Advice::PreferredLocation(Some(l)) => (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, at(l)),
+            Advice::PreferredLocation(None) => (CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, device),
+            Advice::AccessedBy(l, true) => (CU_MEM_ADVISE_SET_ACCESSED_BY, at(l)),
+            Advice::AccessedBy(l, false) => (CU_MEM_ADVISE_UNSET_ACCESSED_BY, at(l)),
+        };
+        self.mem.state.bind()?;
+        // SAFETY: the whole live allocation; advice never changes contents.
+        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| match err.0 {
+            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
+                Error::NotSupported("this memory advice on this device")
+            }
+            _ => Error::driver("cuMemAdvise", err),
+        })
+    }
+}
+
+fn location(type_: sys::CUmemLocationType, id: i32) -> sys::CUmemLocation {
+    sys::CUmemLocation { type_, id }
+}
+
+/// Where managed memory should live, for [`Advice`].
+///
+/// ```
+/// assert_ne!(cuda_mem::Location::Device, cuda_mem::Location::Host);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// The buffer's device.
+    Device,
+    /// Host memory.
+    Host,
+}
+
+/// A usage hint for [`UnifiedBuffer::advise`] (CUDA 12/13 location form).
+///
+/// ```
+/// use cuda_mem::{Advice, Location};
+/// let hints = [Advice::ReadMostly(true), Advice::AccessedBy(Location::Host, true)];
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    /// Set (`true`) or clear read-mostly: the driver may keep read-only copies.
+    ReadMostly(bool),
+    /// Set (`Some`) or clear (`None`) the preferred location.
+    PreferredLocation(Option<Location>),
+    /// Set (`true`) or clear that this processor accesses the memory, so it stays mapped there.
+    AccessedBy(Location, bool),
+}
+
+impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
+    /// Waits for queued work that uses the buffer; for managed memory on a
+    /// device without concurrent managed access, for the whole device.
+    fn wait_for_host_access(&self) -> Result<()> {
+        self.mem.order.wait(&self.mem.state)?;
+        if let crate::memory::AllocKind::Unified = self.mem.kind {
+            if !self.mem.state.concurrent_managed_access {
+                self.mem.state.bind()?;
+                self.mem.state.ctx.synchronize().op("cuCtxSynchronize")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements, after waiting for every queued operation on the buffer.
+    ///
+    /// ```no_run
+    /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u8, 2])?;
+    /// assert_eq!(buf.as_slice()?, &[1, 2]);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.wait_for_host_access()?;
+        let host = self.mem.host_ptr().cast::<T>();
+        if self.len == 0 || size_of::<T>() == 0 || host.is_null() {
+            return Ok(&[]);
+        }
+        // SAFETY: `host` points to `len` initialised (zeroed or copied-into)
+        // elements of host-accessible memory, suitably aligned (page or 256-byte
+        // aligned allocation, align_of::<T>() <= 256); no queued operation
+        // touches it (waited above) and none can start while `&self` is
+        // borrowed by the slice except reads.
+        Ok(unsafe { std::slice::from_raw_parts(host, self.len) })
+    }
+
+    /// The elements, mutably, after waiting for every queued operation.
+    ///
+    /// ```no_run
+    /// let mut buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 2)?;
+    /// buf.as_mut_slice()?.copy_from_slice(&[3, 4]);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.wait_for_host_access()?;
+        let host = self.mem.host_ptr().cast::<T>();
+        if self.len == 0 || size_of::<T>() == 0 || host.is_null() {
+            return Ok(&mut []);
+        }
+        // SAFETY: as in `as_slice`, and `&mut self` excludes every other access.
+        Ok(unsafe { std::slice::from_raw_parts_mut(host, self.len) })
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Pool> {
+    /// Allocates `len` elements from the device's current pool, ordered on
+    /// `stream`. Contents unspecified (see [`DeviceBuffer::new`]).
+    /// `Err(NotSupported)` without memory pools; never a silent fall-back.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_mem::context(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let buf = cuda_mem::PoolBuffer::<f32>::new(1024, &stream)?;
+    /// buf.free_on_stream(&stream)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
+        let bytes = byte_len(len, size_of::<T>())?;
+        let state = state_of(stream.context())?;
+        Ok(Self::from_raw(RawMemory::pooled(state, bytes, stream, None)?, len))
+    }
+
+    /// Allocates `len` elements from `pool`, ordered on `stream`.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_mem::context(0)?;
+    /// let pool = cuda_mem::MemPool::new(&ctx)?;
+    /// let buf = cuda_mem::PoolBuffer::<u8>::from_pool(&pool, 64, &ctx.new_stream()?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
+        let bytes = byte_len(len, size_of::<T>())?;
+        let state = state_of(stream.context())?;
+        Ok(Self::from_raw(RawMemory::pooled(state, bytes, stream, Some(pool.clone()))?, len))
+    }
+
+    /// Frees the memory on `stream`, after every queued use (stream-ordered).
+    /// Dropping the buffer does the same on the stream that used it last.
+    ///
+    /// ```no_run
+    /// # fn f(b: cuda_mem::PoolBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// b.free_on_stream(s)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.mem.free_on_stream(stream)
+    }
+}

@@ -1,0 +1,151 @@
+//! Driver probing, context creation, and the per-context state cuda-mem keeps
+//! (the fill kernels' module, loaded once, and the default stream).
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
+
+use crate::error::{DriverResultExt, Error, Result};
+
+/// Whether libcuda can be loaded (cached; never panics).
+pub(crate) fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: `is_culib_present` only dlopen()s the driver library by name and
+    // drops the handle; it has no other preconditions.
+    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+}
+
+/// True when the CUDA driver can be loaded and at least one device is visible.
+///
+/// Never panics, also on a machine without the driver or without a GPU (where
+/// cudarc itself would panic on its first call).
+///
+/// ```
+/// if !cuda_mem::is_available() {
+///     eprintln!("no CUDA device here");
+/// }
+/// ```
+pub fn is_available() -> bool {
+    device_count().map(|n| n > 0).unwrap_or(false)
+}
+
+/// The number of CUDA devices, or why there are none to count.
+///
+/// ```
+/// match cuda_mem::device_count() {
+///     Ok(n) => println!("{n} device(s)"),
+///     Err(e) => println!("no CUDA: {e}"),
+/// }
+/// ```
+pub fn device_count() -> Result<usize> {
+    if !driver_present() {
+        return Err(Error::DriverNotFound);
+    }
+    match CudaContext::device_count() {
+        Ok(n) => Ok(n.max(0) as usize),
+        Err(e) => Err(Error::driver("cuDeviceGetCount", e)),
+    }
+}
+
+/// Opens (retains) the primary context of device `ordinal`.
+///
+/// Unlike `CudaContext::new`, this returns `Err(DriverNotFound)` or
+/// `Err(NoDevice)` instead of panicking when there is no driver or no device.
+///
+/// ```no_run
+/// let ctx = cuda_mem::context(0)?;
+/// println!("{}", ctx.name()?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
+    let count = device_count()?;
+    if count == 0 {
+        return Err(Error::NoDevice("a device count of 0"));
+    }
+    if ordinal >= count {
+        return Err(Error::InvalidArgument("device ordinal is not below the number of devices"));
+    }
+    CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
+}
+
+/// The two fill kernels of this crate, loaded into one context.
+pub(crate) struct FillKernels {
+    pub(crate) small: CudaFunction,
+    pub(crate) large: CudaFunction,
+}
+
+/// What cuda-mem keeps per CUDA context. Every allocation holds one, which
+/// also keeps the context alive.
+pub(crate) struct ContextState {
+    pub(crate) ctx: Arc<CudaContext>,
+    /// The legacy default stream, used by the calls that take no stream.
+    pub(crate) default_stream: Arc<CudaStream>,
+    pub(crate) sm_count: u32,
+    pub(crate) concurrent_managed_access: bool,
+    kernels: OnceLock<Result<FillKernels>>,
+    default_pool_ready: OnceLock<Result<()>>,
+}
+
+impl ContextState {
+    /// The state of `ctx`'s context, created on first use and shared by every
+    /// allocation in that context.
+    pub(crate) fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
+        static REGISTRY: Mutex<Vec<(usize, Weak<ContextState>)>> = Mutex::new(Vec::new());
+        let key = ctx.cu_ctx() as usize;
+        let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        registry.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(state) = registry.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+            return Ok(state);
+        }
+        let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
+        let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let cma = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?;
+        let state = Arc::new(Self {
+            ctx: ctx.clone(),
+            default_stream: ctx.default_stream(),
+            sm_count: sm_count.max(1) as u32,
+            concurrent_managed_access: cma != 0,
+            kernels: OnceLock::new(),
+            default_pool_ready: OnceLock::new(),
+        });
+        registry.push((key, Arc::downgrade(&state)));
+        Ok(state)
+    }
+
+    /// The fill kernels, loading the embedded PTX on first use.
+    pub(crate) fn fill_kernels(&self) -> Result<&FillKernels> {
+        self.kernels
+            .get_or_init(|| {
+                let ptx = cudarc::nvrtc::Ptx::from_src(crate::fill::KERNELS_PTX);
+                let module = self.ctx.load_module(ptx).op("cuModuleLoadData (cuda-mem fill kernels)")?;
+                Ok(FillKernels {
+                    small: module.load_function("cuda_mem_fill_small").op("cuModuleGetFunction")?,
+                    large: module.load_function("cuda_mem_fill_large").op("cuModuleGetFunction")?,
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Raises the release threshold of the device's current pool to `u64::MAX`
+    /// once (see [`MemPool`](crate::MemPool) for why).
+    pub(crate) fn prepare_default_pool(&self) -> Result<()> {
+        self.default_pool_ready
+            .get_or_init(|| crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX))
+            .clone()
+    }
+
+    /// Checks that `stream` belongs to this context.
+    pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
+        if stream.context().cu_ctx() == self.ctx.cu_ctx() {
+            Ok(())
+        } else {
+            Err(Error::ContextMismatch("the stream"))
+        }
+    }
+
+    /// Makes this context current on the calling thread.
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")
+    }
+}

@@ -1,0 +1,137 @@
+//! [`Error`] and [`Result`]: everything that can go wrong, said plainly.
+
+use cudarc::driver::{sys::cudaError_enum as CuResult, DriverError};
+
+/// What went wrong in a cuda-mem call.
+///
+/// Every fallible call returns this instead of panicking. Each variant's
+/// message says what was wrong and what to do about it.
+///
+/// ```
+/// use cuda_mem::Error;
+/// let e = Error::LengthMismatch { expected: 4, actual: 3 };
+/// assert_eq!(e.to_string(), "length mismatch: the destination holds 4 elements but the source has 3; pass slices of equal length");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    #[error("the CUDA driver (libcuda) was not found; install the NVIDIA driver or add its directory to LD_LIBRARY_PATH")]
+    DriverNotFound,
+    /// The driver loaded but reports no usable CUDA device.
+    #[error("no CUDA device is available (the driver reported {0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES")]
+    NoDevice(&'static str),
+    /// An allocation did not fit.
+    #[error("out of memory: could not allocate {requested} bytes of {kind} memory; free buffers, use smaller ones, or trim a MemPool")]
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Which memory (`"device"`, `"pinned host"`, ...).
+        kind: &'static str,
+    },
+    /// Two lengths that must match do not.
+    #[error("length mismatch: the destination holds {expected} elements but the source has {actual}; pass slices of equal length")]
+    LengthMismatch {
+        /// The length required (the destination's).
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+    /// A range does not lie inside the buffer (or ends before it starts).
+    #[error("range {start}..{end} is out of bounds for a buffer of {len} elements")]
+    OutOfRange {
+        /// First element of the range.
+        start: usize,
+        /// One past the last element.
+        end: usize,
+        /// Length of the buffer or view.
+        len: usize,
+    },
+    /// A size computation (`len * size_of::<T>()`, `width * height`) overflows `usize`.
+    #[error("size overflow: {what} does not fit in usize; use fewer elements")]
+    SizeOverflow {
+        /// Which computation overflowed.
+        what: &'static str,
+    },
+    /// The device or driver cannot do this.
+    #[error("not supported on this device or driver: {0}")]
+    NotSupported(&'static str),
+    /// A buffer, stream or pool of one CUDA context was used with another.
+    #[error("context mismatch: {0} belongs to another CUDA context; use a stream/buffer created from the same CudaContext")]
+    ContextMismatch(&'static str),
+    /// A call was invalid for this buffer.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// The driver returned an error.
+    #[error("CUDA driver error in {op}: {name} ({code}): {description}")]
+    Driver {
+        /// The driver call that failed.
+        op: &'static str,
+        /// The `CUresult` name, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`.
+        name: String,
+        /// The numeric `CUresult`.
+        code: u32,
+        /// The driver's own description.
+        description: String,
+        /// The error as cudarc reports it.
+        #[source]
+        source: DriverError,
+    },
+}
+
+/// `Result<T, cuda_mem::Error>`.
+///
+/// ```
+/// fn f() -> cuda_mem::Result<u32> { Ok(1) }
+/// assert_eq!(f().unwrap(), 1);
+/// ```
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+impl Error {
+    /// Wraps a driver error from the call `op`, mapping the codes that have a
+    /// variant of their own (out of memory, no device, not supported).
+    pub(crate) fn driver(op: &'static str, err: DriverError) -> Self {
+        Self::driver_sized(op, err, 0, "device")
+    }
+
+    /// Like [`Error::driver`], for an allocation of `requested` bytes.
+    pub(crate) fn driver_sized(op: &'static str, err: DriverError, requested: usize, kind: &'static str) -> Self {
+        match err.0 {
+            CuResult::CUDA_ERROR_OUT_OF_MEMORY => Self::OutOfMemory { requested, kind },
+            CuResult::CUDA_ERROR_NO_DEVICE => Self::NoDevice("CUDA_ERROR_NO_DEVICE"),
+            CuResult::CUDA_ERROR_STUB_LIBRARY => Self::NoDevice("CUDA_ERROR_STUB_LIBRARY"),
+            _ => {
+                let text = |r: core::result::Result<&core::ffi::CStr, DriverError>| {
+                    r.map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| "unknown".into())
+                };
+                Self::Driver {
+                    op,
+                    name: text(err.error_name()),
+                    code: err.0 as u32,
+                    description: text(err.error_string()),
+                    source: err,
+                }
+            }
+        }
+    }
+}
+
+/// `.map_err(Error::driver(op))` for driver results.
+pub(crate) trait DriverResultExt<T> {
+    /// Attaches the name of the failing driver call.
+    fn op(self, op: &'static str) -> Result<T>;
+}
+
+impl<T> DriverResultExt<T> for core::result::Result<T, DriverError> {
+    fn op(self, op: &'static str) -> Result<T> {
+        self.map_err(|e| Error::driver(op, e))
+    }
+}
+
+/// Reports an error from a place that cannot return one (a `Drop`, a cudarc
+/// trait method) to the context, where the next call on it will see it.
+pub(crate) fn record_in(ctx: &cudarc::driver::CudaContext, result: Result<()>) {
+    if let Err(Error::Driver { source, .. }) = result {
+        ctx.record_err::<()>(Err(source));
+    }
+}

@@ -1,0 +1,370 @@
+//! `fill(value)`: the dispatch between the driver's memsets and the Rust fill
+//! kernels, and their launch.
+//!
+//! * A value whose bytes repeat with period 1, 2 or 4 (e.g. `0u64`, `-1i32`,
+//!   `1.0f32`, `[7u8; 12]`) goes to `cuMemsetD8/D16/D32Async` (or the 2D
+//!   forms for pitched memory) when the address and pitch allow: no kernel.
+//! * Any other value of at most 256 bytes goes to `cuda_mem_fill_small`, which
+//!   gets the value as a kernel parameter and writes 16-byte coalesced stores
+//!   of the repeating pattern.
+//! * Larger values are first copied into the first element of the destination
+//!   and `cuda_mem_fill_large` repeats them from there.
+
+use std::ffi::c_void;
+
+use cudarc::driver::{result, sys, CudaStream};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Result};
+
+/// The PTX of the fill kernels (`kernels/`, compiled by `build.rs`).
+pub(crate) const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+
+/// The PTX that cuda-mem loads for its fill kernels (for inspection and tests).
+///
+/// ```
+/// assert!(cuda_mem::fill_kernels_ptx().contains(".entry cuda_mem_fill_small"));
+/// ```
+pub fn fill_kernels_ptx() -> &'static str {
+    KERNELS_PTX
+}
+
+// The kernels' own pattern arithmetic, shared so that the host builds the exact
+// parameter the kernel reads; the kernel-side functions are used by the tests.
+#[allow(dead_code)]
+#[path = "../../kernels/src/pattern.rs"]
+pub(crate) mod pattern;
+use pattern::{SmallPattern, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
+
+/// Threads per block of the fill kernels.
+const BLOCK: u32 = 256;
+/// Resident blocks per multiprocessor the grid aims for.
+const BLOCKS_PER_SM: u32 = 8;
+
+/// A rectangle of bytes to fill: `rows` rows of `row_bytes` bytes, `pitch`
+/// bytes apart, starting at `addr`. One-dimensional fills have `rows == 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub(crate) addr: u64,
+    pub(crate) pitch: u64,
+    pub(crate) row_bytes: u64,
+    pub(crate) rows: u64,
+}
+
+impl Region {
+    pub(crate) fn linear(addr: u64, bytes: u64) -> Self {
+        Self { addr, pitch: bytes, row_bytes: bytes, rows: 1 }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows == 0 || self.row_bytes == 0
+    }
+
+    /// Whether both the address and (for several rows) the pitch are multiples of `align`.
+    fn aligned_to(&self, align: u64) -> bool {
+        self.addr % align == 0 && (self.rows <= 1 || self.pitch % align == 0)
+    }
+}
+
+/// How a fill is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FillPlan {
+    /// Nothing to write.
+    Nothing,
+    /// `cuMemsetD8Async` / `cuMemsetD2D8Async` with this byte.
+    Memset8(u8),
+    /// `cuMemsetD16Async` / `cuMemsetD2D16Async` with this value.
+    Memset16(u16),
+    /// `cuMemsetD32Async` / `cuMemsetD2D32Async` with this value.
+    Memset32(u32),
+    /// The by-parameter kernel.
+    SmallKernel,
+    /// The value-in-memory kernel.
+    LargeKernel,
+}
+
+/// The smallest period (1, 2 or 4) with which `bytes` repeats, if any.
+pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
+    [1, 2, 4].into_iter().find(|&p| bytes.len() % p == 0 && bytes.iter().enumerate().all(|(i, &b)| b == bytes[i % p]))
+}
+
+/// Chooses how to fill `region` with the element `value` (its bytes).
+pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
+    if region.is_empty() || value.is_empty() {
+        return FillPlan::Nothing;
+    }
+    match byte_period(value) {
+        Some(1) => return FillPlan::Memset8(value[0]),
+        Some(2) if region.aligned_to(2) => return FillPlan::Memset16(u16::from_le_bytes([value[0], value[1]])),
+        Some(4) if region.aligned_to(4) => {
+            return FillPlan::Memset32(u32::from_le_bytes([value[0], value[1], value[2], value[3]]))
+        }
+        _ => {}
+    }
+    if value.len() <= SMALL_PATTERN_MAX {
+        FillPlan::SmallKernel
+    } else {
+        FillPlan::LargeKernel
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The grid `(x, y)` for a kernel fill of `region` with an element of `size` bytes.
+///
+/// Each thread along a row writes chunks `tid, tid + T, tid + 2T, ...` where
+/// `T` is the number of threads along the row. A thread's pattern phase stays
+/// fixed when `T * 16` is a multiple of `size`, i.e. `T` is a multiple of the
+/// period `P = size / gcd(size, 16)` in chunks; `T = x * 256` is, when `x` is
+/// a multiple of `P / gcd(P, 256)`. Otherwise the grid must cover the row in
+/// one pass (every thread writes at most one chunk).
+pub(crate) fn grid(region: &Region, size: u64, sm_count: u32) -> (u32, u32) {
+    let rows_y = region.rows.clamp(1, 65_535) as u32;
+    let chunks = region.row_bytes / 16 + 1;
+    let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
+    let period = size / gcd(size, 16);
+    let step = period / gcd(period, BLOCK as u64);
+    let target = ((sm_count as u64 * BLOCKS_PER_SM as u64) / rows_y as u64).max(1);
+    let strided = target.div_ceil(step).saturating_mul(step);
+    let x = if one_pass <= strided { one_pass } else { strided };
+    (x.min(u32::MAX as u64) as u32, rows_y)
+}
+
+/// The kernel parameter of a small fill: `value` repeated over the pattern words.
+pub(crate) fn small_pattern(value: &[u8]) -> SmallPattern {
+    let mut words = [0u32; SMALL_PATTERN_WORDS];
+    for (i, word) in words.iter_mut().enumerate() {
+        let b = |j: usize| value[(4 * i + j) % value.len()] as u32;
+        *word = b(0) | b(1) << 8 | b(2) << 16 | b(3) << 24;
+    }
+    SmallPattern { words }
+}
+
+/// Queues a fill of `region` with the element `value` on `stream`.
+///
+/// The caller has ordered `stream` after earlier work on the memory, checked
+/// that `region` lies inside one allocation of `state`'s context, that
+/// `row_bytes` is a multiple of `value.len()` and, for several rows, that
+/// `pitch >= row_bytes`.
+pub(crate) fn enqueue(state: &ContextState, stream: &CudaStream, value: &[u8], region: Region) -> Result<()> {
+    let plan = plan(value, &region);
+    if plan == FillPlan::Nothing {
+        return Ok(());
+    }
+    state.bind()?;
+    let s = stream.cu_stream();
+    let Region { addr, pitch, row_bytes, rows } = region;
+    let (w, h, p) = (row_bytes as usize, rows as usize, pitch as usize);
+    // SAFETY (memsets): the caller guarantees the region is writable memory of
+    // this context; widths are in units of the memset's element size, which
+    // divides `row_bytes` (the value repeats with that period), and the address
+    // and pitch are aligned to it (checked by `plan`).
+    match plan {
+        FillPlan::Nothing => Ok(()),
+        FillPlan::Memset8(v) if rows == 1 => unsafe { sys::cuMemsetD8Async(addr, v, w, s).result() }.op("cuMemsetD8Async"),
+        FillPlan::Memset16(v) if rows == 1 => unsafe { sys::cuMemsetD16Async(addr, v, w / 2, s).result() }.op("cuMemsetD16Async"),
+        FillPlan::Memset32(v) if rows == 1 => unsafe { sys::cuMemsetD32Async(addr, v, w / 4, s).result() }.op("cuMemsetD32Async"),
+        FillPlan::Memset8(v) => unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s).result() }.op("cuMemsetD2D8Async"),
+        FillPlan::Memset16(v) => unsafe { sys::cuMemsetD2D16Async(addr, p, v, w / 2, h, s).result() }.op("cuMemsetD2D16Async"),
+        FillPlan::Memset32(v) => unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }.op("cuMemsetD2D32Async"),
+        FillPlan::SmallKernel => {
+            let kernels = state.fill_kernels()?;
+            let mut pattern = small_pattern(value);
+            let mut size = value.len() as u32;
+            let (mut addr, mut pitch, mut row_bytes, mut rows) = (addr, pitch, row_bytes, rows);
+            let params: &mut [*mut c_void] = &mut [
+                (&mut addr as *mut u64).cast(),
+                (&mut pitch as *mut u64).cast(),
+                (&mut row_bytes as *mut u64).cast(),
+                (&mut rows as *mut u64).cast(),
+                (&mut size as *mut u32).cast(),
+                (&mut pattern as *mut SmallPattern).cast(),
+            ];
+            launch(state, stream, &kernels.small, &region, value.len() as u64, params)
+        }
+        FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
+    }
+}
+
+/// Copies one element into the start of row 0 and repeats it from there.
+fn enqueue_large(state: &ContextState, stream: &CudaStream, value: &[u8], region: Region) -> Result<()> {
+    let size = value.len() as u64;
+    // SAFETY: `value` is a live host slice; the copy from pageable memory is
+    // staged before the call returns; the destination is the region's first
+    // element, inside the region the caller vouched for.
+    unsafe { sys::cuMemcpyAsync(region.addr, value.as_ptr() as u64, value.len(), stream.cu_stream()).result() }
+        .op("cuMemcpyAsync (fill value)")?;
+    let kernels = state.fill_kernels()?;
+    let src = region.addr;
+    let rest_of_row0 = Region::linear(region.addr + size, region.row_bytes - size);
+    let other_rows = Region { addr: region.addr + region.pitch, rows: region.rows - 1, ..region };
+    for part in [rest_of_row0, other_rows] {
+        if part.is_empty() {
+            continue;
+        }
+        let (mut addr, mut pitch, mut row_bytes, mut rows, mut size, mut src) =
+            (part.addr, part.pitch, part.row_bytes, part.rows, size, src);
+        let params: &mut [*mut c_void] = &mut [
+            (&mut addr as *mut u64).cast(),
+            (&mut pitch as *mut u64).cast(),
+            (&mut row_bytes as *mut u64).cast(),
+            (&mut rows as *mut u64).cast(),
+            (&mut size as *mut u64).cast(),
+            (&mut src as *mut u64).cast(),
+        ];
+        launch(state, stream, &kernels.large, &part, value.len() as u64, params)?;
+    }
+    Ok(())
+}
+
+fn launch(
+    state: &ContextState,
+    stream: &CudaStream,
+    function: &cudarc::driver::CudaFunction,
+    region: &Region,
+    size: u64,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    let (x, y) = grid(region, size, state.sm_count);
+    // SAFETY: `params` matches the kernel's signature (built by the callers
+    // above from the kernel crate's definitions) and points to locals that
+    // outlive the call (the driver copies them at launch); the grid keeps each
+    // thread's pattern phase fixed (see `grid`).
+    unsafe { result::launch_kernel(function.cu_function(), (x, y, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), params) }
+        .op("cuLaunchKernel (cuda-mem fill)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern::{chunk_offset, small_byte, small_chunk, split_row};
+    use super::*;
+
+    /// A small deterministic generator (xorshift) so the tests need no crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn seed() -> u64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+    }
+
+    #[test]
+    fn byte_period_finds_the_smallest_repeat() {
+        assert_eq!(byte_period(&[7]), Some(1));
+        assert_eq!(byte_period(&[7, 7, 7]), Some(1));
+        assert_eq!(byte_period(&[1, 2, 1, 2, 1, 2]), Some(2));
+        assert_eq!(byte_period(&1.0f32.to_le_bytes()), Some(4));
+        assert_eq!(byte_period(&[1, 2, 3, 4, 1, 2, 3, 4]), Some(4));
+        assert_eq!(byte_period(&[1, 2, 3]), None);
+        assert_eq!(byte_period(&[1, 2, 1]), None);
+        assert_eq!(byte_period(&1.0f64.to_le_bytes()), None);
+    }
+
+    #[test]
+    fn plan_uses_memset_only_when_alignment_allows() {
+        let r = |addr| Region::linear(addr, 96);
+        assert_eq!(plan(&[5; 12], &r(1)), FillPlan::Memset8(5));
+        assert_eq!(plan(&[1, 2, 1, 2], &r(2)), FillPlan::Memset16(0x0201));
+        assert_eq!(plan(&[1, 2, 1, 2], &r(1)), FillPlan::SmallKernel);
+        assert_eq!(plan(&1.5f32.to_le_bytes(), &r(4)), FillPlan::Memset32(1.5f32.to_bits()));
+        assert_eq!(plan(&1.5f32.to_le_bytes(), &r(2)), FillPlan::SmallKernel);
+        assert_eq!(plan(&[1, 2, 3], &r(0)), FillPlan::SmallKernel);
+        assert_eq!(plan(&[9; 0], &r(0)), FillPlan::Nothing);
+        assert_eq!(plan(&[1, 2, 3], &Region::linear(0, 0)), FillPlan::Nothing);
+        let big: Vec<u8> = (0..=255u8).chain([1]).collect();
+        assert_eq!(plan(&big, &r(0)), FillPlan::LargeKernel);
+        assert_eq!(plan(&big[..256], &r(0)), FillPlan::SmallKernel);
+        // Pitched: the pitch must be aligned too.
+        let pitched = Region { addr: 0, pitch: 6, row_bytes: 4, rows: 3 };
+        assert_eq!(plan(&7u32.to_le_bytes(), &pitched), FillPlan::SmallKernel);
+        assert_eq!(plan(&[3, 4, 3, 4], &pitched), FillPlan::Memset16(0x0403));
+    }
+
+    /// The bytes the kernel writes, simulated thread by thread from the same
+    /// functions the kernel uses, for a grid from `grid`.
+    fn simulate(value: &[u8], region: Region, sm_count: u32) -> Vec<u8> {
+        let size = value.len() as u64;
+        let pattern = small_pattern(value);
+        let (gx, _) = grid(&region, size, sm_count);
+        let threads = gx as u64 * BLOCK as u64;
+        let split = split_row(region.addr, region.row_bytes);
+        let mut row = vec![0u8; region.row_bytes as usize];
+        for tid in 0..threads.min(split.chunks.max(16)) {
+            let chunk = small_chunk(&pattern, chunk_offset(split.head, tid, size) as u32);
+            let mut c = tid;
+            while c < split.chunks {
+                for (k, w) in chunk.iter().enumerate() {
+                    let at = (split.head + c * 16) as usize + 4 * k;
+                    row[at..at + 4].copy_from_slice(&w.to_le_bytes());
+                }
+                c += threads;
+            }
+            if tid < split.head {
+                row[tid as usize] = small_byte(&pattern, (tid % size) as u32);
+            }
+            if tid < split.tail {
+                let at = region.row_bytes - split.tail + tid;
+                row[at as usize] = small_byte(&pattern, (at % size) as u32);
+            }
+        }
+        row
+    }
+
+    #[test]
+    fn kernel_arithmetic_writes_the_value_for_every_size_and_alignment() {
+        let mut rng = Rng(seed());
+        for size in 1..=SMALL_PATTERN_MAX as u64 {
+            let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+            let addr = rng.below(64);
+            // A few sizes are checked on multi-pass grids with a tiny SM count.
+            let count = 1 + rng.below(if size % 37 == 0 { 3000 } else { 40 });
+            let region = Region::linear(addr, count * size);
+            let sm = if size % 5 == 0 { 1 } else { 132 };
+            let got = simulate(&value, region, sm);
+            for (i, &b) in got.iter().enumerate() {
+                assert_eq!(b, value[i % size as usize], "size {size}, addr {addr}, count {count}, byte {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn grid_keeps_the_phase_or_covers_the_row() {
+        let mut rng = Rng(seed());
+        for _ in 0..20_000 {
+            let size = 1 + rng.below(5000);
+            let region = Region::linear(rng.below(16), size * (1 + rng.below(1 << 20)));
+            let (x, y) = grid(&region, size, 1 + rng.below(200) as u32);
+            assert_eq!(y, 1);
+            let threads = x as u64 * BLOCK as u64;
+            let chunks = region.row_bytes / 16;
+            assert!(threads >= chunks || (threads * 16) % size == 0, "size {size}, x {x}");
+        }
+    }
+
+    #[test]
+    fn small_pattern_repeats_the_value() {
+        let p = small_pattern(&[1, 2, 3]);
+        assert_eq!(p.words[0], u32::from_le_bytes([1, 2, 3, 1]));
+        assert_eq!(p.words[1], u32::from_le_bytes([2, 3, 1, 2]));
+        for o in 0..3 {
+            let chunk = small_chunk(&p, o);
+            let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let want: Vec<u8> = (0..16).map(|j| [1, 2, 3][(o as usize + j) % 3]).collect();
+            assert_eq!(bytes, want);
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! [`RawMemory`]: one allocation of any kind, untyped. Allocation, the matching
+//! free, the context it belongs to and the stream order of its operations live
+//! here, once, for every buffer kind.
+
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaStream};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::order::StreamOrder;
+use crate::pool::MemPool;
+
+/// How an allocation was made, which decides how it is freed and whether the
+/// host may touch it.
+pub(crate) enum AllocKind {
+    /// `cuMemAlloc` / `cuMemAllocPitch`.
+    Device,
+    /// `cuMemHostAlloc`: page-locked host memory, device-accessible through UVA.
+    Pinned,
+    /// `cuMemAllocManaged` with global attachment.
+    Unified,
+    /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
+    /// Holds the pool (if any) so that it outlives its allocations.
+    Pool(#[allow(dead_code)] Option<MemPool>),
+}
+
+/// One allocation. Zero-byte allocations hold no memory (address 0) and make
+/// no driver call.
+pub(crate) struct RawMemory {
+    pub(crate) state: Arc<ContextState>,
+    /// The address in the unified address space (device address; for pinned
+    /// memory the same value as the host address).
+    pub(crate) addr: u64,
+    /// The host address of host-accessible memory (pinned, unified), else null.
+    host: *mut u8,
+    pub(crate) bytes: usize,
+    pub(crate) kind: AllocKind,
+    pub(crate) order: StreamOrder,
+    freed: bool,
+}
+
+// SAFETY: the raw host pointer is only turned into references by the typed
+// buffers under Rust's borrow rules (and after waiting for queued device work);
+// the stream order is behind a mutex; the driver handles are thread-safe.
+unsafe impl Send for RawMemory {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for RawMemory {}
+
+/// Host-allocation flags of [`PinnedBuffer`](crate::PinnedBuffer).
+///
+/// The default (all off) is plain cached page-locked memory, good for copies
+/// in both directions. Write-combined memory is faster for the device to read
+/// but very slow for the CPU to read, so it is off unless asked for.
+///
+/// ```
+/// let flags = cuda_mem::PinnedFlags { portable: true, ..Default::default() };
+/// assert!(!flags.write_combined);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PinnedFlags {
+    /// `CU_MEMHOSTALLOC_PORTABLE`: pinned for every context, not just this one.
+    pub portable: bool,
+    /// `CU_MEMHOSTALLOC_DEVICEMAP`: map into the device address space and read
+    /// the device address with `cuMemHostGetDevicePointer`. (With unified
+    /// addressing, which every 64-bit platform has, the memory is
+    /// device-accessible anyway.)
+    pub device_map: bool,
+    /// `CU_MEMHOSTALLOC_WRITECOMBINED`: faster device reads over PCIe, very slow
+    /// CPU reads.
+    pub write_combined: bool,
+}
+
+impl PinnedFlags {
+    fn bits(self) -> u32 {
+        let mut bits = 0;
+        if self.portable {
+            bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
+        }
+        if self.device_map {
+            bits |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
+        }
+        if self.write_combined {
+            bits |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
+        }
+        bits
+    }
+}
+
+/// `len * size` in bytes, or `Err(SizeOverflow)`.
+pub(crate) fn byte_len(len: usize, size: usize) -> Result<usize> {
+    len.checked_mul(size).ok_or(Error::SizeOverflow { what: "len * size_of::<T>()" })
+}
+
+impl RawMemory {
+    fn new(state: Arc<ContextState>, addr: u64, host: *mut u8, bytes: usize, kind: AllocKind, order: StreamOrder) -> Self {
+        Self { state, addr, host, bytes, kind, order, freed: false }
+    }
+
+    fn empty(state: Arc<ContextState>, kind: AllocKind) -> Self {
+        Self::new(state, 0, std::ptr::null_mut(), 0, kind, StreamOrder::default())
+    }
+
+    /// `cuMemAlloc` of `bytes` bytes (contents unspecified).
+    pub(crate) fn device(state: Arc<ContextState>, bytes: usize) -> Result<Self> {
+        if bytes == 0 {
+            return Ok(Self::empty(state, AllocKind::Device));
+        }
+        state.bind()?;
+        // SAFETY: the context is current; the memory is only handed out as
+        // `DeviceCopy` values, for which any bytes are valid.
+        let addr = unsafe { result::malloc_sync(bytes) }
+            .map_err(|e| Error::driver_sized("cuMemAlloc", e, bytes, "device"))?;
+        Ok(Self::new(state, addr, std::ptr::null_mut(), bytes, AllocKind::Device, StreamOrder::default()))
+    }
+
+    /// `cuMemAllocPitch`: `height` rows of at least `row_bytes` bytes; returns
+    /// the memory and the pitch.
+    pub(crate) fn pitched(
+        state: Arc<ContextState>,
+        row_bytes: usize,
+        height: usize,
+        element_size_hint: u32,
+    ) -> Result<(Self, usize)> {
+        if row_bytes == 0 || height == 0 {
+            return Ok((Self::empty(state, AllocKind::Device), row_bytes));
+        }
+        let requested = row_bytes.checked_mul(height).ok_or(Error::SizeOverflow { what: "width * height * size_of::<T>()" })?;
+        state.bind()?;
+        let mut addr = MaybeUninit::uninit();
+        let mut pitch = 0usize;
+        // SAFETY: valid out-pointers; the context is current; element size is 4, 8 or 16.
+        unsafe { sys::cuMemAllocPitch_v2(addr.as_mut_ptr(), &mut pitch, row_bytes, height, element_size_hint).result() }
+            .map_err(|e| Error::driver_sized("cuMemAllocPitch", e, requested, "pitched device"))?;
+        // SAFETY: written by the successful call above.
+        let addr = unsafe { addr.assume_init() };
+        let bytes = pitch * height;
+        Ok((Self::new(state, addr, std::ptr::null_mut(), bytes, AllocKind::Device, StreamOrder::default()), pitch))
+    }
+
+    /// `cuMemHostAlloc`, zeroed.
+    pub(crate) fn pinned(state: Arc<ContextState>, bytes: usize, flags: PinnedFlags) -> Result<Self> {
+        if bytes == 0 {
+            return Ok(Self::empty(state, AllocKind::Pinned));
+        }
+        state.bind()?;
+        // SAFETY: the context is current; we zero the memory before anyone reads it.
+        let host = unsafe { result::malloc_host(bytes, flags.bits()) }
+            .map_err(|e| Error::driver_sized("cuMemHostAlloc", e, bytes, "pinned host"))?
+            .cast::<u8>();
+        // SAFETY: `host` points to `bytes` freshly allocated writable bytes.
+        unsafe { std::ptr::write_bytes(host, 0, bytes) };
+        let addr = if flags.device_map {
+            let mut dptr = MaybeUninit::uninit();
+            // SAFETY: `host` was allocated with DEVICEMAP in the current context.
+            let r = unsafe { sys::cuMemHostGetDevicePointer_v2(dptr.as_mut_ptr(), host.cast::<c_void>(), 0).result() };
+            if let Err(e) = r {
+                // SAFETY: allocated above and not handed out.
+                let _ = unsafe { result::free_host(host.cast()) };
+                return Err(Error::driver("cuMemHostGetDevicePointer", e));
+            }
+            // SAFETY: written by the successful call above.
+            unsafe { dptr.assume_init() }
+        } else {
+            host as u64
+        };
+        Ok(Self::new(state, addr, host, bytes, AllocKind::Pinned, StreamOrder::default()))
+    }
+
+    /// `cuMemAllocManaged` (global attachment), zeroed.
+    pub(crate) fn unified(state: Arc<ContextState>, bytes: usize) -> Result<Self> {
+        if bytes == 0 {
+            return Ok(Self::empty(state, AllocKind::Unified));
+        }
+        state.bind()?;
+        let managed = state.ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY).op("cuDeviceGetAttribute")?;
+        if managed == 0 {
+            return Err(Error::NotSupported("this device has no managed (unified) memory"));
+        }
+        // SAFETY: the context is current; zeroed below before any read.
+        let addr = unsafe { result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+            .map_err(|e| Error::driver_sized("cuMemAllocManaged", e, bytes, "unified"))?;
+        let mem = Self::new(state, addr, addr as usize as *mut u8, bytes, AllocKind::Unified, StreamOrder::default());
+        // Zero on the device: touching it on the host first would migrate every page there.
+        let stream = mem.state.default_stream.clone();
+        mem.order.run(&mem.state, &stream, || {
+            // SAFETY: the whole allocation, on its context's default stream.
+            unsafe { result::memset_d8_async(addr, 0, bytes, stream.cu_stream()) }.op("cuMemsetD8Async")
+        })?;
+        Ok(mem)
+    }
+
+    /// Stream-ordered allocation on `stream`, from `pool` or the device's current pool.
+    pub(crate) fn pooled(state: Arc<ContextState>, bytes: usize, stream: &Arc<CudaStream>, pool: Option<MemPool>) -> Result<Self> {
+        state.check_stream(stream)?;
+        if let Some(pool) = &pool {
+            if pool.context_handle() != state.ctx.cu_ctx() as usize {
+                return Err(Error::ContextMismatch("the memory pool"));
+            }
+        }
+        if bytes == 0 {
+            return Ok(Self::empty(state, AllocKind::Pool(pool)));
+        }
+        if !state.ctx.has_async_alloc() {
+            return Err(Error::NotSupported("stream-ordered allocation (memory pools) is not supported by this device or driver"));
+        }
+        if pool.is_none() {
+            state.prepare_default_pool()?;
+        }
+        state.bind()?;
+        // SAFETY: the context is current and the stream belongs to it; the memory is
+        // only used after this allocation through the stream order set below.
+        let addr = unsafe {
+            match &pool {
+                Some(p) => result::mem_pool::alloc_async(p.handle(), bytes, stream.cu_stream()),
+                None => result::malloc_async(stream.cu_stream(), bytes),
+            }
+        }
+        .map_err(|e| Error::driver_sized("cuMemAllocAsync", e, bytes, "stream-ordered pool"))?;
+        Ok(Self::new(state, addr, std::ptr::null_mut(), bytes, AllocKind::Pool(pool), StreamOrder::after(stream)))
+    }
+
+    /// The host pointer, when the host may access this memory.
+    pub(crate) fn host_ptr(&self) -> *mut u8 {
+        self.host
+    }
+
+    /// Frees a stream-ordered allocation on `stream`, after its queued work.
+    pub(crate) fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.state.check_stream(stream)?;
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        let addr = self.addr;
+        let result = self.order.run(&self.state, stream, || {
+            // SAFETY: stream-ordered free after every queued use (the order above);
+            // the buffer is consumed, so nothing uses it afterwards.
+            unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
+        });
+        if result.is_ok() {
+            self.freed = true;
+        }
+        result
+    }
+
+    fn release(&mut self) -> Result<()> {
+        if self.freed || self.bytes == 0 {
+            return Ok(());
+        }
+        self.freed = true;
+        self.state.bind()?;
+        if let AllocKind::Pool(_) = self.kind {
+            // Stream-ordered: free behind the latest use, no host wait.
+            let stream = self.order.last_stream().unwrap_or_else(|| self.state.default_stream.clone());
+            // SAFETY: queued after every use of the memory on `stream`, which is
+            // the latest stream in its order; nothing can use it after the drop.
+            return unsafe { result::free_async(self.addr, stream.cu_stream()) }.op("cuMemFreeAsync");
+        }
+        self.order.wait(&self.state)?;
+        // SAFETY: no queued operation uses the memory (waited above) and the
+        // owner is being dropped.
+        unsafe {
+            match self.kind {
+                AllocKind::Pinned => result::free_host(self.host.cast()).op("cuMemFreeHost"),
+                _ => result::free_sync(self.addr).op("cuMemFree"),
+            }
+        }
+    }
+}
+
+impl Drop for RawMemory {
+    fn drop(&mut self) {
+        // Never panics: a failure (say, a context poisoned by a faulting kernel)
+        // leaks the memory instead and is reported to the context, as cudarc does.
+        let result = self.release();
+        crate::error::record_in(&self.state.ctx, result);
+    }
+}

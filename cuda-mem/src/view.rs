@@ -1,0 +1,324 @@
+//! Typed views ([`View`], [`ViewMut`]) and [`Elems`], the one implementation of
+//! every buffer operation (lengths, range checks, ordering, copies, memset,
+//! fill) that all buffer kinds and views forward to.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaContext, CudaStream};
+
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::RawMemory;
+use crate::order::StreamOrder;
+use crate::{fill, DeviceCopy, DevicePtr};
+
+/// `len` elements of `T` at byte `offset` of one allocation.
+pub(crate) struct Elems<'a, T> {
+    pub(crate) mem: &'a RawMemory,
+    pub(crate) offset: usize,
+    pub(crate) len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Elems<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Elems<'_, T> {}
+
+/// Resolves `range` against `len`, or says why it does not fit.
+pub(crate) fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
+        (s, e) => Err(Error::OutOfRange { start: s.unwrap_or(usize::MAX), end: e.unwrap_or(usize::MAX), len }),
+    }
+}
+
+impl<'a, T: DeviceCopy> Elems<'a, T> {
+    pub(crate) fn whole(mem: &'a RawMemory, len: usize) -> Self {
+        Self { mem, offset: 0, len, _t: PhantomData }
+    }
+
+    pub(crate) fn at(mem: &'a RawMemory, offset: usize, len: usize) -> Self {
+        Self { mem, offset, len, _t: PhantomData }
+    }
+
+    pub(crate) fn byte_size(&self) -> usize {
+        // Cannot overflow: the elements lie inside one allocation.
+        self.len * size_of::<T>()
+    }
+
+    pub(crate) fn addr(&self) -> u64 {
+        if self.mem.addr == 0 {
+            0
+        } else {
+            self.mem.addr + self.offset as u64
+        }
+    }
+
+    pub(crate) fn order(&self) -> &'a StreamOrder {
+        &self.mem.order
+    }
+
+    pub(crate) fn context(&self) -> &'a Arc<CudaContext> {
+        &self.mem.state.ctx
+    }
+
+    pub(crate) fn sub(self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let (start, end) = resolve_range(range, self.len)?;
+        Ok(Self::at(self.mem, self.offset + start * size_of::<T>(), end - start))
+    }
+
+    pub(crate) fn default_stream(&self) -> &'a Arc<CudaStream> {
+        &self.mem.state.default_stream
+    }
+
+    /// Runs `enqueue` on `stream` after earlier work on this memory.
+    fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.mem.state.check_stream(stream)?;
+        self.mem.order.run(&self.mem.state, stream, enqueue)
+    }
+
+    pub(crate) fn memset(self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
+        if self.len == 0 || size_of::<T>() == 0 {
+            return self.mem.state.check_stream(stream);
+        }
+        let (addr, bytes) = (self.addr(), self.byte_size());
+        self.run(stream, || {
+            self.mem.state.bind()?;
+            // SAFETY: `addr..addr + bytes` lies inside the allocation; any bytes
+            // are a valid `T` (DeviceCopy).
+            unsafe { sys::cuMemsetD8Async(addr, byte, bytes, stream.cu_stream()).result() }.op("cuMemsetD8Async")
+        })
+    }
+
+    pub(crate) fn fill(self, value: &T, stream: &Arc<CudaStream>) -> Result<()> {
+        if self.len == 0 || size_of::<T>() == 0 {
+            return self.mem.state.check_stream(stream);
+        }
+        let region = fill::Region::linear(self.addr(), self.byte_size() as u64);
+        self.run(stream, || fill::enqueue(&self.mem.state, stream, crate::bytes_of(value), region))
+    }
+
+    /// Synchronous copy from host memory (returns once `src` may be reused).
+    pub(crate) fn copy_from_host(self, src: &[T]) -> Result<()> {
+        if src.len() != self.len {
+            return Err(Error::LengthMismatch { expected: self.len, actual: src.len() });
+        }
+        if self.len == 0 || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        let (addr, bytes) = (self.addr(), self.byte_size());
+        self.run(self.default_stream(), || {
+            self.mem.state.bind()?;
+            // SAFETY: `src` is a live slice of `bytes` bytes; the synchronous copy
+            // returns once it has been read (staged, for pageable memory); the
+            // destination lies inside the allocation and is ordered after earlier
+            // work by `run` (it runs on the legacy default stream).
+            unsafe { sys::cuMemcpyHtoD_v2(addr, src.as_ptr().cast(), bytes).result() }.op("cuMemcpyHtoD")
+        })
+    }
+
+    /// Synchronous copy to host memory (returns once the data is there).
+    pub(crate) fn copy_to_host(self, dst: &mut [T]) -> Result<()> {
+        if dst.len() != self.len {
+            return Err(Error::LengthMismatch { expected: dst.len(), actual: self.len });
+        }
+        if self.len == 0 || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        let (addr, bytes) = (self.addr(), self.byte_size());
+        self.run(self.default_stream(), || {
+            self.mem.state.bind()?;
+            // SAFETY: `dst` is a live, exclusive slice of `bytes` bytes and every
+            // byte pattern is a valid `T`; the device-to-host copy has completed
+            // when the call returns.
+            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), addr, bytes).result() }.op("cuMemcpyDtoH")
+        })
+    }
+
+    pub(crate) fn to_vec(self) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: `copy_to_host` overwrites every element before the Vec is
+        // exposed; on error the Vec (of a Copy type) is dropped without reads.
+        let spare = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr(), self.len) };
+        // Any bytes are a valid T, so zero them first: a slice must not expose uninit memory.
+        // SAFETY: `spare` covers the Vec's capacity.
+        unsafe { std::ptr::write_bytes(spare.as_mut_ptr(), 0, self.len) };
+        self.copy_to_host(spare)?;
+        // SAFETY: all `len` elements are initialised (zeroed, then copied into).
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// Copies `src` into `self` (any kinds; unified addressing) on `stream`.
+    pub(crate) fn copy_from(self, src: Elems<'_, T>, stream: &Arc<CudaStream>) -> Result<()> {
+        if src.len != self.len {
+            return Err(Error::LengthMismatch { expected: self.len, actual: src.len });
+        }
+        self.mem.state.check_stream(stream)?;
+        src.mem.state.check_stream(stream)?;
+        if self.len == 0 || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        let (dst_addr, src_addr, bytes) = (self.addr(), src.addr(), self.byte_size());
+        let overlap = self.mem.addr == src.mem.addr && dst_addr < src_addr + bytes as u64 && src_addr < dst_addr + bytes as u64;
+        if overlap && dst_addr != src_addr {
+            return Err(Error::InvalidArgument("source and destination overlap; copy through a temporary buffer"));
+        }
+        StreamOrder::run_pair(&self.mem.order, &src.mem.order, &self.mem.state, stream, || {
+            self.mem.state.bind()?;
+            // SAFETY: both ranges lie inside live allocations of this context and
+            // do not partially overlap; both are ordered after earlier work.
+            unsafe { sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream()).result() }.op("cuMemcpyAsync")
+        })
+    }
+
+    /// Orders `stream` after earlier work on this memory and records it as the
+    /// latest user, for work the caller queues on `stream` next.
+    pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
+        self.run(stream, || Ok(DevicePtr::from_addr(self.addr())))
+    }
+}
+
+/// A shared view of `len` elements of a buffer: `buffer.slice(2..10)?`.
+///
+/// It borrows the buffer, has the read operations of a buffer (copies out,
+/// `to_vec`, use as a source) and can be narrowed further.
+///
+/// ```no_run
+/// use cuda_mem::DeviceBuffer;
+/// let ctx = cuda_mem::context(0)?;
+/// let buf = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3, 4, 5])?;
+/// assert_eq!(buf.slice(1..4)?.to_vec()?, [2, 3, 4]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct View<'a, T> {
+    pub(crate) elems: Elems<'a, T>,
+}
+
+impl<T> Clone for View<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for View<'_, T> {}
+
+/// An exclusive view of `len` elements of a buffer: `buffer.slice_mut(2..10)?`.
+///
+/// It borrows the buffer mutably and has every operation of a buffer: memset,
+/// fill, copies in and out.
+///
+/// ```no_run
+/// use cuda_mem::DeviceBuffer;
+/// let ctx = cuda_mem::context(0)?;
+/// let mut buf = DeviceBuffer::<u16>::zeroed(&ctx, 8)?;
+/// buf.slice_mut(2..5)?.fill(7)?;
+/// assert_eq!(buf.to_vec()?, [0, 0, 7, 7, 7, 0, 0, 0]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct ViewMut<'a, T> {
+    pub(crate) elems: Elems<'a, T>,
+    pub(crate) _exclusive: PhantomData<&'a mut T>,
+}
+
+/// A buffer or view's address, ordered for use by a kernel on one stream; pass
+/// it to a cudarc launch with `.arg(&arg)` (it is a `DeviceRepr`, the layout
+/// of a `T*`).
+///
+/// Made by `kernel_arg(&stream)` (the kernel may only read) or
+/// `kernel_arg_mut(&stream)` (the kernel may write), which make `stream` wait
+/// for earlier work on the memory and record it as the memory's latest user:
+/// later host access, copies on other streams and the free wait for the
+/// kernel. It borrows the buffer, so the buffer cannot be dropped or touched
+/// from the host while the argument exists.
+///
+/// ```no_run
+/// use cudarc::driver::{LaunchConfig, PushKernelArg};
+/// # fn f(func: &cudarc::driver::CudaFunction) -> Result<(), Box<dyn std::error::Error>> {
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut buf = cuda_mem::DeviceBuffer::<f32>::zeroed(&ctx, 1024)?;
+/// let n = buf.len() as u32;
+/// let out = buf.kernel_arg_mut(&stream)?;
+/// unsafe { stream.launch_builder(func).arg(&out).arg(&n).launch(LaunchConfig::for_num_elems(n))? };
+/// # Ok(()) }
+/// ```
+#[repr(transparent)]
+pub struct KernelArg<'a, T> {
+    ptr: DevicePtr<T>,
+    _borrow: PhantomData<&'a T>,
+}
+
+impl<'a, T> KernelArg<'a, T> {
+    pub(crate) fn new(ptr: DevicePtr<T>) -> Self {
+        Self { ptr, _borrow: PhantomData }
+    }
+
+    /// The device address.
+    ///
+    /// ```no_run
+    /// # let arg: cuda_mem::KernelArg<'_, u8> = unimplemented!();
+    /// println!("{:?}", arg.device_ptr());
+    /// ```
+    pub fn device_ptr(&self) -> DevicePtr<T> {
+        self.ptr
+    }
+}
+
+// SAFETY: `#[repr(transparent)]` over `DevicePtr<T>`, itself a transparent u64:
+// exactly the `CUdeviceptr` a kernel's `T*` parameter expects.
+unsafe impl<T> cudarc::driver::DeviceRepr for KernelArg<'_, T> {}
+
+/// Anything that can be read as a [`View`]: every buffer kind, views, and
+/// exclusive views. Used by `copy_from`.
+///
+/// ```no_run
+/// use cuda_mem::{AsView, DeviceBuffer, PinnedBuffer};
+/// let ctx = cuda_mem::context(0)?;
+/// let pinned = PinnedBuffer::from_slice(&ctx, &[1u8, 2, 3])?;
+/// let mut dev = DeviceBuffer::<u8>::zeroed(&ctx, 3)?;
+/// dev.copy_from(&pinned)?;
+/// assert_eq!(pinned.as_view().len(), 3);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub trait AsView<T> {
+    /// A shared view of all elements.
+    fn as_view(&self) -> View<'_, T>;
+}
+
+impl<T> AsView<T> for View<'_, T> {
+    fn as_view(&self) -> View<'_, T> {
+        *self
+    }
+}
+
+impl<T> AsView<T> for ViewMut<'_, T> {
+    fn as_view(&self) -> View<'_, T> {
+        View { elems: self.elems }
+    }
+}
+
+impl<T> std::fmt::Debug for View<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "View<{}>({:#x}, len {})", std::any::type_name::<T>(), self.elems.mem.addr + self.elems.offset as u64, self.elems.len)
+    }
+}
+
+impl<T> std::fmt::Debug for ViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ViewMut<{}>({:#x}, len {})", std::any::type_name::<T>(), self.elems.mem.addr + self.elems.offset as u64, self.elems.len)
+    }
+}
