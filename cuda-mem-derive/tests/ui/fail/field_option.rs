@@ -1,0 +1,10 @@
+use cm_renamed::DeviceCopy;
+
+#[derive(Clone, Copy, DeviceCopy)]
+#[device_copy(crate = "cm_renamed")]
+#[repr(C)]
+struct Maybe {
+    value: Option<u32>,
+}
+
+fn main() {}

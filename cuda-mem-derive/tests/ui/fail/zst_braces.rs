@@ -1,0 +1,8 @@
+use cm_renamed::DeviceCopy;
+
+#[derive(Clone, Copy, DeviceCopy)]
+#[device_copy(crate = "cm_renamed")]
+#[repr(C)]
+struct Empty {}
+
+fn main() {}
