@@ -39,6 +39,10 @@ mod order;
 mod pool;
 #[cfg(feature = "host")]
 mod view;
+#[cfg(feature = "host")]
+mod pitched;
+#[cfg(feature = "host")]
+mod alloc;
 
 #[cfg(feature = "host")]
 pub use {
@@ -53,6 +57,12 @@ pub use {
     memory::PinnedFlags,
     pool::{MemPool, PoolUsage},
     view::{AsView, KernelArg, View, ViewMut},
+};
+
+#[cfg(feature = "host")]
+pub use {
+    alloc::{CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN, PINNED_MAX_ALIGN},
+    pitched::PitchedBuffer,
 };
 
 /// Re-export of the cudarc version cuda-mem is built on, for kernel launches

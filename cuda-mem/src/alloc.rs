@@ -1,0 +1,681 @@
+//! Allocators: [`PinnedAllocator`] and [`UnifiedAllocator`] for allocator-aware
+//! host code (`allocator_api2::alloc::Allocator`), and [`CudaAllocator`], a
+//! device byte allocator that never yields a host reference.
+//!
+//! # Why device memory gets no `Allocator`
+//!
+//! Rust's allocator trait returns a `NonNull<[u8]>` that the caller may turn
+//! into `&[u8]` / `&mut [u8]` and read or write at once: `Vec<T, A>`,
+//! `Box<T, A>` and hashbrown all dereference what the allocator hands out, on
+//! the host. A device address is not dereferenceable on the host (without
+//! unified addressing of *host-reachable* memory, a load from it faults or
+//! reads unrelated host memory), so an `Allocator` over `cuMemAlloc` memory
+//! would let safe code produce a slice whose every access is undefined
+//! behaviour. Pinned and managed memory *are* host-dereferenceable, so they
+//! get the trait; device memory gets [`CudaAllocator`], which hands out
+//! [`DevicePtr<u8>`] addresses (or an owning [`DeviceAlloc`]) that only
+//! kernels and driver copies dereference.
+
+use std::alloc::Layout;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use allocator_api2::alloc::{AllocError, Allocator};
+use cudarc::driver::{result, sys, CudaContext};
+
+use crate::context::ContextState;
+use crate::error::{record_in, DriverResultExt, Error, Result};
+use crate::memory::{PinnedFlags, RawMemory};
+use crate::view::{Elems, View, ViewMut};
+use crate::{AsView, DevicePtr};
+
+/// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps
+/// whole pages, so its memory is page aligned (4096 bytes on every platform
+/// CUDA supports). Each allocation is checked anyway; a misaligned one is
+/// freed and reported as `AllocError`, never handed out.
+pub const PINNED_MAX_ALIGN: usize = 4096;
+
+/// The largest alignment [`UnifiedAllocator`] and [`CudaAllocator`] serve:
+/// CUDA guarantees that memory from its allocation routines is aligned to at
+/// least 256 bytes (CUDA C++ Programming Guide, "Device Memory Accesses").
+pub const DEVICE_MAX_ALIGN: usize = 256;
+
+/// What a layout asks of an allocator that guarantees `max_align`: `Ok(None)`
+/// for a zero-size layout (no driver call), `Ok(Some(size))` for a real
+/// allocation, `Err` for an alignment the allocator cannot promise.
+fn host_request(layout: Layout, max_align: usize) -> Result<Option<usize>, AllocError> {
+    if layout.size() == 0 {
+        return Ok(None);
+    }
+    if layout.align() > max_align {
+        return Err(AllocError);
+    }
+    Ok(Some(layout.size()))
+}
+
+/// A dangling, aligned, empty block for zero-size layouts.
+fn dangling(layout: Layout) -> NonNull<[u8]> {
+    let ptr = std::ptr::without_provenance_mut::<u8>(layout.align());
+    // SAFETY: `align()` is a nonzero power of two, so the pointer is non-null.
+    let ptr = unsafe { NonNull::new_unchecked(ptr) };
+    NonNull::slice_from_raw_parts(ptr, 0)
+}
+
+fn pinned_flag_bits(flags: PinnedFlags) -> u32 {
+    let mut bits = 0;
+    if flags.portable {
+        bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
+    }
+    if flags.device_map {
+        bits |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
+    }
+    if flags.write_combined {
+        bits |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
+    }
+    bits
+}
+
+/// Page-locked host memory (`cuMemHostAlloc`) for allocator-aware code:
+/// `allocator_api2::vec::Vec<T, PinnedAllocator>`, `allocator_api2::boxed::Box`,
+/// hashbrown maps. Data in it is copied to and from the device at full
+/// bandwidth by the ordinary synchronous copies (`copy_from_host(&vec)`).
+///
+/// Every allocation is one `cuMemHostAlloc` call (pinned allocation is slow,
+/// milliseconds for large blocks: reserve capacity up front rather than
+/// growing element by element), zeroed before it is handed out, and freed with
+/// `cuMemFreeHost`. Alignments up to [`PINNED_MAX_ALIGN`] are honoured; larger
+/// ones, and driver failures, are `AllocError`. Zero-size layouts get a
+/// dangling aligned pointer without a driver call. The allocator keeps its
+/// context alive; clones share it and may free each other's blocks.
+///
+/// ```no_run
+/// use allocator_api2::vec::Vec;
+/// use cuda_mem::{DeviceBuffer, PinnedAllocator};
+///
+/// let ctx = cuda_mem::context(0)?;
+/// let mut staging = Vec::with_capacity_in(1 << 20, PinnedAllocator::new(&ctx)?);
+/// staging.extend((0..1u32 << 20).map(|i| i * 3));
+/// let dev = DeviceBuffer::from_slice(&ctx, &staging)?; // pinned: a DMA copy
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct PinnedAllocator {
+    state: Arc<ContextState>,
+    flags: u32,
+}
+
+impl PinnedAllocator {
+    /// An allocator of cached, page-locked memory of `ctx`'s context.
+    ///
+    /// ```no_run
+    /// let alloc = cuda_mem::PinnedAllocator::new(&cuda_mem::context(0)?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        Self::with_flags(ctx, PinnedFlags::default())
+    }
+
+    /// An allocator with `cuMemHostAlloc` flags (portable, mapped,
+    /// write-combined; write-combined memory is very slow for the CPU to read).
+    ///
+    /// ```no_run
+    /// let flags = cuda_mem::PinnedFlags { portable: true, ..Default::default() };
+    /// let alloc = cuda_mem::PinnedAllocator::with_flags(&cuda_mem::context(0)?, flags)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn with_flags(ctx: &Arc<CudaContext>, flags: PinnedFlags) -> Result<Self> {
+        Ok(Self {
+            state: ContextState::of(ctx)?,
+            flags: pinned_flag_bits(flags),
+        })
+    }
+
+    /// The context the memory is allocated in.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::PinnedAllocator) {
+    /// let ctx = a.context().clone();
+    /// # }
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.state.ctx
+    }
+}
+
+// SAFETY: blocks are live, exclusively owned host memory of `layout.size()`
+// bytes aligned to `layout.align()` (checked), zeroed, until `deallocate`;
+// they stay valid while any clone lives (each holds the context); clones free
+// with the same `cuMemFreeHost`.
+unsafe impl Allocator for PinnedAllocator {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let Some(size) = host_request(layout, PINNED_MAX_ALIGN)? else {
+            return Ok(dangling(layout));
+        };
+        self.state.bind().map_err(|_| AllocError)?;
+        // SAFETY: the context is current; the memory is zeroed below before
+        // anyone can read it.
+        let host = unsafe { result::malloc_host(size, self.flags) }
+            .map_err(|_| AllocError)?
+            .cast::<u8>();
+        if host.is_null() || !(host as usize).is_multiple_of(layout.align()) {
+            if !host.is_null() {
+                // SAFETY: allocated above and never handed out.
+                let _ = unsafe { result::free_host(host.cast()) };
+            }
+            return Err(AllocError);
+        }
+        // SAFETY: `host` points to `size` freshly allocated writable bytes.
+        unsafe { std::ptr::write_bytes(host, 0, size) };
+        // SAFETY: checked non-null above.
+        let ptr = unsafe { NonNull::new_unchecked(host) };
+        Ok(NonNull::slice_from_raw_parts(ptr, size))
+    }
+
+    fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        // Already zeroed.
+        self.allocate(layout)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        if layout.size() == 0 {
+            return;
+        }
+        let result = self.state.bind().and_then(|()| {
+            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+            // allocator (or a clone: the same `cuMemHostAlloc`) and is no
+            // longer used.
+            unsafe { result::free_host(ptr.as_ptr().cast()) }.op("cuMemFreeHost")
+        });
+        record_in(&self.state.ctx, result);
+    }
+}
+
+impl std::fmt::Debug for PinnedAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedAllocator")
+            .field("flags", &self.flags)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Managed memory (`cuMemAllocManaged`, global attachment) for allocator-aware
+/// code: `allocator_api2::vec::Vec<T, UnifiedAllocator>` whose elements the
+/// host reads and writes directly and a kernel can use through the same
+/// address (`vec.as_ptr()`).
+///
+/// Every allocation is one `cuMemAllocManaged` call, zeroed (on the host)
+/// before it is handed out, and freed with `cuMemFree`. Alignments up to
+/// [`DEVICE_MAX_ALIGN`] (256) are honoured; larger ones, and driver
+/// failures, are `AllocError`. Zero-size layouts get a dangling aligned
+/// pointer without a driver call.
+///
+/// [`new`](Self::new) returns `Err(NotSupported)` on devices without managed
+/// memory or without *concurrent* managed access (e.g. Windows, pre-Pascal
+/// GPUs): there the host may not touch managed memory while any kernel runs,
+/// which a `Vec` cannot know.
+///
+/// ```no_run
+/// use allocator_api2::vec::Vec;
+/// let ctx = cuda_mem::context(0)?;
+/// let mut v = Vec::new_in(cuda_mem::UnifiedAllocator::new(&ctx)?);
+/// v.extend_from_slice(&[1.0f32, 2.0, 3.0]);
+/// let device_address = v.as_ptr() as u64; // valid on the device too
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct UnifiedAllocator {
+    state: Arc<ContextState>,
+}
+
+impl UnifiedAllocator {
+    /// An allocator of managed memory of `ctx`'s context, or
+    /// `Err(NotSupported)` (see the type's documentation).
+    ///
+    /// ```no_run
+    /// let alloc = cuda_mem::UnifiedAllocator::new(&cuda_mem::context(0)?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        let state = ContextState::of(ctx)?;
+        let managed = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)
+            .op("cuDeviceGetAttribute")?;
+        if managed == 0 {
+            return Err(Error::NotSupported(
+                "this device has no managed (unified) memory",
+            ));
+        }
+        if !state.concurrent_managed_access {
+            return Err(Error::NotSupported(
+                "this device has no concurrent managed access, so host code may not touch managed memory while kernels run",
+            ));
+        }
+        Ok(Self { state })
+    }
+
+    /// The context the memory is allocated in.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::UnifiedAllocator) {
+    /// let ctx = a.context().clone();
+    /// # }
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.state.ctx
+    }
+}
+
+// SAFETY: blocks are live, exclusively owned, host-accessible memory (the
+// device has concurrent managed access, checked in `new`) of `layout.size()`
+// bytes aligned to `layout.align()` (checked), zeroed, until `deallocate`;
+// valid while any clone lives (each holds the context).
+unsafe impl Allocator for UnifiedAllocator {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let Some(size) = host_request(layout, DEVICE_MAX_ALIGN)? else {
+            return Ok(dangling(layout));
+        };
+        self.state.bind().map_err(|_| AllocError)?;
+        // SAFETY: the context is current; zeroed below before anyone reads it.
+        let addr =
+            unsafe { result::malloc_managed(size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+                .map_err(|_| AllocError)?;
+        let host = addr as usize as *mut u8;
+        if host.is_null() || !(host as usize).is_multiple_of(layout.align()) {
+            if !host.is_null() {
+                // SAFETY: allocated above and never handed out.
+                let _ = unsafe { result::free_sync(addr) };
+            }
+            return Err(AllocError);
+        }
+        // SAFETY: managed memory is host-accessible at its own address (unified
+        // addressing; concurrent managed access, so no kernel can forbid it);
+        // `size` freshly allocated bytes.
+        unsafe { std::ptr::write_bytes(host, 0, size) };
+        // SAFETY: checked non-null above.
+        let ptr = unsafe { NonNull::new_unchecked(host) };
+        Ok(NonNull::slice_from_raw_parts(ptr, size))
+    }
+
+    fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        // Already zeroed.
+        self.allocate(layout)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        if layout.size() == 0 {
+            return;
+        }
+        let result = self.state.bind().and_then(|()| {
+            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+            // allocator or a clone (`cuMemAllocManaged`) and is no longer used.
+            unsafe { result::free_sync(ptr.as_ptr() as usize as u64) }.op("cuMemFree")
+        });
+        record_in(&self.state.ctx, result);
+    }
+}
+
+impl std::fmt::Debug for UnifiedAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnifiedAllocator").finish_non_exhaustive()
+    }
+}
+
+/// Checks a device allocation request: nonzero size, alignment at most 256.
+fn device_request(layout: Layout) -> Result<usize> {
+    if layout.size() == 0 {
+        return Err(Error::InvalidArgument(
+            "zero-size device allocation (a device address needs at least one byte)",
+        ));
+    }
+    if layout.align() > DEVICE_MAX_ALIGN {
+        return Err(Error::InvalidArgument(
+            "device allocations are aligned to 256 bytes; a larger alignment was asked for",
+        ));
+    }
+    Ok(layout.size())
+}
+
+/// A device memory byte allocator (`cuMemAlloc`), the counterpart of
+/// cuda.zig's `CudaAllocator`: it hands out device *addresses*, never host
+/// references.
+///
+/// # Why this is not an `Allocator`
+///
+/// Rust's allocator trait (`allocator_api2::alloc::Allocator`, and the
+/// unstable `core::alloc::Allocator`) returns a `NonNull<[u8]>` that callers
+/// may turn into `&[u8]` / `&mut [u8]` and dereference at once: `Vec<T, A>`,
+/// `Box<T, A>` and hashbrown all read and write what the allocator hands
+/// out, on the host. A `cuMemAlloc` address is not dereferenceable on the
+/// host (a load from it faults, or reads unrelated host memory), so an
+/// `Allocator` over device memory would let safe code build a slice whose
+/// every access is undefined behaviour. Pinned and managed memory *are*
+/// host-dereferenceable, so [`PinnedAllocator`] and [`UnifiedAllocator`]
+/// implement the trait; device memory gets this allocator, whose blocks only
+/// kernels and driver copies dereference.
+///
+/// Two interfaces:
+/// - [`allocate`](Self::allocate) returns a [`DeviceAlloc`] that owns the
+///   block and frees it on drop, after any queued work that uses it through
+///   cuda-mem (its views and kernel arguments). Use this one.
+/// - [`alloc`](Self::alloc) / [`dealloc`](Self::dealloc) are the raw pair
+///   (like `std::alloc::alloc` / `dealloc`): the address leaks unless you
+///   free it, and freeing is `unsafe`.
+///
+/// Alignments up to 256 bytes are honoured (what `cuMemAlloc` guarantees);
+/// larger ones and zero-size layouts are `Err(InvalidArgument)`; a failed
+/// allocation is `Err(OutOfMemory)` with the size asked for. Nothing panics.
+///
+/// ```no_run
+/// use std::alloc::Layout;
+/// let ctx = cuda_mem::context(0)?;
+/// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
+/// let mut block = alloc.allocate(Layout::from_size_align(1000, 128).unwrap())?;
+/// assert_eq!(block.as_device_ptr().addr() % 128, 0);
+/// block.view_mut().memset(0)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CudaAllocator {
+    state: Arc<ContextState>,
+}
+
+impl CudaAllocator {
+    /// A device allocator for `ctx`'s context.
+    ///
+    /// ```no_run
+    /// let alloc = cuda_mem::CudaAllocator::new(&cuda_mem::context(0)?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        Ok(Self {
+            state: ContextState::of(ctx)?,
+        })
+    }
+
+    /// The context the memory is allocated in.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::CudaAllocator) {
+    /// let ctx = a.context().clone();
+    /// # }
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.state.ctx
+    }
+
+    /// Allocates an owned block of `layout.size()` device bytes aligned to
+    /// `layout.align()`, freed when the [`DeviceAlloc`] is dropped. Contents
+    /// unspecified.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::CudaAllocator) -> cuda_mem::Result<()> {
+    /// let block = a.allocate(std::alloc::Layout::new::<[f64; 64]>())?;
+    /// # Ok(()) }
+    /// ```
+    pub fn allocate(&self, layout: Layout) -> Result<DeviceAlloc> {
+        let size = device_request(layout)?;
+        let mem = RawMemory::device(self.state.clone(), size)?;
+        if !mem.addr.is_multiple_of(layout.align() as u64) {
+            // Dropping `mem` frees it.
+            return Err(Error::InvalidArgument(
+                "cuMemAlloc returned memory below the requested alignment",
+            ));
+        }
+        Ok(DeviceAlloc { mem, layout })
+    }
+
+    /// Allocates `layout.size()` device bytes aligned to `layout.align()` and
+    /// returns their address. The block is never freed unless passed to
+    /// [`dealloc`](Self::dealloc). Contents unspecified.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::CudaAllocator) -> cuda_mem::Result<()> {
+    /// let layout = std::alloc::Layout::from_size_align(4096, 256).unwrap();
+    /// let ptr = a.alloc(layout)?;
+    /// // ... hand `ptr` to kernels ...
+    /// unsafe { a.dealloc(ptr, layout)? };
+    /// # Ok(()) }
+    /// ```
+    pub fn alloc(&self, layout: Layout) -> Result<DevicePtr<u8>> {
+        let size = device_request(layout)?;
+        self.state.bind()?;
+        // SAFETY: the context is current; the memory is only handed out as an
+        // address, never as a host reference.
+        let addr = unsafe { result::malloc_sync(size) }
+            .map_err(|e| Error::driver_sized("cuMemAlloc", e, size, "device"))?;
+        if !addr.is_multiple_of(layout.align() as u64) {
+            // SAFETY: allocated above and never handed out.
+            let _ = unsafe { result::free_sync(addr) };
+            return Err(Error::InvalidArgument(
+                "cuMemAlloc returned memory below the requested alignment",
+            ));
+        }
+        Ok(DevicePtr::from_addr(addr))
+    }
+
+    /// Frees a block from [`alloc`](Self::alloc) (`cuMemFree`).
+    ///
+    /// # Safety
+    /// `ptr` must come from `alloc` of this allocator or a clone (the same
+    /// context), with this `layout`, and not have been freed; no queued or
+    /// running device work may still use it, and it must not be used after.
+    ///
+    /// ```no_run
+    /// # fn f(a: &cuda_mem::CudaAllocator) -> cuda_mem::Result<()> {
+    /// let layout = std::alloc::Layout::new::<u64>();
+    /// let ptr = a.alloc(layout)?;
+    /// unsafe { a.dealloc(ptr, layout)? };
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn dealloc(&self, ptr: DevicePtr<u8>, layout: Layout) -> Result<()> {
+        if layout.size() == 0 || ptr.is_null() {
+            return Ok(());
+        }
+        self.state.bind()?;
+        // SAFETY: guaranteed by the caller.
+        unsafe { result::free_sync(ptr.addr()) }.op("cuMemFree")
+    }
+}
+
+impl std::fmt::Debug for CudaAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaAllocator").finish_non_exhaustive()
+    }
+}
+
+/// An owned block of device bytes from [`CudaAllocator::allocate`]; freed on
+/// drop after every queued operation that used it through cuda-mem. It gives
+/// no host reference: use [`view`](Self::view) / [`view_mut`](Self::view_mut)
+/// for copies, memset, fill and kernel arguments, or
+/// [`as_device_ptr`](Self::as_device_ptr) for the raw address.
+///
+/// ```no_run
+/// let ctx = cuda_mem::context(0)?;
+/// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
+/// let mut block = alloc.allocate(std::alloc::Layout::array::<u32>(256).unwrap())?;
+/// block.view_mut().fill(0xab)?;
+/// assert!(block.view().to_vec()?.iter().all(|&b| b == 0xab));
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct DeviceAlloc {
+    mem: RawMemory,
+    layout: Layout,
+}
+
+impl DeviceAlloc {
+    /// The device address of the first byte (aligned to `layout().align()`).
+    /// Work you queue with it yourself is not tracked: prefer
+    /// `view_mut().kernel_arg_mut(&stream)` so that the drop waits for it.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) {
+    /// let addr = b.as_device_ptr().addr();
+    /// # }
+    /// ```
+    pub fn as_device_ptr(&self) -> DevicePtr<u8> {
+        DevicePtr::from_addr(self.mem.addr)
+    }
+
+    /// The layout the block was allocated with.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) {
+    /// let align = b.layout().align();
+    /// # }
+    /// ```
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Size in bytes (`layout().size()`, never 0).
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) {
+    /// assert_eq!(b.size(), b.layout().size());
+    /// # }
+    /// ```
+    pub fn size(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// The context the block belongs to.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) {
+    /// let ctx = b.context().clone();
+    /// # }
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.mem.state.ctx
+    }
+
+    /// The bytes as a shared view (copies out, `to_vec`, kernel arguments).
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
+    /// let bytes: Vec<u8> = b.view().to_vec()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn view(&self) -> View<'_, u8> {
+        View {
+            elems: Elems::whole(&self.mem, self.layout.size()),
+        }
+    }
+
+    /// The bytes as an exclusive view (memset, fill, copies in, kernel arguments).
+    ///
+    /// ```no_run
+    /// # fn f(b: &mut cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
+    /// b.view_mut().memset(0)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn view_mut(&mut self) -> ViewMut<'_, u8> {
+        ViewMut {
+            elems: Elems::whole(&self.mem, self.layout.size()),
+            _exclusive: PhantomData,
+        }
+    }
+
+    /// Waits for every queued operation on the block.
+    ///
+    /// ```no_run
+    /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
+    /// b.synchronize()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        self.mem.order.wait(&self.mem.state)
+    }
+}
+
+impl AsView<u8> for DeviceAlloc {
+    fn as_view(&self) -> View<'_, u8> {
+        self.view()
+    }
+}
+
+impl std::fmt::Debug for DeviceAlloc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceAlloc")
+            .field("addr", &format_args!("{:#x}", self.mem.addr))
+            .field("size", &self.layout.size())
+            .field("align", &self.layout.align())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(size: usize, align: usize) -> Layout {
+        Layout::from_size_align(size, align).unwrap()
+    }
+
+    #[test]
+    fn host_requests_honour_the_guaranteed_alignment() {
+        assert_eq!(host_request(layout(0, 1), 256), Ok(None));
+        assert_eq!(
+            host_request(layout(0, 1 << 20), 256),
+            Ok(None),
+            "zero size: dangling, any alignment"
+        );
+        assert_eq!(host_request(layout(10, 256), 256), Ok(Some(10)));
+        assert_eq!(host_request(layout(10, 512), 256), Err(AllocError));
+        assert_eq!(
+            host_request(layout(10, 4096), PINNED_MAX_ALIGN),
+            Ok(Some(10))
+        );
+        assert_eq!(
+            host_request(layout(10, 8192), PINNED_MAX_ALIGN),
+            Err(AllocError)
+        );
+    }
+
+    #[test]
+    fn dangling_blocks_are_aligned_and_empty() {
+        for shift in 0..16 {
+            let l = layout(0, 1 << shift);
+            let block = dangling(l);
+            assert_eq!(block.len(), 0);
+            assert_eq!(block.cast::<u8>().as_ptr() as usize % l.align(), 0);
+        }
+    }
+
+    #[test]
+    fn device_requests_reject_zero_size_and_large_alignment() {
+        assert!(matches!(
+            device_request(layout(0, 1)),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            device_request(layout(1, 512)),
+            Err(Error::InvalidArgument(_))
+        ));
+        for shift in 0..=8 {
+            assert_eq!(device_request(layout(3, 1 << shift)).unwrap(), 3);
+        }
+    }
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<PinnedAllocator>();
+        send_sync::<UnifiedAllocator>();
+        send_sync::<CudaAllocator>();
+        send_sync::<DeviceAlloc>();
+        send_sync::<crate::PitchedBuffer<[f32; 3]>>();
+    }
+
+    #[test]
+    fn pinned_flags_map_to_driver_bits() {
+        assert_eq!(pinned_flag_bits(PinnedFlags::default()), 0);
+        let all = PinnedFlags {
+            portable: true,
+            device_map: true,
+            write_combined: true,
+        };
+        assert_eq!(pinned_flag_bits(all), 7);
+    }
+}
