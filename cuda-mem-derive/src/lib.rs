@@ -171,7 +171,10 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let repr = repr::Repr::from_attrs(&input.attrs, &mut errors);
     repr.require_kind(&input.ident, &mut errors);
     fields::check(&input.ident, fields, &mut errors);
-    let plan = padding::plan(&input.ident, &input.generics, fields, &repr, &options.krate);
+    // Generated code reaches cuda-mem through one `use <path> as __cuda_mem;`:
+    // a wrong path is then reported once, at that import.
+    let krate: syn::Path = syn::parse_quote!(__cuda_mem);
+    let plan = padding::plan(&input.ident, &input.generics, fields, &repr, &krate);
     let plan = match plan {
         Ok(plan) => Some(plan),
         Err(error) => {
@@ -183,12 +186,13 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let Some(plan) = plan else {
         return Ok(TokenStream::new());
     };
-    Ok(generate(input, fields, &options.krate, plan))
+    Ok(generate(input, fields, &options.krate, &krate, plan))
 }
 
 fn generate(
     input: &DeriveInput,
     fields: &syn::Fields,
+    krate_path: &syn::Path,
     krate: &syn::Path,
     plan: padding::Plan,
 ) -> TokenStream {
@@ -292,7 +296,13 @@ fn generate(
             clippy::pedantic,
         )]
         const _: () = {
-            fn __device_copy_field_check #check_impl_generics () #check_where_clause {
+            use #krate_path as #krate;
+
+            // The (never passed) argument gives the function the bounds the
+            // struct implies (e.g. `T: 'a` for a `PhantomData<&'a T>` field).
+            fn __device_copy_field_check #check_impl_generics (
+                _: &#ident #ty_generics,
+            ) #check_where_clause {
                 fn __device_copy_assert<
                     __DeviceCopyField: ?#core::marker::Sized + #krate::DeviceCopy,
                 >() {}

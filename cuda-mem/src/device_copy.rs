@@ -279,6 +279,26 @@ mod tests {
         is_device_copy::<crate::DevicePtr<u8>>();
     }
 
+    #[cfg(feature = "half")]
+    #[test]
+    fn half_impls() {
+        is_device_copy::<half::f16>();
+        is_device_copy::<[half::bf16; 8]>();
+        assert_eq!(bytes_of(&half::f16::ONE), &0x3C00_u16.to_le_bytes());
+    }
+
+    #[cfg(feature = "num-complex")]
+    #[test]
+    fn complex_impls() {
+        is_device_copy::<num_complex::Complex<f32>>();
+        is_device_copy::<num_complex::Complex<f64>>();
+        let z = num_complex::Complex::new(1.0_f32, -2.0);
+        let mut expected = [0_u8; 8];
+        expected[..4].copy_from_slice(&1.0_f32.to_le_bytes());
+        expected[4..].copy_from_slice(&(-2.0_f32).to_le_bytes());
+        assert_eq!(bytes_of(&z), &expected);
+    }
+
     #[test]
     fn byte_views() {
         assert_eq!(bytes_of(&-1_i16), &[0xFF, 0xFF]);

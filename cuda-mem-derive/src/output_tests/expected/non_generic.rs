@@ -8,10 +8,11 @@
     clippy::pedantic,
 )]
 const _: () = {
-    fn __device_copy_field_check() {
+    use ::cuda_mem as __cuda_mem;
+    fn __device_copy_field_check(_: &Particle) {
         fn __device_copy_assert<
-            __DeviceCopyField: ?::cuda_mem::__private::core::marker::Sized
-                + ::cuda_mem::DeviceCopy,
+            __DeviceCopyField: ?__cuda_mem::__private::core::marker::Sized
+                + __cuda_mem::DeviceCopy,
         >() {}
         __device_copy_assert::<[f32; 3]>();
         __device_copy_assert::<f32>();
@@ -19,25 +20,25 @@ const _: () = {
     }
     fn __device_copy_layout_check()
     where
-        (): ::cuda_mem::__private::NoPadding<
+        (): __cuda_mem::__private::NoPadding<
             Particle,
             {
-                ::cuda_mem::__private::size_of::<Particle>()
-                    - (0 + ::cuda_mem::__private::size_of::<[f32; 3]>()
-                        + ::cuda_mem::__private::size_of::<f32>()
-                        + ::cuda_mem::__private::size_of::<
+                __cuda_mem::__private::size_of::<Particle>()
+                    - (0 + __cuda_mem::__private::size_of::<[f32; 3]>()
+                        + __cuda_mem::__private::size_of::<f32>()
+                        + __cuda_mem::__private::size_of::<
                             cuda_mem::DevicePtr<Particle>,
                         >())
             },
         >,
-        (): ::cuda_mem::__private::AlignAtMost256<
+        (): __cuda_mem::__private::AlignAtMost256<
             Particle,
-            { ::cuda_mem::__private::align_of::<Particle>() },
-            { ::cuda_mem::__private::align_of::<Particle>() <= 256 },
+            { __cuda_mem::__private::align_of::<Particle>() },
+            { __cuda_mem::__private::align_of::<Particle>() <= 256 },
         >,
     {}
     /// SAFETY: `#[derive(DeviceCopy)]` checked that this type is a `repr(C)` or `repr(transparent)` struct whose fields are all `DeviceCopy` (so every bit pattern is valid and there are no host pointers), that it has no padding and that its alignment is at most 256.
     #[automatically_derived]
-    unsafe impl ::cuda_mem::DeviceCopy for Particle {}
-    ::cuda_mem::__impl_host_traits!([] [Particle] []);
+    unsafe impl __cuda_mem::DeviceCopy for Particle {}
+    __cuda_mem::__impl_host_traits!([] [Particle] []);
 };

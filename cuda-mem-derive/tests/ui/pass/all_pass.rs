@@ -156,6 +156,16 @@ struct DevRef<'a, 'b: 'a> {
     _b: PhantomData<&'b mut [u8]>,
 }
 
+// Lifetime and type parameters together.
+#[derive(Clone, Copy, DeviceCopy)]
+#[device_copy(crate = "cm_renamed")]
+#[repr(C)]
+struct Window<'a, T> {
+    start: [T; 2],
+    end: [T; 2],
+    _source: PhantomData<&'a [T]>,
+}
+
 // `DevicePtr<T>` fields.
 #[derive(Clone, Copy, DeviceCopy)]
 #[device_copy(crate = "cm_renamed")]
@@ -230,6 +240,7 @@ fn main() {
     device_copy::<PackedMixed<u128>>();
     device_copy::<Handle<str>>();
     device_copy::<DevRef<'static, 'static>>();
+    device_copy::<Window<'static, f32>>();
     device_copy::<Mesh>();
     device_copy::<PtrPair<Mesh>>();
     device_copy::<r#type>();
