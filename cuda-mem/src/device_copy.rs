@@ -227,6 +227,7 @@ const _: () = {
 /// let bytes = cuda_mem::bytes_of(&0x0403_0201_u32);
 /// assert_eq!(bytes, &[1, 2, 3, 4]);
 /// ```
+#[must_use]
 pub fn bytes_of<T: DeviceCopy>(value: &T) -> &[u8] {
     // SAFETY: `value` is a valid reference, so its `size_of::<T>()` bytes are
     // readable for the returned lifetime (tied to `value`'s), and `u8` has
@@ -248,6 +249,7 @@ pub fn bytes_of<T: DeviceCopy>(value: &T) -> &[u8] {
 /// assert_eq!(cuda_mem::bytes_of_slice(&words), &[1, 2, 3, 4]);
 /// assert!(cuda_mem::bytes_of_slice::<u64>(&[]).is_empty());
 /// ```
+#[must_use]
 pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
     // SAFETY: the slice's `size_of_val(values)` bytes are one readable
     // allocation (or a dangling, aligned pointer with length 0, which is

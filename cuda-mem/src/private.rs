@@ -111,6 +111,7 @@ impl<T: ?Sized> Identity for T {
 /// ```
 /// assert_eq!(cuda_mem::__private::size_of::<[u16; 3]>(), 6);
 /// ```
+#[must_use]
 #[inline(always)]
 pub const fn size_of<T>() -> usize {
     core::mem::size_of::<T>()
@@ -121,6 +122,7 @@ pub const fn size_of<T>() -> usize {
 /// ```
 /// assert_eq!(cuda_mem::__private::align_of::<u32>(), 4);
 /// ```
+#[must_use]
 #[inline(always)]
 pub const fn align_of<T>() -> usize {
     core::mem::align_of::<T>()

@@ -222,6 +222,19 @@ struct Numbers {
 
 fn device_copy<T: DeviceCopy>() {}
 
+// A struct defined inside a function body.
+fn local_struct() -> usize {
+    #[derive(Clone, Copy, DeviceCopy)]
+    #[device_copy(crate = "cm_renamed")]
+    #[repr(C)]
+    struct Local {
+        a: u16,
+        b: u16,
+    }
+    device_copy::<Local>();
+    size_of::<Local>()
+}
+
 fn main() {
     device_copy::<Basic>();
     device_copy::<ExplicitPad>();
@@ -246,6 +259,8 @@ fn main() {
     device_copy::<r#type>();
     device_copy::<Bounded>();
     device_copy::<Numbers>();
+
+    ::core::assert_eq!(local_struct(), 4);
 
     // The layouts are what a C++ mirror would expect.
     ::core::assert_eq!(size_of::<Nested>(), 12 + 4 + 3 * 16 + 4 * 12);
