@@ -1,7 +1,7 @@
 //! Compiles `../kernels` (the fill kernels, Rust for nvptx64-nvidia-cuda) to PTX
 //! and leaves it at `$OUT_DIR/kernels.ptx` for `include_str!`.
 
-#[allow(dead_code)]
+#[allow(dead_code, clippy::needless_doctest_main)]
 #[path = "src/kernel_build.rs"]
 mod kernel_build;
 

@@ -121,7 +121,11 @@ pub type PoolBuffer<T> = Buffer<T, Pool>;
 
 impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     fn from_raw(mem: RawMemory, len: usize) -> Self {
-        Self { mem, len, _marker: PhantomData }
+        Self {
+            mem,
+            len,
+            _marker: PhantomData,
+        }
     }
 
     pub(crate) fn elems(&self) -> Elems<'_, T> {
@@ -141,11 +145,13 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
 }
 
 read_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<T>");
+write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
 
 impl<T: DeviceCopy, K: MemoryKind> AsView<T> for Buffer<T, K> {
     fn as_view(&self) -> View<'_, T> {
-        View { elems: self.elems() }
+        View {
+            elems: self.elems(),
+        }
     }
 }
 
@@ -161,7 +167,7 @@ impl<T: DeviceCopy> ViewMut<'_, T> {
 }
 read_ops!(['a, T: DeviceCopy] View<'a, T>, "cuda_mem::View<'_, u32>");
 read_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
-write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, T>");
+write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
 
 impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -190,7 +196,10 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
         let bytes = byte_len(len, size_of::<T>())?;
-        Ok(Self::from_raw(RawMemory::device(state_of(ctx)?, bytes)?, len))
+        Ok(Self::from_raw(
+            RawMemory::device(state_of(ctx)?, bytes)?,
+            len,
+        ))
     }
 
     /// Allocates `len` zeroed elements.
@@ -240,7 +249,10 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// ```
     pub fn with_flags(ctx: &Arc<CudaContext>, len: usize, flags: PinnedFlags) -> Result<Self> {
         let bytes = byte_len(len, size_of::<T>())?;
-        Ok(Self::from_raw(RawMemory::pinned(state_of(ctx)?, bytes, flags)?, len))
+        Ok(Self::from_raw(
+            RawMemory::pinned(state_of(ctx)?, bytes, flags)?,
+            len,
+        ))
     }
 
     /// Allocates pinned memory holding a copy of `data`.
@@ -266,7 +278,10 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
         let bytes = byte_len(len, size_of::<T>())?;
-        Ok(Self::from_raw(RawMemory::unified(state_of(ctx)?, bytes)?, len))
+        Ok(Self::from_raw(
+            RawMemory::unified(state_of(ctx)?, bytes)?,
+            len,
+        ))
     }
 
     /// Allocates managed memory holding a copy of `data`.
@@ -290,7 +305,9 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     }
 
     fn prefetch(&self, location: sys::CUmemLocation, stream: &Arc<CudaStream>) -> Result<()> {
-        self.require_concurrent_access("prefetching managed memory needs concurrent managed access")?;
+        self.require_concurrent_access(
+            "prefetching managed memory needs concurrent managed access",
+        )?;
         let e = self.elems();
         if e.byte_size() == 0 {
             return self.mem.state.check_stream(stream);
@@ -299,8 +316,10 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         self.mem.order.run(&self.mem.state, stream, || {
             self.mem.state.bind()?;
             // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
-            unsafe { result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream()) }
-                .op("cuMemPrefetchAsync")
+            unsafe {
+                result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream())
+            }
+            .op("cuMemPrefetchAsync")
         })
     }
 
@@ -314,7 +333,10 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// ```
     pub fn prefetch_to_device(&self, stream: &Arc<CudaStream>) -> Result<()> {
         let ordinal = self.mem.state.ctx.ordinal() as i32;
-        self.prefetch(location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ordinal), stream)
+        self.prefetch(
+            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ordinal),
+            stream,
+        )
     }
 
     /// Queues a migration of the whole buffer to host memory on `stream`.
@@ -325,7 +347,10 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok(()) }
     /// ```
     pub fn prefetch_to_host(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        self.prefetch(location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0), stream)
+        self.prefetch(
+            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0),
+            stream,
+        )
     }
 
     /// Gives the driver a hint about how the buffer is used (`cuMemAdvise`).
@@ -343,7 +368,10 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         if e.byte_size() == 0 {
             return Ok(());
         }
-        let device = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, self.mem.state.ctx.ordinal() as i32);
+        let device = location(
+            sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            self.mem.state.ctx.ordinal() as i32,
+        );
         let host = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0);
         let at = |l: Location| if l == Location::Device { device } else { host };
         let (advice, loc) = match advice {
@@ -356,7 +384,9 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         };
         self.mem.state.bind()?;
         // SAFETY: the whole live allocation; advice never changes contents.
-        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| match err.0 {
+        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| match err
+            .0
+        {
             sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
                 Error::NotSupported("this memory advice on this device")
             }
@@ -466,7 +496,10 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len(len, size_of::<T>())?;
         let state = state_of(stream.context())?;
-        Ok(Self::from_raw(RawMemory::pooled(state, bytes, stream, None)?, len))
+        Ok(Self::from_raw(
+            RawMemory::pooled(state, bytes, stream, None)?,
+            len,
+        ))
     }
 
     /// Allocates `len` elements from `pool`, ordered on `stream`.
@@ -480,7 +513,10 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len(len, size_of::<T>())?;
         let state = state_of(stream.context())?;
-        Ok(Self::from_raw(RawMemory::pooled(state, bytes, stream, Some(pool.clone()))?, len))
+        Ok(Self::from_raw(
+            RawMemory::pooled(state, bytes, stream, Some(pool.clone()))?,
+            len,
+        ))
     }
 
     /// Frees the memory on `stream`, after every queued use (stream-ordered).

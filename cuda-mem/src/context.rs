@@ -63,7 +63,9 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
         return Err(Error::NoDevice("a device count of 0"));
     }
     if ordinal >= count {
-        return Err(Error::InvalidArgument("device ordinal is not below the number of devices"));
+        return Err(Error::InvalidArgument(
+            "device ordinal is not below the number of devices",
+        ));
     }
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
@@ -90,11 +92,35 @@ impl ContextState {
     /// The state of `ctx`'s context, created on first use and shared by every
     /// allocation in that context.
     pub(crate) fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
+        thread_local! {
+            // The last context this thread allocated in: skips the registry's lock.
+            static LAST: std::cell::RefCell<Option<(usize, Weak<ContextState>)>> = const { std::cell::RefCell::new(None) };
+        }
+        let key = ctx.cu_ctx() as usize;
+        let cached = LAST.with(|last| {
+            last.borrow()
+                .as_ref()
+                .filter(|(k, _)| *k == key)
+                .and_then(|(_, w)| w.upgrade())
+        });
+        if let Some(state) = cached {
+            return Ok(state);
+        }
+        let state = Self::lookup(ctx)?;
+        LAST.with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&state))));
+        Ok(state)
+    }
+
+    fn lookup(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
         static REGISTRY: Mutex<Vec<(usize, Weak<ContextState>)>> = Mutex::new(Vec::new());
         let key = ctx.cu_ctx() as usize;
         let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
         registry.retain(|(_, w)| w.strong_count() > 0);
-        if let Some(state) = registry.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+        if let Some(state) = registry
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
             return Ok(state);
         }
         let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
@@ -117,10 +143,17 @@ impl ContextState {
         self.kernels
             .get_or_init(|| {
                 let ptx = cudarc::nvrtc::Ptx::from_src(crate::fill::KERNELS_PTX);
-                let module = self.ctx.load_module(ptx).op("cuModuleLoadData (cuda-mem fill kernels)")?;
+                let module = self
+                    .ctx
+                    .load_module(ptx)
+                    .op("cuModuleLoadData (cuda-mem fill kernels)")?;
                 Ok(FillKernels {
-                    small: module.load_function("cuda_mem_fill_small").op("cuModuleGetFunction")?,
-                    large: module.load_function("cuda_mem_fill_large").op("cuModuleGetFunction")?,
+                    small: module
+                        .load_function("cuda_mem_fill_small")
+                        .op("cuModuleGetFunction")?,
+                    large: module
+                        .load_function("cuda_mem_fill_large")
+                        .op("cuModuleGetFunction")?,
                 })
             })
             .as_ref()
@@ -131,7 +164,9 @@ impl ContextState {
     /// once (see [`MemPool`](crate::MemPool) for why).
     pub(crate) fn prepare_default_pool(&self) -> Result<()> {
         self.default_pool_ready
-            .get_or_init(|| crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX))
+            .get_or_init(|| {
+                crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX)
+            })
             .clone()
     }
 

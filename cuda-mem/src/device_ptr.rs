@@ -40,7 +40,10 @@ impl<T> DevicePtr<T> {
     /// assert_eq!(cuda_mem::DevicePtr::<u32>::null().addr(), 0);
     /// ```
     pub const fn null() -> Self {
-        Self { addr: 0, _points_to: PhantomData }
+        Self {
+            addr: 0,
+            _points_to: PhantomData,
+        }
     }
 
     /// Wraps a raw device address.
@@ -53,7 +56,10 @@ impl<T> DevicePtr<T> {
     /// assert_eq!(p.addr(), 0x7f00_0000_0000);
     /// ```
     pub const fn from_addr(addr: u64) -> Self {
-        Self { addr, _points_to: PhantomData }
+        Self {
+            addr,
+            _points_to: PhantomData,
+        }
     }
 
     /// The raw address (a `CUdeviceptr`).

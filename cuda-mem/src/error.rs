@@ -95,14 +95,20 @@ impl Error {
     }
 
     /// Like [`Error::driver`], for an allocation of `requested` bytes.
-    pub(crate) fn driver_sized(op: &'static str, err: DriverError, requested: usize, kind: &'static str) -> Self {
+    pub(crate) fn driver_sized(
+        op: &'static str,
+        err: DriverError,
+        requested: usize,
+        kind: &'static str,
+    ) -> Self {
         match err.0 {
             CuResult::CUDA_ERROR_OUT_OF_MEMORY => Self::OutOfMemory { requested, kind },
             CuResult::CUDA_ERROR_NO_DEVICE => Self::NoDevice("CUDA_ERROR_NO_DEVICE"),
             CuResult::CUDA_ERROR_STUB_LIBRARY => Self::NoDevice("CUDA_ERROR_STUB_LIBRARY"),
             _ => {
                 let text = |r: core::result::Result<&core::ffi::CStr, DriverError>| {
-                    r.map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| "unknown".into())
+                    r.map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|_| "unknown".into())
                 };
                 Self::Driver {
                     op,
@@ -133,5 +139,18 @@ impl<T> DriverResultExt<T> for core::result::Result<T, DriverError> {
 pub(crate) fn record_in(ctx: &cudarc::driver::CudaContext, result: Result<()>) {
     if let Err(Error::Driver { source, .. }) = result {
         ctx.record_err::<()>(Err(source));
+    }
+}
+
+/// Lets `?` turn errors of cudarc calls (`ctx.new_stream()?`) into [`Error`].
+///
+/// ```
+/// # fn f(e: cudarc::driver::DriverError) {
+/// let err: cuda_mem::Error = e.into();
+/// # }
+/// ```
+impl From<DriverError> for Error {
+    fn from(err: DriverError) -> Self {
+        Error::driver("a cudarc call", err)
     }
 }

@@ -34,7 +34,17 @@ pub fn fill_kernels_ptx() -> &'static str {
 #[allow(dead_code)]
 #[path = "../../kernels/src/pattern.rs"]
 pub(crate) mod pattern;
-use pattern::{SmallPattern, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
+use pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
+
+/// 16-byte chunks each thread writes in a large fill (the grid is sized so),
+/// unless a smaller grid already keeps the device busy.
+static CHUNKS_PER_THREAD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(8);
+
+/// Benchmark knob: how many 16-byte chunks each thread of a fill kernel writes.
+#[doc(hidden)]
+pub fn __set_fill_chunks_per_thread(chunks: u32) {
+    CHUNKS_PER_THREAD.store(chunks.max(1), std::sync::atomic::Ordering::Relaxed);
+}
 
 /// Threads per block of the fill kernels.
 const BLOCK: u32 = 256;
@@ -53,7 +63,12 @@ pub(crate) struct Region {
 
 impl Region {
     pub(crate) fn linear(addr: u64, bytes: u64) -> Self {
-        Self { addr, pitch: bytes, row_bytes: bytes, rows: 1 }
+        Self {
+            addr,
+            pitch: bytes,
+            row_bytes: bytes,
+            rows: 1,
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -62,7 +77,7 @@ impl Region {
 
     /// Whether both the address and (for several rows) the pitch are multiples of `align`.
     fn aligned_to(&self, align: u64) -> bool {
-        self.addr % align == 0 && (self.rows <= 1 || self.pitch % align == 0)
+        self.addr.is_multiple_of(align) && (self.rows <= 1 || self.pitch.is_multiple_of(align))
     }
 }
 
@@ -85,7 +100,9 @@ pub(crate) enum FillPlan {
 
 /// The smallest period (1, 2 or 4) with which `bytes` repeats, if any.
 pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
-    [1, 2, 4].into_iter().find(|&p| bytes.len() % p == 0 && bytes.iter().enumerate().all(|(i, &b)| b == bytes[i % p]))
+    [1, 2, 4].into_iter().find(|&p| {
+        bytes.len().is_multiple_of(p) && bytes.iter().enumerate().all(|(i, &b)| b == bytes[i % p])
+    })
 }
 
 /// Chooses how to fill `region` with the element `value` (its bytes).
@@ -95,7 +112,9 @@ pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
     }
     match byte_period(value) {
         Some(1) => return FillPlan::Memset8(value[0]),
-        Some(2) if region.aligned_to(2) => return FillPlan::Memset16(u16::from_le_bytes([value[0], value[1]])),
+        Some(2) if region.aligned_to(2) => {
+            return FillPlan::Memset16(u16::from_le_bytes([value[0], value[1]]))
+        }
         Some(4) if region.aligned_to(4) => {
             return FillPlan::Memset32(u32::from_le_bytes([value[0], value[1], value[2], value[3]]))
         }
@@ -129,20 +148,44 @@ pub(crate) fn grid(region: &Region, size: u64, sm_count: u32) -> (u32, u32) {
     let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
     let period = size / gcd(size, 16);
     let step = period / gcd(period, BLOCK as u64);
-    let target = ((sm_count as u64 * BLOCKS_PER_SM as u64) / rows_y as u64).max(1);
+    // Each thread's setup (picking its 16 bytes out of the pattern) diverges
+    // across a warp's P phases, so long periods get more chunks per thread to
+    // pay for it (measured on an H200: 8 chunks suit P <= 5; P = 25 at 8 chunks
+    // per thread ran at a third of the bandwidth).
+    let base = CHUNKS_PER_THREAD.load(std::sync::atomic::Ordering::Relaxed) as u64;
+    let period_chunks = size / gcd(size, 16);
+    let per_thread = if period_chunks <= 5 {
+        base
+    } else {
+        base * period_chunks
+    };
+    let busy = ((sm_count as u64 * BLOCKS_PER_SM as u64) / rows_y as u64).max(1);
+    let target = busy.max(chunks.div_ceil(BLOCK as u64 * per_thread));
     let strided = target.div_ceil(step).saturating_mul(step);
-    let x = if one_pass <= strided { one_pass } else { strided };
+    let x = if one_pass <= strided {
+        one_pass
+    } else {
+        strided
+    };
     (x.min(u32::MAX as u64) as u32, rows_y)
 }
 
 /// The kernel parameter of a small fill: `value` repeated over the pattern words.
 pub(crate) fn small_pattern(value: &[u8]) -> SmallPattern {
-    let mut words = [0u32; SMALL_PATTERN_WORDS];
-    for (i, word) in words.iter_mut().enumerate() {
-        let b = |j: usize| value[(4 * i + j) % value.len()] as u32;
-        *word = b(0) | b(1) << 8 | b(2) << 16 | b(3) << 24;
+    let mut bytes = [0u8; SMALL_PATTERN_WORDS * 4];
+    for piece in bytes.chunks_mut(value.len()) {
+        piece.copy_from_slice(&value[..piece.len()]);
     }
-    SmallPattern { words }
+    SmallPattern {
+        words: std::array::from_fn(|i| {
+            u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ])
+        }),
+    }
 }
 
 /// Queues a fill of `region` with the element `value` on `stream`.
@@ -151,14 +194,24 @@ pub(crate) fn small_pattern(value: &[u8]) -> SmallPattern {
 /// that `region` lies inside one allocation of `state`'s context, that
 /// `row_bytes` is a multiple of `value.len()` and, for several rows, that
 /// `pitch >= row_bytes`.
-pub(crate) fn enqueue(state: &ContextState, stream: &CudaStream, value: &[u8], region: Region) -> Result<()> {
+pub(crate) fn enqueue(
+    state: &ContextState,
+    stream: &CudaStream,
+    value: &[u8],
+    region: Region,
+) -> Result<()> {
     let plan = plan(value, &region);
     if plan == FillPlan::Nothing {
         return Ok(());
     }
     state.bind()?;
     let s = stream.cu_stream();
-    let Region { addr, pitch, row_bytes, rows } = region;
+    let Region {
+        addr,
+        pitch,
+        row_bytes,
+        rows,
+    } = region;
     let (w, h, p) = (row_bytes as usize, rows as usize, pitch as usize);
     // SAFETY (memsets): the caller guarantees the region is writable memory of
     // this context; widths are in units of the memset's element size, which
@@ -166,12 +219,43 @@ pub(crate) fn enqueue(state: &ContextState, stream: &CudaStream, value: &[u8], r
     // and pitch are aligned to it (checked by `plan`).
     match plan {
         FillPlan::Nothing => Ok(()),
-        FillPlan::Memset8(v) if rows == 1 => unsafe { sys::cuMemsetD8Async(addr, v, w, s).result() }.op("cuMemsetD8Async"),
-        FillPlan::Memset16(v) if rows == 1 => unsafe { sys::cuMemsetD16Async(addr, v, w / 2, s).result() }.op("cuMemsetD16Async"),
-        FillPlan::Memset32(v) if rows == 1 => unsafe { sys::cuMemsetD32Async(addr, v, w / 4, s).result() }.op("cuMemsetD32Async"),
-        FillPlan::Memset8(v) => unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s).result() }.op("cuMemsetD2D8Async"),
-        FillPlan::Memset16(v) => unsafe { sys::cuMemsetD2D16Async(addr, p, v, w / 2, h, s).result() }.op("cuMemsetD2D16Async"),
-        FillPlan::Memset32(v) => unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }.op("cuMemsetD2D32Async"),
+        FillPlan::Memset8(v) if rows == 1 => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD8Async(addr, v, w, s).result() }.op("cuMemsetD8Async")
+        }
+        FillPlan::Memset16(v) if rows == 1 => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD16Async(addr, v, w / 2, s).result() }.op("cuMemsetD16Async")
+        }
+        FillPlan::Memset32(v) if rows == 1 => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD32Async(addr, v, w / 4, s).result() }.op("cuMemsetD32Async")
+        }
+        FillPlan::Memset8(v) => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s).result() }.op("cuMemsetD2D8Async")
+        }
+        FillPlan::Memset16(v) => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD2D16Async(addr, p, v, w / 2, h, s).result() }
+                .op("cuMemsetD2D16Async")
+        }
+        FillPlan::Memset32(v) => {
+            // SAFETY: see the comment above the match.
+            unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }
+                .op("cuMemsetD2D32Async")
+        }
+        FillPlan::SmallKernel | FillPlan::LargeKernel if rows > 1 && pitch % CHUNK_ALIGN != 0 => {
+            // Rows would split differently: fill them one by one.
+            (0..rows).try_for_each(|r| {
+                enqueue(
+                    state,
+                    stream,
+                    value,
+                    Region::linear(addr + r * pitch, row_bytes),
+                )
+            })
+        }
         FillPlan::SmallKernel => {
             let kernels = state.fill_kernels()?;
             let mut pattern = small_pattern(value);
@@ -185,24 +269,48 @@ pub(crate) fn enqueue(state: &ContextState, stream: &CudaStream, value: &[u8], r
                 (&mut size as *mut u32).cast(),
                 (&mut pattern as *mut SmallPattern).cast(),
             ];
-            launch(state, stream, &kernels.small, &region, value.len() as u64, params)
+            launch(
+                state,
+                stream,
+                &kernels.small,
+                &region,
+                value.len() as u64,
+                params,
+            )
         }
         FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
     }
 }
 
 /// Copies one element into the start of row 0 and repeats it from there.
-fn enqueue_large(state: &ContextState, stream: &CudaStream, value: &[u8], region: Region) -> Result<()> {
+fn enqueue_large(
+    state: &ContextState,
+    stream: &CudaStream,
+    value: &[u8],
+    region: Region,
+) -> Result<()> {
     let size = value.len() as u64;
     // SAFETY: `value` is a live host slice; the copy from pageable memory is
     // staged before the call returns; the destination is the region's first
     // element, inside the region the caller vouched for.
-    unsafe { sys::cuMemcpyAsync(region.addr, value.as_ptr() as u64, value.len(), stream.cu_stream()).result() }
-        .op("cuMemcpyAsync (fill value)")?;
+    unsafe {
+        sys::cuMemcpyAsync(
+            region.addr,
+            value.as_ptr() as u64,
+            value.len(),
+            stream.cu_stream(),
+        )
+        .result()
+    }
+    .op("cuMemcpyAsync (fill value)")?;
     let kernels = state.fill_kernels()?;
     let src = region.addr;
     let rest_of_row0 = Region::linear(region.addr + size, region.row_bytes - size);
-    let other_rows = Region { addr: region.addr + region.pitch, rows: region.rows - 1, ..region };
+    let other_rows = Region {
+        addr: region.addr + region.pitch,
+        rows: region.rows - 1,
+        ..region
+    };
     for part in [rest_of_row0, other_rows] {
         if part.is_empty() {
             continue;
@@ -217,7 +325,14 @@ fn enqueue_large(state: &ContextState, stream: &CudaStream, value: &[u8], region
             (&mut size as *mut u64).cast(),
             (&mut src as *mut u64).cast(),
         ];
-        launch(state, stream, &kernels.large, &part, value.len() as u64, params)?;
+        launch(
+            state,
+            stream,
+            &kernels.large,
+            &part,
+            value.len() as u64,
+            params,
+        )?;
     }
     Ok(())
 }
@@ -235,8 +350,17 @@ fn launch(
     // above from the kernel crate's definitions) and points to locals that
     // outlive the call (the driver copies them at launch); the grid keeps each
     // thread's pattern phase fixed (see `grid`).
-    unsafe { result::launch_kernel(function.cu_function(), (x, y, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), params) }
-        .op("cuLaunchKernel (cuda-mem fill)")
+    unsafe {
+        result::launch_kernel(
+            function.cu_function(),
+            (x, y, 1),
+            (BLOCK, 1, 1),
+            0,
+            stream.cu_stream(),
+            params,
+        )
+    }
+    .op("cuLaunchKernel (cuda-mem fill)")
 }
 
 #[cfg(test)]
@@ -259,7 +383,11 @@ mod tests {
     }
 
     fn seed() -> u64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1
     }
 
     #[test]
@@ -280,7 +408,10 @@ mod tests {
         assert_eq!(plan(&[5; 12], &r(1)), FillPlan::Memset8(5));
         assert_eq!(plan(&[1, 2, 1, 2], &r(2)), FillPlan::Memset16(0x0201));
         assert_eq!(plan(&[1, 2, 1, 2], &r(1)), FillPlan::SmallKernel);
-        assert_eq!(plan(&1.5f32.to_le_bytes(), &r(4)), FillPlan::Memset32(1.5f32.to_bits()));
+        assert_eq!(
+            plan(&1.5f32.to_le_bytes(), &r(4)),
+            FillPlan::Memset32(1.5f32.to_bits())
+        );
         assert_eq!(plan(&1.5f32.to_le_bytes(), &r(2)), FillPlan::SmallKernel);
         assert_eq!(plan(&[1, 2, 3], &r(0)), FillPlan::SmallKernel);
         assert_eq!(plan(&[9; 0], &r(0)), FillPlan::Nothing);
@@ -289,7 +420,12 @@ mod tests {
         assert_eq!(plan(&big, &r(0)), FillPlan::LargeKernel);
         assert_eq!(plan(&big[..256], &r(0)), FillPlan::SmallKernel);
         // Pitched: the pitch must be aligned too.
-        let pitched = Region { addr: 0, pitch: 6, row_bytes: 4, rows: 3 };
+        let pitched = Region {
+            addr: 0,
+            pitch: 6,
+            row_bytes: 4,
+            rows: 3,
+        };
         assert_eq!(plan(&7u32.to_le_bytes(), &pitched), FillPlan::SmallKernel);
         assert_eq!(plan(&[3, 4, 3, 4], &pitched), FillPlan::Memset16(0x0403));
     }
@@ -303,7 +439,7 @@ mod tests {
         let threads = gx as u64 * BLOCK as u64;
         let split = split_row(region.addr, region.row_bytes);
         let mut row = vec![0u8; region.row_bytes as usize];
-        for tid in 0..threads.min(split.chunks.max(16)) {
+        for tid in 0..threads.min(split.chunks.max(CHUNK_ALIGN)) {
             let chunk = small_chunk(&pattern, chunk_offset(split.head, tid, size) as u32);
             let mut c = tid;
             while c < split.chunks {
@@ -329,14 +465,18 @@ mod tests {
         let mut rng = Rng(seed());
         for size in 1..=SMALL_PATTERN_MAX as u64 {
             let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
-            let addr = rng.below(64);
+            let addr = rng.below(512);
             // A few sizes are checked on multi-pass grids with a tiny SM count.
             let count = 1 + rng.below(if size % 37 == 0 { 3000 } else { 40 });
             let region = Region::linear(addr, count * size);
             let sm = if size % 5 == 0 { 1 } else { 132 };
             let got = simulate(&value, region, sm);
             for (i, &b) in got.iter().enumerate() {
-                assert_eq!(b, value[i % size as usize], "size {size}, addr {addr}, count {count}, byte {i}");
+                assert_eq!(
+                    b,
+                    value[i % size as usize],
+                    "size {size}, addr {addr}, count {count}, byte {i}"
+                );
             }
         }
     }
@@ -351,7 +491,10 @@ mod tests {
             assert_eq!(y, 1);
             let threads = x as u64 * BLOCK as u64;
             let chunks = region.row_bytes / 16;
-            assert!(threads >= chunks || (threads * 16) % size == 0, "size {size}, x {x}");
+            assert!(
+                threads >= chunks || (threads * 16).is_multiple_of(size),
+                "size {size}, x {x}"
+            );
         }
     }
 

@@ -85,7 +85,9 @@ impl std::error::Error for BuildError {}
 
 impl BuildError {
     fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 
     /// Prints the error (so that Cargo shows it under the failing build script)
@@ -103,8 +105,14 @@ impl BuildError {
 
 /// Environment variables of the outer build that must not reach the nested
 /// cargo: they would select the host toolchain, host flags or a wrapper.
-const SCRUBBED_ENV: &[&str] =
-    &["RUSTC", "RUSTDOC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTUP_TOOLCHAIN", "RUSTFLAGS"];
+const SCRUBBED_ENV: &[&str] = &[
+    "RUSTC",
+    "RUSTDOC",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTUP_TOOLCHAIN",
+    "RUSTFLAGS",
+];
 
 impl KernelCrate {
     /// A kernel crate in `dir` (relative paths are taken from
@@ -119,7 +127,12 @@ impl KernelCrate {
             Some(manifest) if dir.is_relative() => Path::new(&manifest).join(dir),
             _ => dir.to_path_buf(),
         };
-        Self { dir, target_dir: None, out: None, toolchain: "nightly".into() }
+        Self {
+            dir,
+            target_dir: None,
+            out: None,
+            toolchain: "nightly".into(),
+        }
     }
 
     /// Where the nested cargo keeps its build (default: `$OUT_DIR/<crate dir name>-target`).
@@ -192,7 +205,6 @@ impl KernelCrate {
         self.emit_rerun_if_changed();
         self.check_toolchain()?;
 
-        let _ = std::fs::remove_file(&out);
         let mut cmd = Command::new("cargo");
         cmd.current_dir(&self.dir)
             .arg("rustc")
@@ -217,7 +229,10 @@ impl KernelCrate {
             )));
         }
         let ptx = std::fs::read_to_string(&out).map_err(|e| {
-            BuildError::new(format!("the kernel build succeeded but wrote no PTX at {}: {e}", out.display()))
+            BuildError::new(format!(
+                "the kernel build succeeded but wrote no PTX at {}: {e}",
+                out.display()
+            ))
         })?;
         if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
             return Err(BuildError::new(format!(
@@ -235,7 +250,13 @@ impl KernelCrate {
         if std::env::var_os("OUT_DIR").is_none() {
             return;
         }
-        for rel in ["src", "Cargo.toml", "Cargo.lock", "rust-toolchain.toml", ".cargo/config.toml"] {
+        for rel in [
+            "src",
+            "Cargo.toml",
+            "Cargo.lock",
+            "rust-toolchain.toml",
+            ".cargo/config.toml",
+        ] {
             println!("cargo:rerun-if-changed={}", self.dir.join(rel).display());
         }
     }
@@ -251,9 +272,9 @@ impl KernelCrate {
             Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
             _ => {
                 return Err(BuildError::new(format!(
-                    "the `{tc}` Rust toolchain is needed to compile kernels for nvptx64-nvidia-cuda \
+                "the `{tc}` Rust toolchain is needed to compile kernels for nvptx64-nvidia-cuda \
                      but is not installed; run: rustup toolchain install {tc} --component rust-src"
-                )))
+            )))
             }
         };
         if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
@@ -267,7 +288,9 @@ impl KernelCrate {
 
     fn hint_for(&self, stderr: &str) -> String {
         let tc = &self.toolchain;
-        if stderr.contains("is not installed") || stderr.contains("toolchain") && stderr.contains("not found") {
+        if stderr.contains("is not installed")
+            || stderr.contains("toolchain") && stderr.contains("not found")
+        {
             format!("; run: rustup toolchain install {tc} --component rust-src")
         } else if stderr.contains("rust-src") || stderr.contains("can't find crate for `core`") {
             format!("; run: rustup component add rust-src --toolchain {tc}")
@@ -280,7 +303,8 @@ impl KernelCrate {
 fn scrub_env(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
-        let cargo_setting = key.starts_with("CARGO") && key != "CARGO_HOME" && !key.starts_with("CARGO_NET");
+        let cargo_setting =
+            key.starts_with("CARGO") && key != "CARGO_HOME" && !key.starts_with("CARGO_NET");
         if cargo_setting || SCRUBBED_ENV.contains(&key) {
             cmd.env_remove(key);
         }

@@ -18,9 +18,12 @@ pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy};
 pub use device_ptr::DevicePtr;
 
 #[cfg(feature = "build")]
+#[allow(clippy::needless_doctest_main)]
 #[path = "kernel_build.rs"]
 pub mod build;
 
+#[cfg(feature = "host")]
+mod alloc;
 #[cfg(feature = "host")]
 mod buffer;
 #[cfg(feature = "host")]
@@ -36,24 +39,22 @@ mod ops;
 #[cfg(feature = "host")]
 mod order;
 #[cfg(feature = "host")]
+mod pitched;
+#[cfg(feature = "host")]
 mod pool;
 #[cfg(feature = "host")]
 mod view;
-#[cfg(feature = "host")]
-mod pitched;
-#[cfg(feature = "host")]
-mod alloc;
 
 #[cfg(feature = "host")]
 pub use {
     buffer::{
-        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Location, MemoryKind, Pinned, PinnedBuffer, Pool,
-        PoolBuffer, Unified, UnifiedBuffer,
+        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Location, MemoryKind, Pinned,
+        PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream},
     error::{Error, Result},
-    fill::fill_kernels_ptx,
+    fill::{__set_fill_chunks_per_thread, fill_kernels_ptx},
     memory::PinnedFlags,
     pool::{MemPool, PoolUsage},
     view::{AsView, KernelArg, View, ViewMut},
@@ -61,7 +62,10 @@ pub use {
 
 #[cfg(feature = "host")]
 pub use {
-    alloc::{CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN, PINNED_MAX_ALIGN},
+    alloc::{
+        CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN,
+        PINNED_MAX_ALIGN,
+    },
     pitched::PitchedBuffer,
 };
 

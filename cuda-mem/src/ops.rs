@@ -202,7 +202,7 @@ macro_rules! write_ops {
             /// default stream.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: T) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32) -> cuda_mem::Result<()> {")]
             /// x.fill(v)?;
             /// # Ok(()) }
             /// ```
@@ -214,7 +214,7 @@ macro_rules! write_ops {
             /// Like [`fill`](Self::fill), queued on `stream`.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: T, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
             /// x.fill_async(v, s)?;
             /// # Ok(()) }
             /// ```
@@ -226,7 +226,7 @@ macro_rules! write_ops {
             /// reused.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", data: &[T]) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", data: &[u32]) -> cuda_mem::Result<()> {")]
             /// x.copy_from_host(data)?;
             /// # Ok(()) }
             /// ```
@@ -241,7 +241,7 @@ macro_rules! write_ops {
             /// ```no_run
             #[doc = concat!("# fn f(x: &mut ", $name, ", ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {")]
             /// let stream = ctx.new_stream()?;
-            /// let host = cuda_mem::PinnedBuffer::<T>::new(ctx, x.len())?;
+            /// let host = cuda_mem::PinnedBuffer::<u32>::new(ctx, x.len())?;
             /// x.copy_from_host_async(&host, &stream)?;
             /// # Ok(()) }
             /// ```
@@ -257,7 +257,7 @@ macro_rules! write_ops {
             /// context's default stream.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<T>) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {")]
             /// x.copy_from(y)?;
             /// # Ok(()) }
             /// ```
@@ -269,7 +269,7 @@ macro_rules! write_ops {
             /// Like [`copy_from`](Self::copy_from), queued on `stream`.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<T>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
             /// x.copy_from_async(y, s)?;
             /// # Ok(()) }
             /// ```
@@ -280,7 +280,7 @@ macro_rules! write_ops {
             /// An exclusive view of `range`, or `Err(OutOfRange)`.
             ///
             /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: T) -> cuda_mem::Result<()> {")]
+            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32) -> cuda_mem::Result<()> {")]
             /// x.slice_mut(1..3)?.fill(v)?;
             /// # Ok(()) }
             /// ```

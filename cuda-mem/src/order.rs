@@ -34,7 +34,9 @@ struct OrderState {
 impl OrderState {
     /// Makes `stream` wait for everything queued so far.
     fn order_before(&mut self, ctx: &ContextState, stream: &Arc<CudaStream>) -> Result<()> {
-        let Some(last) = self.last.clone() else { return Ok(()) };
+        let Some(last) = self.last.clone() else {
+            return Ok(());
+        };
         if last.cu_stream() == stream.cu_stream() {
             return Ok(());
         }
@@ -62,7 +64,12 @@ impl StreamOrder {
     /// An order whose first operation must come after work already queued on
     /// `stream` (the allocation itself, for stream-ordered allocations).
     pub(crate) fn after(stream: &Arc<CudaStream>) -> Self {
-        Self { state: Mutex::new(OrderState { last: Some(stream.clone()), event: None }) }
+        Self {
+            state: Mutex::new(OrderState {
+                last: Some(stream.clone()),
+                event: None,
+            }),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, OrderState> {
@@ -97,7 +104,11 @@ impl StreamOrder {
         if std::ptr::eq(a, b) {
             return a.run(ctx, stream, enqueue);
         }
-        let (first, second) = if (a as *const Self) < (b as *const Self) { (a, b) } else { (b, a) };
+        let (first, second) = if (a as *const Self) < (b as *const Self) {
+            (a, b)
+        } else {
+            (b, a)
+        };
         let mut first = first.lock();
         let mut second = second.lock();
         first.order_before(ctx, stream)?;
@@ -110,7 +121,9 @@ impl StreamOrder {
     /// Blocks the host until every queued operation on this allocation is done.
     pub(crate) fn wait(&self, ctx: &ContextState) -> Result<()> {
         let mut state = self.lock();
-        let Some(last) = state.last.clone() else { return Ok(()) };
+        let Some(last) = state.last.clone() else {
+            return Ok(());
+        };
         let event = state.event(ctx)?;
         event.record(&last).op("cuEventRecord")?;
         event.synchronize().op("cuEventSynchronize")?;
@@ -122,7 +135,9 @@ impl StreamOrder {
     /// the latest user (for callers that synchronise `stream` themselves).
     pub(crate) fn wait_on(&self, ctx: &ContextState, stream: &CudaStream) -> Result<()> {
         let mut state = self.lock();
-        let Some(last) = state.last.clone() else { return Ok(()) };
+        let Some(last) = state.last.clone() else {
+            return Ok(());
+        };
         if last.cu_stream() == stream.cu_stream() {
             return Ok(());
         }

@@ -87,7 +87,10 @@ pub struct PoolUsage {
 }
 
 fn device_location(ordinal: usize) -> sys::CUmemLocation {
-    sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: ordinal as i32 }
+    sys::CUmemLocation {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id: ordinal as i32,
+    }
 }
 
 impl MemPool {
@@ -110,7 +113,13 @@ impl MemPool {
         props.location = device_location(ctx.ordinal());
         // SAFETY: `props` is fully initialised.
         let handle = unsafe { result::mem_pool::create(&props) }.op("cuMemPoolCreate")?;
-        let pool = Self { inner: Arc::new(PoolInner { state, handle, owned: true }) };
+        let pool = Self {
+            inner: Arc::new(PoolInner {
+                state,
+                handle,
+                owned: true,
+            }),
+        };
         pool.set_release_threshold(u64::MAX)?;
         Ok(pool)
     }
@@ -129,10 +138,17 @@ impl MemPool {
         state.bind()?;
         let mut handle = std::mem::MaybeUninit::uninit();
         // SAFETY: valid out-pointer and device handle.
-        unsafe { sys::cuDeviceGetMemPool(handle.as_mut_ptr(), ctx.cu_device()).result() }.op("cuDeviceGetMemPool")?;
+        unsafe { sys::cuDeviceGetMemPool(handle.as_mut_ptr(), ctx.cu_device()).result() }
+            .op("cuDeviceGetMemPool")?;
         // SAFETY: written by the successful call above.
         let handle = unsafe { handle.assume_init() };
-        Ok(Self { inner: Arc::new(PoolInner { state, handle, owned: false }) })
+        Ok(Self {
+            inner: Arc::new(PoolInner {
+                state,
+                handle,
+                owned: false,
+            }),
+        })
     }
 
     fn require_pools(state: &ContextState) -> Result<()> {
@@ -155,16 +171,28 @@ impl MemPool {
         self.inner.state.bind()?;
         let mut value = 0u64;
         // SAFETY: every attribute read here is a cuuint64_t.
-        unsafe { result::mem_pool::get_attribute(self.inner.handle, attr, (&mut value as *mut u64).cast::<c_void>()) }
-            .op("cuMemPoolGetAttribute")?;
+        unsafe {
+            result::mem_pool::get_attribute(
+                self.inner.handle,
+                attr,
+                (&mut value as *mut u64).cast::<c_void>(),
+            )
+        }
+        .op("cuMemPoolGetAttribute")?;
         Ok(value)
     }
 
     fn set_u64(&self, attr: sys::CUmemPool_attribute, mut value: u64) -> Result<()> {
         self.inner.state.bind()?;
         // SAFETY: every attribute written here is a cuuint64_t.
-        unsafe { result::mem_pool::set_attribute(self.inner.handle, attr, (&mut value as *mut u64).cast::<c_void>()) }
-            .op("cuMemPoolSetAttribute")
+        unsafe {
+            result::mem_pool::set_attribute(
+                self.inner.handle,
+                attr,
+                (&mut value as *mut u64).cast::<c_void>(),
+            )
+        }
+        .op("cuMemPoolSetAttribute")
     }
 
     /// Bytes of unused memory the pool keeps at a synchronisation instead of
@@ -187,7 +215,10 @@ impl MemPool {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        self.set_u64(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)
+        self.set_u64(
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            bytes,
+        )
     }
 
     /// Gives unused memory back to the driver until at most `keep_bytes` stay reserved.
@@ -229,13 +260,19 @@ impl MemPool {
     /// ```
     pub fn reset_high_water(&self) -> Result<()> {
         // The driver only accepts 0 for these two attributes.
-        self.set_u64(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0)?;
+        self.set_u64(
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            0,
+        )?;
         self.set_u64(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0)
     }
 }
 
 impl std::fmt::Debug for MemPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemPool").field("handle", &self.inner.handle).field("owned", &self.inner.owned).finish()
+        f.debug_struct("MemPool")
+            .field("handle", &self.inner.handle)
+            .field("owned", &self.inner.owned)
+            .finish()
     }
 }

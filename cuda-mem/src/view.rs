@@ -42,17 +42,31 @@ pub(crate) fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Resul
     };
     match (start, end) {
         (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
-        (s, e) => Err(Error::OutOfRange { start: s.unwrap_or(usize::MAX), end: e.unwrap_or(usize::MAX), len }),
+        (s, e) => Err(Error::OutOfRange {
+            start: s.unwrap_or(usize::MAX),
+            end: e.unwrap_or(usize::MAX),
+            len,
+        }),
     }
 }
 
 impl<'a, T: DeviceCopy> Elems<'a, T> {
     pub(crate) fn whole(mem: &'a RawMemory, len: usize) -> Self {
-        Self { mem, offset: 0, len, _t: PhantomData }
+        Self {
+            mem,
+            offset: 0,
+            len,
+            _t: PhantomData,
+        }
     }
 
     pub(crate) fn at(mem: &'a RawMemory, offset: usize, len: usize) -> Self {
-        Self { mem, offset, len, _t: PhantomData }
+        Self {
+            mem,
+            offset,
+            len,
+            _t: PhantomData,
+        }
     }
 
     pub(crate) fn byte_size(&self) -> usize {
@@ -78,7 +92,11 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
 
     pub(crate) fn sub(self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, end) = resolve_range(range, self.len)?;
-        Ok(Self::at(self.mem, self.offset + start * size_of::<T>(), end - start))
+        Ok(Self::at(
+            self.mem,
+            self.offset + start * size_of::<T>(),
+            end - start,
+        ))
     }
 
     pub(crate) fn default_stream(&self) -> &'a Arc<CudaStream> {
@@ -100,7 +118,8 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             self.mem.state.bind()?;
             // SAFETY: `addr..addr + bytes` lies inside the allocation; any bytes
             // are a valid `T` (DeviceCopy).
-            unsafe { sys::cuMemsetD8Async(addr, byte, bytes, stream.cu_stream()).result() }.op("cuMemsetD8Async")
+            unsafe { sys::cuMemsetD8Async(addr, byte, bytes, stream.cu_stream()).result() }
+                .op("cuMemsetD8Async")
         })
     }
 
@@ -109,13 +128,18 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return self.mem.state.check_stream(stream);
         }
         let region = fill::Region::linear(self.addr(), self.byte_size() as u64);
-        self.run(stream, || fill::enqueue(&self.mem.state, stream, crate::bytes_of(value), region))
+        self.run(stream, || {
+            fill::enqueue(&self.mem.state, stream, crate::bytes_of(value), region)
+        })
     }
 
     /// Synchronous copy from host memory (returns once `src` may be reused).
     pub(crate) fn copy_from_host(self, src: &[T]) -> Result<()> {
         if src.len() != self.len {
-            return Err(Error::LengthMismatch { expected: self.len, actual: src.len() });
+            return Err(Error::LengthMismatch {
+                expected: self.len,
+                actual: src.len(),
+            });
         }
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(());
@@ -127,14 +151,18 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             // returns once it has been read (staged, for pageable memory); the
             // destination lies inside the allocation and is ordered after earlier
             // work by `run` (it runs on the legacy default stream).
-            unsafe { sys::cuMemcpyHtoD_v2(addr, src.as_ptr().cast(), bytes).result() }.op("cuMemcpyHtoD")
+            unsafe { sys::cuMemcpyHtoD_v2(addr, src.as_ptr().cast(), bytes).result() }
+                .op("cuMemcpyHtoD")
         })
     }
 
     /// Synchronous copy to host memory (returns once the data is there).
     pub(crate) fn copy_to_host(self, dst: &mut [T]) -> Result<()> {
         if dst.len() != self.len {
-            return Err(Error::LengthMismatch { expected: dst.len(), actual: self.len });
+            return Err(Error::LengthMismatch {
+                expected: dst.len(),
+                actual: self.len,
+            });
         }
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(());
@@ -145,7 +173,8 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             // SAFETY: `dst` is a live, exclusive slice of `bytes` bytes and every
             // byte pattern is a valid `T`; the device-to-host copy has completed
             // when the call returns.
-            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), addr, bytes).result() }.op("cuMemcpyDtoH")
+            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), addr, bytes).result() }
+                .op("cuMemcpyDtoH")
         })
     }
 
@@ -166,7 +195,10 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Copies `src` into `self` (any kinds; unified addressing) on `stream`.
     pub(crate) fn copy_from(self, src: Elems<'_, T>, stream: &Arc<CudaStream>) -> Result<()> {
         if src.len != self.len {
-            return Err(Error::LengthMismatch { expected: self.len, actual: src.len });
+            return Err(Error::LengthMismatch {
+                expected: self.len,
+                actual: src.len,
+            });
         }
         self.mem.state.check_stream(stream)?;
         src.mem.state.check_stream(stream)?;
@@ -174,16 +206,29 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return Ok(());
         }
         let (dst_addr, src_addr, bytes) = (self.addr(), src.addr(), self.byte_size());
-        let overlap = self.mem.addr == src.mem.addr && dst_addr < src_addr + bytes as u64 && src_addr < dst_addr + bytes as u64;
+        let overlap = self.mem.addr == src.mem.addr
+            && dst_addr < src_addr + bytes as u64
+            && src_addr < dst_addr + bytes as u64;
         if overlap && dst_addr != src_addr {
-            return Err(Error::InvalidArgument("source and destination overlap; copy through a temporary buffer"));
+            return Err(Error::InvalidArgument(
+                "source and destination overlap; copy through a temporary buffer",
+            ));
         }
-        StreamOrder::run_pair(&self.mem.order, &src.mem.order, &self.mem.state, stream, || {
-            self.mem.state.bind()?;
-            // SAFETY: both ranges lie inside live allocations of this context and
-            // do not partially overlap; both are ordered after earlier work.
-            unsafe { sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream()).result() }.op("cuMemcpyAsync")
-        })
+        StreamOrder::run_pair(
+            &self.mem.order,
+            &src.mem.order,
+            &self.mem.state,
+            stream,
+            || {
+                self.mem.state.bind()?;
+                // SAFETY: both ranges lie inside live allocations of this context and
+                // do not partially overlap; both are ordered after earlier work.
+                unsafe {
+                    sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream()).result()
+                }
+                .op("cuMemcpyAsync")
+            },
+        )
     }
 
     /// Orders `stream` after earlier work on this memory and records it as the
@@ -264,7 +309,10 @@ pub struct KernelArg<'a, T> {
 
 impl<'a, T> KernelArg<'a, T> {
     pub(crate) fn new(ptr: DevicePtr<T>) -> Self {
-        Self { ptr, _borrow: PhantomData }
+        Self {
+            ptr,
+            _borrow: PhantomData,
+        }
     }
 
     /// The device address.
@@ -313,12 +361,24 @@ impl<T> AsView<T> for ViewMut<'_, T> {
 
 impl<T> std::fmt::Debug for View<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "View<{}>({:#x}, len {})", std::any::type_name::<T>(), self.elems.mem.addr + self.elems.offset as u64, self.elems.len)
+        write!(
+            f,
+            "View<{}>({:#x}, len {})",
+            std::any::type_name::<T>(),
+            self.elems.mem.addr + self.elems.offset as u64,
+            self.elems.len
+        )
     }
 }
 
 impl<T> std::fmt::Debug for ViewMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ViewMut<{}>({:#x}, len {})", std::any::type_name::<T>(), self.elems.mem.addr + self.elems.offset as u64, self.elems.len)
+        write!(
+            f,
+            "ViewMut<{}>({:#x}, len {})",
+            std::any::type_name::<T>(),
+            self.elems.mem.addr + self.elems.offset as u64,
+            self.elems.len
+        )
     }
 }

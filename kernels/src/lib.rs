@@ -7,10 +7,10 @@
 //! consecutive chunks) and every thread writes the same 16 bytes on each
 //! iteration: the host sizes the grid so that the number of threads along a row
 //! is a multiple of the pattern's period in chunks (or covers the row in one
-//! pass), which keeps each thread's phase fixed. The unaligned head and tail of
-//! each row (at most 15 bytes each) are written byte by byte by the first 16
-//! threads. The host guarantees `pitch % 16 == 0` when `rows > 1`, so every row
-//! splits the same way.
+//! pass), which keeps each thread's phase fixed. The head of each row up to a
+//! 128-byte boundary and the tail after the last 16-byte chunk are written byte
+//! by byte by the first threads. The host guarantees `pitch % 128 == 0` when
+//! `rows > 1`, so every row splits the same way.
 //!
 //! Nothing in this crate can panic: the arithmetic is division by values the
 //! host checked to be non-zero, and the build uses `-Cpanic=immediate-abort`,
@@ -80,7 +80,7 @@ mod device {
     ///
     /// # Safety
     /// The region described by `base`, `pitch`, `row_bytes`, `rows` is writable
-    /// device memory, `pitch % 16 == 0` when `rows > 1`, and the grid keeps the
+    /// device memory, `pitch % 128 == 0` when `rows > 1`, and the grid keeps the
     /// thread's phase fixed (see the crate docs).
     #[inline(always)]
     unsafe fn fill_rows(
