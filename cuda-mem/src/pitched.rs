@@ -575,21 +575,11 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             row,
             self.height,
         );
-        StreamOrder::run_pair(
-            &self.mem.order,
-            &src.mem.order,
-            &self.mem.state,
-            stream,
-            || {
-                self.mem.state.bind()?;
-                // SAFETY: the source is `len` packed elements of a live host-accessible
-                // allocation (a unified address), the destination rows lie inside this
-                // allocation; both are ordered after earlier work and recorded as used
-                // by `stream`, so host access and frees wait for the copy.
-                unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result() }
-                    .op("cuMemcpy2DAsync")
-            },
-        )
+        // Why `p` is valid: the source is `len` packed elements of a live host-accessible
+        // allocation (a unified address), the destination rows lie inside this
+        // allocation; both are ordered after earlier work and recorded as used
+        // by `stream`, so host access and frees wait for the copy.
+        self.copy_2d_ordered(&self.mem.order, &src.mem.order, &p, stream)
     }
 
     /// Queues a copy of the elements into the tightly packed host-accessible
@@ -631,21 +621,32 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             row,
             self.height,
         );
-        StreamOrder::run_pair(
-            &dst.mem.order,
-            &self.mem.order,
-            &self.mem.state,
-            stream,
-            || {
-                self.mem.state.bind()?;
-                // SAFETY: the destination is `len` packed elements of a live
-                // host-accessible allocation, exclusively borrowed, and any bytes are
-                // a valid `T`; only the logical width of each row is read; both are
-                // ordered and recorded on `stream`, so `as_slice` waits for the copy.
-                unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result() }
-                    .op("cuMemcpy2DAsync")
-            },
-        )
+        // Why `p` is valid: the destination is `len` packed elements of a live
+        // host-accessible allocation, exclusively borrowed, and any bytes are
+        // a valid `T`; only the logical width of each row is read; both are
+        // ordered and recorded on `stream`, so `as_slice` waits for the copy.
+        self.copy_2d_ordered(&dst.mem.order, &self.mem.order, &p, stream)
+    }
+
+    /// Queues the 2D copy `p` on `stream` after earlier work on both
+    /// allocations it touches, recording `stream` as their latest user.
+    ///
+    /// The caller guarantees that `p` describes rows inside the two live
+    /// allocations whose orders are `dst` and `src`.
+    fn copy_2d_ordered(
+        &self,
+        dst: &StreamOrder,
+        src: &StreamOrder,
+        p: &sys::CUDA_MEMCPY2D,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        StreamOrder::run_pair(dst, src, &self.mem.state, stream, || {
+            self.mem.state.bind()?;
+            // SAFETY: the caller vouches for both sides of `p`; the copy is
+            // ordered after earlier work on both allocations and recorded on
+            // `stream`, so host access and frees wait for it.
+            unsafe { sys::cuMemcpy2DAsync_v2(p, stream.cu_stream()).result() }.op("cuMemcpy2DAsync")
+        })
     }
 
     /// Copies `src` (same width and height, else `Err(LengthMismatch)` or
@@ -700,20 +701,10 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             row,
             self.height,
         );
-        StreamOrder::run_pair(
-            &self.mem.order,
-            &src.mem.order,
-            &self.mem.state,
-            stream,
-            || {
-                self.mem.state.bind()?;
-                // SAFETY: two distinct live allocations of this context (`&mut self`
-                // and `&src` cannot alias), each `height` rows of at least `row`
-                // bytes; both ordered after earlier work on `stream`.
-                unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result() }
-                    .op("cuMemcpy2DAsync")
-            },
-        )
+        // Why `p` is valid: two distinct live allocations of this context (`&mut self`
+        // and `&src` cannot alias), each `height` rows of at least `row`
+        // bytes; both ordered after earlier work on `stream`.
+        self.copy_2d_ordered(&self.mem.order, &src.mem.order, &p, stream)
     }
 
     /// This buffer's base address as a kernel argument the kernel only reads,
