@@ -101,6 +101,103 @@ impl HostAccessible for Unified {}
 /// assert_eq!(buf.to_vec()?[999].mass, 1.5);
 /// # Ok::<(), cuda_mem::Error>(())
 /// ```
+///
+/// # Borrow rules that keep asynchronous work sound
+///
+/// Queued work is tracked per allocation (host access and `Drop` wait for it),
+/// and the borrow checker closes the remaining holes. Each rule below is a
+/// compile-fail test.
+///
+/// Asynchronous host copies take a [`PinnedBuffer`] or [`UnifiedBuffer`],
+/// never a plain slice, which could be freed or changed while the copy runs:
+///
+/// ```compile_fail,E0308
+/// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// let host = vec![1.0f32; dev.len()];
+/// dev.copy_from_host_async(&host, s)?; // expected `&Buffer<f32, _>`, found `&Vec<f32>`
+/// # Ok(()) }
+/// ```
+///
+/// No host slice of a pinned buffer outlives the queuing of a copy that
+/// writes it (the slice would change under the reader)...
+///
+/// ```compile_fail,E0502
+/// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// let view = pinned.as_slice()?;
+/// dev.copy_to_host_async(pinned, s)?; // `pinned` is borrowed by `view`
+/// println!("{}", view[0]);
+/// # Ok(()) }
+/// ```
+///
+/// ...or reads it (the host could write while the DMA reads):
+///
+/// ```compile_fail,E0502
+/// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// let host = pinned.as_mut_slice()?;
+/// dev.copy_from_host_async(pinned, s)?; // `pinned` is mutably borrowed by `host`
+/// host[0] = 1.0;
+/// # Ok(()) }
+/// ```
+///
+/// After the copy is queued, `as_slice` / `as_mut_slice` wait for it, so the
+/// host always sees finished data:
+///
+/// ```no_run
+/// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// dev.copy_to_host_async(pinned, s)?;
+/// let done: &[f32] = pinned.as_slice()?; // waits for the copy
+/// # let _ = done; Ok(()) }
+/// ```
+///
+/// A view borrows its buffer, so the buffer cannot be freed under it:
+///
+/// ```compile_fail,E0505
+/// # fn f(buf: cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
+/// let head = buf.slice(0..4)?;
+/// drop(buf); // cannot move out of `buf` while `head` borrows it
+/// head.to_vec()?;
+/// # Ok(()) }
+/// ```
+///
+/// Mutable views are exclusive (use `split_at_mut` for disjoint halves):
+///
+/// ```compile_fail,E0499
+/// # fn f(buf: &mut cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
+/// let mut a = buf.slice_mut(0..4)?;
+/// let mut b = buf.slice_mut(2..6)?; // second mutable borrow of `buf`
+/// a.fill(1.0)?;
+/// b.fill(2.0)?;
+/// # Ok(()) }
+/// ```
+///
+/// A kernel argument borrows the buffer for as long as it can be passed to a
+/// launch:
+///
+/// ```compile_fail,E0505
+/// # fn f(mut buf: cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// let arg = buf.kernel_arg_mut(s)?;
+/// drop(buf); // cannot move out of `buf` while `arg` borrows it
+/// let _still_used = arg;
+/// # Ok(()) }
+/// ```
+///
+/// A pool buffer freed on a stream is gone:
+///
+/// ```compile_fail,E0382
+/// # fn f(buf: cuda_mem::PoolBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// buf.free_on_stream(s)?;
+/// buf.to_vec()?; // use of moved value
+/// # Ok(()) }
+/// ```
+///
+/// And only [`DeviceCopy`] types go in (a `bool` read back from memory the GPU
+/// wrote could hold any byte):
+///
+/// ```compile_fail,E0599
+/// # fn f(ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// let flags = cuda_mem::DeviceBuffer::<bool>::new(ctx, 8)?; // `bool: DeviceCopy` is not satisfied
+/// # Ok(()) }
+/// ```
 pub struct Buffer<T, K: MemoryKind> {
     mem: RawMemory,
     len: usize,

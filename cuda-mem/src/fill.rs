@@ -11,10 +11,11 @@
 //!   and `cuda_mem_fill_large` repeats them from there.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use cudarc::driver::{result, sys, CudaStream};
 
-use crate::context::ContextState;
+use crate::context::{ContextState, FillKernel};
 use crate::error::{DriverResultExt, Result};
 
 /// The PTX of the fill kernels (`kernels/`, compiled by `build.rs`).
@@ -36,20 +37,26 @@ pub fn fill_kernels_ptx() -> &'static str {
 pub(crate) mod pattern;
 use pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
 
-/// 16-byte chunks each thread writes in a large fill (the grid is sized so),
-/// unless a smaller grid already keeps the device busy.
-static CHUNKS_PER_THREAD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(8);
+/// 16-byte chunks each thread of a fill kernel writes, for patterns whose
+/// period is at most [`SHORT_PERIOD`] chunks and for longer ones (see
+/// [`grid`]); 0 sizes the grid as one wave of long-lived blocks instead.
+static CHUNKS_PER_THREAD: [AtomicU32; 2] = [AtomicU32::new(8), AtomicU32::new(16)];
 
-/// Benchmark knob: how many 16-byte chunks each thread of a fill kernel writes.
+/// Benchmark knob: how many 16-byte chunks each thread of a fill kernel writes
+/// for patterns whose period is at most 16 chunks (element sizes whose odd
+/// part is at most 16: 12, 48, 128, 256, ...; default 8) and for longer ones
+/// (100, 200, 255, ...; default 16); 0 makes the grid one wave of long-lived
+/// blocks.
 #[doc(hidden)]
-pub fn __set_fill_chunks_per_thread(chunks: u32) {
-    CHUNKS_PER_THREAD.store(chunks.max(1), std::sync::atomic::Ordering::Relaxed);
+pub fn __set_fill_chunks_per_thread(short_periods: u32, long_periods: u32) {
+    CHUNKS_PER_THREAD[0].store(short_periods, Ordering::Relaxed);
+    CHUNKS_PER_THREAD[1].store(long_periods, Ordering::Relaxed);
 }
 
 /// Threads per block of the fill kernels.
-const BLOCK: u32 = 256;
-/// Resident blocks per multiprocessor the grid aims for.
-const BLOCKS_PER_SM: u32 = 8;
+pub(crate) const BLOCK: u32 = 256;
+/// Longest pattern period, in 16-byte chunks, of the first tuning class.
+const SHORT_PERIOD: u64 = 16;
 
 /// A rectangle of bytes to fill: `rows` rows of `row_bytes` bytes, `pitch`
 /// bytes apart, starting at `addr`. One-dimensional fills have `rows == 1`.
@@ -134,7 +141,8 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-/// The grid `(x, y)` for a kernel fill of `region` with an element of `size` bytes.
+/// The grid `(x, y)` for a kernel fill of `region` with an element of `size`
+/// bytes, for a kernel of which `resident_blocks` blocks run at once.
 ///
 /// Each thread along a row writes chunks `tid, tid + T, tid + 2T, ...` where
 /// `T` is the number of threads along the row. A thread's pattern phase stays
@@ -142,32 +150,41 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// period `P = size / gcd(size, 16)` in chunks; `T = x * 256` is, when `x` is
 /// a multiple of `P / gcd(P, 256)`. Otherwise the grid must cover the row in
 /// one pass (every thread writes at most one chunk).
-pub(crate) fn grid(region: &Region, size: u64, sm_count: u32) -> (u32, u32) {
+///
+/// Each thread writes about `chunks_per_thread[0]` chunks when `P <= 16`, and
+/// `chunks_per_thread[1]` otherwise: many short-lived blocks, dozens of waves,
+/// which measured faster on an H200 than one wave of long-lived blocks (0.98
+/// against 0.93 of memset speed for 12-byte elements). Long periods get more
+/// chunks per thread because a thread's setup reads its 16 bytes from the
+/// kernel parameter at an address that differs across up to `P` lanes of a
+/// warp, which the hardware serialises (100-byte elements, `P = 25`: 0.79 of
+/// memset speed at 8 chunks per thread, 0.97 at 16, 0.95 at 32). A count of 0
+/// asks for one wave: `resident_blocks` blocks, each thread striding over the
+/// row.
+pub(crate) fn grid(
+    region: &Region,
+    size: u64,
+    resident_blocks: u64,
+    chunks_per_thread: [u64; 2],
+) -> (u32, u32) {
     let rows_y = region.rows.clamp(1, 65_535) as u32;
     let chunks = region.row_bytes / 16 + 1;
     let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
     let period = size / gcd(size, 16);
     let step = period / gcd(period, BLOCK as u64);
-    // Each thread's setup (picking its 16 bytes out of the pattern) diverges
-    // across a warp's P phases, so long periods get more chunks per thread to
-    // pay for it (measured on an H200: 8 chunks suit P <= 5; P = 25 at 8 chunks
-    // per thread ran at a third of the bandwidth).
-    let base = CHUNKS_PER_THREAD.load(std::sync::atomic::Ordering::Relaxed) as u64;
-    let period_chunks = size / gcd(size, 16);
-    let per_thread = if period_chunks <= 5 {
-        base
+    let wave = (resident_blocks / rows_y as u64).max(1);
+    let chunks_per_thread = chunks_per_thread[usize::from(period > SHORT_PERIOD)];
+    let x = if chunks_per_thread > 0 {
+        let blocks = wave.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
+        blocks.div_ceil(step).saturating_mul(step)
+    } else if wave >= step {
+        wave / step * step
     } else {
-        base * period_chunks
+        // A period so long that one step of blocks exceeds a wave (values of
+        // thousands of bytes): the smallest grid that keeps phases fixed.
+        step
     };
-    let busy = ((sm_count as u64 * BLOCKS_PER_SM as u64) / rows_y as u64).max(1);
-    let target = busy.max(chunks.div_ceil(BLOCK as u64 * per_thread));
-    let strided = target.div_ceil(step).saturating_mul(step);
-    let x = if one_pass <= strided {
-        one_pass
-    } else {
-        strided
-    };
-    (x.min(u32::MAX as u64) as u32, rows_y)
+    (x.min(one_pass).min(u32::MAX as u64) as u32, rows_y)
 }
 
 /// The kernel parameter of a small fill: `value` repeated over the pattern words.
@@ -269,14 +286,7 @@ pub(crate) fn enqueue(
                 (&mut size as *mut u32).cast(),
                 (&mut pattern as *mut SmallPattern).cast(),
             ];
-            launch(
-                state,
-                stream,
-                &kernels.small,
-                &region,
-                value.len() as u64,
-                params,
-            )
+            launch(stream, &kernels.small, &region, value.len() as u64, params)
         }
         FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
     }
@@ -325,34 +335,29 @@ fn enqueue_large(
             (&mut size as *mut u64).cast(),
             (&mut src as *mut u64).cast(),
         ];
-        launch(
-            state,
-            stream,
-            &kernels.large,
-            &part,
-            value.len() as u64,
-            params,
-        )?;
+        launch(stream, &kernels.large, &part, value.len() as u64, params)?;
     }
     Ok(())
 }
 
 fn launch(
-    state: &ContextState,
     stream: &CudaStream,
-    function: &cudarc::driver::CudaFunction,
+    kernel: &FillKernel,
     region: &Region,
     size: u64,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    let (x, y) = grid(region, size, state.sm_count);
+    let chunks_per_thread = CHUNKS_PER_THREAD
+        .each_ref()
+        .map(|c| c.load(Ordering::Relaxed) as u64);
+    let (x, y) = grid(region, size, kernel.resident_blocks, chunks_per_thread);
     // SAFETY: `params` matches the kernel's signature (built by the callers
     // above from the kernel crate's definitions) and points to locals that
     // outlive the call (the driver copies them at launch); the grid keeps each
     // thread's pattern phase fixed (see `grid`).
     unsafe {
         result::launch_kernel(
-            function.cu_function(),
+            kernel.function.cu_function(),
             (x, y, 1),
             (BLOCK, 1, 1),
             0,
@@ -365,7 +370,16 @@ fn launch(
 
 #[cfg(test)]
 mod tests {
-    use super::pattern::{chunk_offset, small_byte, small_chunk, split_row};
+    use super::pattern::{byte_at, chunk_at, chunk_offset, split_row};
+
+    /// The kernel's view of the pattern parameter: word `i`.
+    fn small_chunk(p: &SmallPattern, offset: u32) -> [u32; 4] {
+        chunk_at(|i| p.words[i as usize], offset)
+    }
+
+    fn small_byte(p: &SmallPattern, offset: u32) -> u8 {
+        byte_at(|i| p.words[i as usize], offset)
+    }
     use super::*;
 
     /// A small deterministic generator (xorshift) so the tests need no crate.
@@ -432,10 +446,15 @@ mod tests {
 
     /// The bytes the kernel writes, simulated thread by thread from the same
     /// functions the kernel uses, for a grid from `grid`.
-    fn simulate(value: &[u8], region: Region, sm_count: u32) -> Vec<u8> {
+    fn simulate(
+        value: &[u8],
+        region: Region,
+        resident_blocks: u64,
+        chunks_per_thread: [u64; 2],
+    ) -> Vec<u8> {
         let size = value.len() as u64;
         let pattern = small_pattern(value);
-        let (gx, _) = grid(&region, size, sm_count);
+        let (gx, _) = grid(&region, size, resident_blocks, chunks_per_thread);
         let threads = gx as u64 * BLOCK as u64;
         let split = split_row(region.addr, region.row_bytes);
         let mut row = vec![0u8; region.row_bytes as usize];
@@ -466,16 +485,21 @@ mod tests {
         for size in 1..=SMALL_PATTERN_MAX as u64 {
             let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
             let addr = rng.below(512);
-            // A few sizes are checked on multi-pass grids with a tiny SM count.
+            // A few sizes are checked on multi-pass grids with a tiny device.
             let count = 1 + rng.below(if size % 37 == 0 { 3000 } else { 40 });
             let region = Region::linear(addr, count * size);
-            let sm = if size % 5 == 0 { 1 } else { 132 };
-            let got = simulate(&value, region, sm);
+            let resident = if size % 5 == 0 {
+                1 + rng.below(8)
+            } else {
+                132 * 6
+            };
+            let chunks_per_thread = [[0, 8], [8, 0], [1, 8], [8, 8]][rng.below(4) as usize];
+            let got = simulate(&value, region, resident, chunks_per_thread);
             for (i, &b) in got.iter().enumerate() {
                 assert_eq!(
                     b,
                     value[i % size as usize],
-                    "size {size}, addr {addr}, count {count}, byte {i}"
+                    "size {size}, addr {addr}, count {count}, byte {i}, grid for {resident} blocks, {chunks_per_thread:?} chunks"
                 );
             }
         }
@@ -487,7 +511,9 @@ mod tests {
         for _ in 0..20_000 {
             let size = 1 + rng.below(5000);
             let region = Region::linear(rng.below(16), size * (1 + rng.below(1 << 20)));
-            let (x, y) = grid(&region, size, 1 + rng.below(200) as u32);
+            let resident = 1 + rng.below(2000);
+            let chunks_per_thread = [rng.below(20), rng.below(20)];
+            let (x, y) = grid(&region, size, resident, chunks_per_thread);
             assert_eq!(y, 1);
             let threads = x as u64 * BLOCK as u64;
             let chunks = region.row_bytes / 16;
@@ -495,6 +521,15 @@ mod tests {
                 threads >= chunks || (threads * 16).is_multiple_of(size),
                 "size {size}, x {x}"
             );
+            // Long periods run as one wave whenever a phase-keeping one fits.
+            let period = size / gcd(size, 16);
+            let step = period / gcd(period, BLOCK as u64);
+            if chunks_per_thread[usize::from(period > SHORT_PERIOD)] == 0 && resident >= step {
+                assert!(
+                    x as u64 <= resident,
+                    "size {size}: {x} blocks, {resident} resident"
+                );
+            }
         }
     }
 

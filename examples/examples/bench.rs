@@ -3,6 +3,7 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
+//!         [--sweep] [--chunks SHORT,LONG]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls.
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cuda_mem::cudarc::driver::{result, sys, CudaEvent, CudaStream};
-use cuda_mem::{DeviceBuffer, DeviceCopy, PinnedBuffer, PoolBuffer, UnifiedBuffer};
+use cuda_mem::{DeviceBuffer, DeviceCopy, PinnedBuffer, PitchedBuffer, PoolBuffer, UnifiedBuffer};
 
 struct Row {
     group: &'static str,
@@ -80,6 +81,34 @@ impl Bench {
             })
             .collect();
         median(times)
+    }
+
+    /// Median host microseconds per call of `ours` and of `raw`, batches of `n`
+    /// calls alternating between the two so that drifting clocks hit both.
+    fn host_pair_us(
+        &self,
+        n: usize,
+        mut ours: impl FnMut(),
+        mut raw: impl FnMut(),
+        mut after_batch: impl FnMut(),
+    ) -> (f64, f64) {
+        let mut batch = |op: &mut dyn FnMut()| {
+            let t = Instant::now();
+            for _ in 0..n {
+                op();
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+            after_batch();
+            us
+        };
+        batch(&mut ours);
+        batch(&mut raw);
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..self.reps.max(5) {
+            o.push(batch(&mut ours));
+            r.push(batch(&mut raw));
+        }
+        (median(o), median(r))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -184,17 +213,25 @@ fn main() {
     );
     let gib = 1 << 30;
 
-    // --- tuning: chunks per thread for two kernel-path sizes ---
+    // --- tuning: chunks per thread for long periods (0: one wave of long-lived blocks) ---
     if args.iter().any(|a| a == "--sweep") {
-        for k in [1u32, 2, 4, 8, 16, 64] {
-            cuda_mem::__set_fill_chunks_per_thread(k);
-            print!("sweep k={k:<3} ");
-            fill_row::<12>(&mut b, &ctx, gib);
+        for k in [0u32, 4, 8, 16, 32, 64] {
+            cuda_mem::__set_fill_chunks_per_thread(8, k);
+            print!("sweep long k={k:<3} ");
+            fill_row::<100>(&mut b, &ctx, gib);
+            print!("sweep long k={k:<3} ");
+            fill_row::<256>(&mut b, &ctx, gib);
         }
         b.rows.clear();
-        cuda_mem::__set_fill_chunks_per_thread(
-            arg("--chunks").and_then(|s| s.parse().ok()).unwrap_or(8),
-        );
+        cuda_mem::__set_fill_chunks_per_thread(8, 16);
+    }
+    // `--chunks SHORT,LONG`: chunks per thread for short and long pattern periods.
+    if let Some(spec) = arg("--chunks") {
+        let k: Vec<u32> = spec.split(',').filter_map(|k| k.parse().ok()).collect();
+        if let [short, long] = k[..] {
+            cuda_mem::__set_fill_chunks_per_thread(short, long);
+            println!("fill kernels: {short} / {long} chunks per thread (short / long periods)");
+        }
     }
 
     // --- fill, every element size, 1 GiB ---
@@ -208,21 +245,98 @@ fn main() {
         let addr = buf.as_device_ptr().addr();
         let v = value::<12>();
         let s = stream.clone();
-        let ours = b.gpu_ms(|| buf.slice_mut(3..len).unwrap().fill_async(v, &s).unwrap());
-        // SAFETY: inside the live allocation, on the same stream.
-        let raw = b.gpu_ms(|| unsafe {
-            sys::cuMemsetD32Async(addr + 36, 7, (len - 3) * 3, s.cu_stream())
-                .result()
-                .unwrap()
-        });
+        let (mut ours, mut raw) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            ours.push(b.gpu_ms(|| buf.slice_mut(3..len).unwrap().fill_async(v, &s).unwrap()));
+            // SAFETY: inside the live allocation, on the same stream.
+            raw.push(b.gpu_ms(|| unsafe {
+                sys::cuMemsetD32Async(addr + 36, 7, (len - 3) * 3, s.cu_stream())
+                    .result()
+                    .unwrap()
+            }));
+        }
         let bytes = (len - 3) * 12;
         b.push(
             "fill",
             "view at byte offset 4, 12 B".into(),
             "GB/s",
-            bytes as f64 / ours / 1e6,
-            bytes as f64 / raw / 1e6,
+            bytes as f64 / median(ours) / 1e6,
+            bytes as f64 / median(raw) / 1e6,
             "cuMemsetD32Async",
+            true,
+            None,
+        );
+    }
+
+    // --- pitched: a 12-byte fill of an odd width, and 2D copies from pinned memory ---
+    {
+        let (w, h) = (8191, 8192);
+        let mut img = PitchedBuffer::<[u8; 12]>::new(&ctx, w, h).unwrap();
+        let (addr, pitch) = (img.as_device_ptr().addr(), img.pitch());
+        let v = value::<12>();
+        let s = stream.clone();
+        let bytes = (w * h * 12) as f64;
+        let (mut ours, mut raw) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            ours.push(b.gpu_ms(|| img.fill_async(v, &s).unwrap()));
+            // SAFETY: the live pitched allocation's rows, on the same stream.
+            raw.push(b.gpu_ms(|| unsafe {
+                sys::cuMemsetD2D32Async(addr, pitch, 7, w * 3, h, s.cu_stream())
+                    .result()
+                    .unwrap()
+            }));
+        }
+        img.fill_async(v, &s).unwrap();
+        assert_eq!(img.row(h - 1).unwrap().to_vec().unwrap()[w - 1], v);
+        b.push(
+            "fill",
+            format!("pitched {w} x {h}, 12 B"),
+            "GB/s",
+            bytes / median(ours) / 1e6,
+            bytes / median(raw) / 1e6,
+            "cuMemsetD2D32Async",
+            true,
+            None,
+        );
+
+        let host = PinnedBuffer::<[u8; 12]>::from_slice(&ctx, &vec![v; w * h]).unwrap();
+        let host_ptr = host.as_slice().unwrap().as_ptr();
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: host_ptr.cast(),
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: w * 12,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: addr,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: pitch,
+            WidthInBytes: w * 12,
+            Height: h,
+        };
+        let (mut ours, mut raw) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            ours.push(b.gpu_ms(|| img.copy_from_host_async(&host, &s).unwrap()));
+            // SAFETY: the pinned source and the pitched destination are live
+            // and sized as described; nothing else uses them meanwhile.
+            raw.push(b.gpu_ms(|| unsafe {
+                sys::cuMemcpy2DAsync_v2(&copy, s.cu_stream())
+                    .result()
+                    .unwrap()
+            }));
+        }
+        b.push(
+            "copy",
+            format!("2D H2D pinned -> pitched {w} x {h}"),
+            "GB/s",
+            bytes / median(ours) / 1e6,
+            bytes / median(raw) / 1e6,
+            "cuMemcpy2DAsync",
             true,
             None,
         );
@@ -472,16 +586,12 @@ fn main() {
     {
         let s = stream.clone();
         let n = 5000;
-        let ours = b.host_us(
+        let (ours, raw) = b.host_pair_us(
             n,
             || {
                 let p = PoolBuffer::<u8>::new(1 << 20, &s).unwrap();
                 p.free_on_stream(&s).unwrap();
             },
-            || s.synchronize().unwrap(),
-        );
-        let raw = b.host_us(
-            n,
             || unsafe {
                 // SAFETY: a stream-ordered allocation freed right away on the same stream.
                 let p = result::malloc_async(s.cu_stream(), 1 << 20).unwrap();

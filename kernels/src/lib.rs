@@ -25,7 +25,7 @@ pub mod pattern;
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use crate::pattern::{chunk_offset, small_byte, small_chunk, split_row, SmallPattern};
+    use crate::pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
     use core::arch::asm;
     use core::arch::nvptx::{_block_dim_x, _block_idx_x, _block_idx_y, _grid_dim_x, _grid_dim_y, _thread_idx_x};
 
@@ -128,6 +128,35 @@ mod device {
         }
     }
 
+    /// Word `index` of the `pattern` parameter of [`cuda_mem_fill_small`], read
+    /// by address from the kernel-parameter space (`ld.param` with a register
+    /// address, which PTX allows for kernel parameters). Each lane reads its own
+    /// words with no branch, so a warp's phases do not diverge.
+    ///
+    /// # Safety
+    /// Only inside `cuda_mem_fill_small` (the asm names its sixth parameter),
+    /// with `index < SMALL_PATTERN_WORDS`.
+    #[inline(always)]
+    unsafe fn pattern_word(index: u32) -> u32 {
+        let word: u32;
+        // SAFETY: the caller guarantees we are in the kernel that declares the
+        // parameter and that the word lies inside it; the asm only reads.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .u64 %pattern_addr;",
+                "mov.u64 %pattern_addr, cuda_mem_fill_small_param_5;",
+                "mad.wide.u32 %pattern_addr, {index}, 4, %pattern_addr;",
+                "ld.param.u32 {word}, [%pattern_addr];",
+                "}}",
+                index = in(reg32) index,
+                word = out(reg32) word,
+                options(pure, readonly, nostack, preserves_flags)
+            );
+        }
+        word
+    }
+
     /// Fills with a value of at most 256 bytes passed in `pattern`.
     ///
     /// # Safety
@@ -144,8 +173,13 @@ mod device {
         let split = split_row(base, row_bytes);
         let (tid, _) = thread_along_row();
         let size64 = size as u64;
-        let chunk = small_chunk(&pattern, chunk_offset(split.head, tid, size64) as u32);
-        let head_byte = |at: u64| small_byte(&pattern, (at % size64) as u32);
+        // `pattern` is read through `pattern_word`, by address: see there.
+        let _ = pattern;
+        // SAFETY: every index below is under SMALL_PATTERN_WORDS: offsets are
+        // below `size <= 256`, so words up to 256 / 4 + 4 = 68 are read.
+        let word = |i: u32| unsafe { pattern_word(i) };
+        let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
+        let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
         // SAFETY: forwarded from the caller.
         unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
     }

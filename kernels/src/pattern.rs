@@ -14,37 +14,16 @@ pub const SMALL_PATTERN_MAX: usize = 256;
 
 /// The value of a small fill, repeated: byte `i` is `value[i % size]`.
 ///
-/// Passed by value as a kernel parameter and only ever indexed with constants,
-/// so it stays in the parameter bank (a runtime index would make the compiler
-/// copy all 288 bytes to a per-thread local frame).
+/// Passed by value as a kernel parameter. The kernel reads it by address from
+/// the parameter space (see `pattern_word` in the kernel crate): indexing the
+/// Rust parameter at run time would make the compiler copy all 288 bytes to a
+/// per-thread local frame, and a chain of constant-index selects compiles to
+/// jump tables that diverge across a warp's phases.
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 pub struct SmallPattern {
     /// The repeated value, as little-endian words.
     pub words: [u32; SMALL_PATTERN_WORDS],
-}
-
-/// Selects `words[index]` (or 0 past the end) without indexing memory at run time.
-///
-/// A chain of selects with constant indices: it keeps `words` in the
-/// kernel-parameter bank instead of a per-thread local-memory copy, which a
-/// run-time index would force (and which costs about 20% of fill bandwidth).
-#[inline(always)]
-pub fn select_word(words: &[u32; SMALL_PATTERN_WORDS], index: u32) -> u32 {
-    // Written out (not a loop) so that no index is ever a run-time value.
-    macro_rules! chain {
-        ($($i:literal),*) => {{
-            let mut picked = 0;
-            $(picked = if index == $i { words[$i] } else { picked };)*
-            picked
-        }};
-    }
-    chain!(
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-        25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-        48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70,
-        71
-    )
 }
 
 /// Joins `lo` and `hi` and takes the 32 bits starting `shift` bits into `lo`.
@@ -53,18 +32,19 @@ pub fn funnel(lo: u32, hi: u32, shift: u32) -> u32 {
     ((((hi as u64) << 32) | lo as u64) >> shift) as u32
 }
 
-/// The 16 bytes of a small pattern starting at byte `offset` (`offset < size`),
-/// as four little-endian words.
+/// The 16 bytes starting at byte `offset` (`offset < size`) of a pattern
+/// whose 32-bit word `i` is `word(i)`, as four little-endian words. Reads
+/// words `offset / 4 ..= offset / 4 + 4`.
 #[inline(always)]
-pub fn small_chunk(pattern: &SmallPattern, offset: u32) -> [u32; 4] {
-    let word = offset / 4;
+pub fn chunk_at(word: impl Fn(u32) -> u32, offset: u32) -> [u32; 4] {
+    let first = offset / 4;
     let shift = (offset % 4) * 8;
     let w = [
-        select_word(&pattern.words, word),
-        select_word(&pattern.words, word + 1),
-        select_word(&pattern.words, word + 2),
-        select_word(&pattern.words, word + 3),
-        select_word(&pattern.words, word + 4),
+        word(first),
+        word(first + 1),
+        word(first + 2),
+        word(first + 3),
+        word(first + 4),
     ];
     [
         funnel(w[0], w[1], shift),
@@ -74,10 +54,10 @@ pub fn small_chunk(pattern: &SmallPattern, offset: u32) -> [u32; 4] {
     ]
 }
 
-/// Byte `offset` of a small pattern (`offset < SMALL_PATTERN_WORDS * 4`).
+/// Byte `offset` of a pattern whose 32-bit word `i` is `word(i)`.
 #[inline(always)]
-pub fn small_byte(pattern: &SmallPattern, offset: u32) -> u8 {
-    (select_word(&pattern.words, offset / 4) >> ((offset % 4) * 8)) as u8
+pub fn byte_at(word: impl Fn(u32) -> u32, offset: u32) -> u8 {
+    (word(offset / 4) >> ((offset % 4) * 8)) as u8
 }
 
 /// Alignment of the first chunk of a row. Chunks start at a 128-byte boundary
