@@ -349,10 +349,10 @@ fn main() {
         let addr = words.as_device_ptr().addr();
         let s = stream.clone();
         let sync = || s.synchronize().unwrap();
-        let ours = b.host_us(n, || words.fill_async(0x0102_0304, &s).unwrap(), sync);
-        // SAFETY: the live 4 KiB allocation, on the same stream.
-        let raw = b.host_us(
+        let (ours, raw) = b.host_pair_us(
             n,
+            || words.fill_async(0x0102_0304, &s).unwrap(),
+            // SAFETY: the live 4 KiB allocation, on the same stream.
             || unsafe {
                 sys::cuMemsetD32Async(addr, 0x0102_0304, 1024, s.cu_stream())
                     .result()
@@ -374,7 +374,6 @@ fn main() {
         let mut structs = DeviceBuffer::<[u8; 16]>::new(&ctx, 256).unwrap();
         let addr = structs.as_device_ptr().addr();
         let v = value::<16>();
-        let ours = b.host_us(n, || structs.fill_async(v, &s).unwrap(), sync);
         let module = ctx
             .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(
                 cuda_mem::fill_kernels_ptx(),
@@ -386,8 +385,9 @@ fn main() {
         let pattern = Pattern(std::array::from_fn(|i| {
             u32::from_le_bytes(std::array::from_fn(|j| v[(4 * i + j) % 16]))
         }));
-        let raw = b.host_us(
+        let (ours, raw) = b.host_pair_us(
             n,
+            || structs.fill_async(v, &s).unwrap(),
             || {
                 let (mut a, mut p, mut w, mut r, mut sz) = (addr, 4096u64, 4096u64, 1u64, 16u32);
                 let mut pat = Pattern(pattern.0);
@@ -475,25 +475,19 @@ fn main() {
         );
 
         let host: Vec<u8> = (0..len).map(|i| i as u8).collect();
-        let wall = |f: &mut dyn FnMut()| {
-            f();
-            median(
-                (0..5)
-                    .map(|_| {
-                        let t = Instant::now();
-                        f();
-                        len as f64 / t.elapsed().as_secs_f64() / 1e9
-                    })
-                    .collect(),
-            )
-        };
-        let ours = wall(&mut || dev.copy_from_host(&host).unwrap());
-        // SAFETY: live buffers of `len` bytes.
-        let raw = wall(&mut || unsafe {
-            sys::cuMemcpyHtoD_v2(d, host.as_ptr().cast(), len)
-                .result()
-                .unwrap()
-        });
+        // Pageable copies are noisy: alternate ours and raw, median of each.
+        let (ours, raw) = b.host_pair_us(
+            1,
+            || dev.copy_from_host(&host).unwrap(),
+            // SAFETY: live buffers of `len` bytes.
+            || unsafe {
+                sys::cuMemcpyHtoD_v2(d, host.as_ptr().cast(), len)
+                    .result()
+                    .unwrap()
+            },
+            || {},
+        );
+        let (ours, raw) = (len as f64 / ours / 1e3, len as f64 / raw / 1e3);
         b.push(
             "copy",
             "copy_from_host(Vec) 256 MiB".into(),
@@ -506,25 +500,21 @@ fn main() {
         );
 
         let small: Vec<u8> = vec![5; 4096];
-        let mut small_out = vec![0u8; 4096];
         let mut d4 = DeviceBuffer::<u8>::new(&ctx, 4096).unwrap();
         let a4 = d4.as_device_ptr().addr();
-        let ours = b.host_us(
+        let out = std::cell::RefCell::new(vec![0u8; 4096]);
+        let (ours, raw) = b.host_pair_us(
             2000,
             || {
                 d4.copy_from_host(&small).unwrap();
-                d4.copy_to_host(&mut small_out).unwrap();
+                d4.copy_to_host(&mut out.borrow_mut()).unwrap();
             },
-            || {},
-        );
-        // SAFETY: live 4 KiB buffers.
-        let raw = b.host_us(
-            2000,
+            // SAFETY: live 4 KiB buffers.
             || unsafe {
                 sys::cuMemcpyHtoD_v2(a4, small.as_ptr().cast(), 4096)
                     .result()
                     .unwrap();
-                sys::cuMemcpyDtoH_v2(small_out.as_mut_ptr().cast(), a4, 4096)
+                sys::cuMemcpyDtoH_v2(out.borrow_mut().as_mut_ptr().cast(), a4, 4096)
                     .result()
                     .unwrap();
             },
@@ -648,13 +638,9 @@ fn main() {
             false,
             None,
         );
-        let ours = b.host_us(
+        let (ours, raw) = b.host_pair_us(
             500,
             || drop(DeviceBuffer::<u8>::new(&ctx, 1 << 20).unwrap()),
-            || {},
-        );
-        let raw = b.host_us(
-            500,
             || unsafe {
                 // SAFETY: allocate and free 1 MiB.
                 let p = result::malloc_sync(1 << 20).unwrap();
@@ -672,13 +658,9 @@ fn main() {
             false,
             None,
         );
-        let ours = b.host_us(
+        let (ours, raw) = b.host_pair_us(
             20,
             || drop(PinnedBuffer::<u8>::new(&ctx, 64 << 20).unwrap()),
-            || {},
-        );
-        let raw = b.host_us(
-            20,
             || unsafe {
                 // SAFETY: allocate and free 64 MiB of pinned memory.
                 let p = result::malloc_host(64 << 20, 0).unwrap();
