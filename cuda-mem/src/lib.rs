@@ -1,4 +1,209 @@
-//! cuda-mem: typed GPU memory (crate docs are written in `docs/guide.md`).
+//! Typed GPU memory for Rust: your own `#[repr(C)]` structs in device,
+//! pinned, unified, pooled and 2D-pitched memory, filled with a typed value at
+//! memory bandwidth, copied without data races or use-after-free, and shared
+//! with kernels written in Rust.
+//!
+//! ```no_run
+//! use cuda_mem::{DeviceBuffer, DeviceCopy};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+//! #[repr(C)]
+//! struct Particle { pos: [f32; 3], mass: f32, id: u32 } // 20 bytes, no padding: proved at compile time
+//!
+//! let ctx = cuda_mem::context(0)?; // Err, never a panic, without a driver or GPU
+//! let mut particles = DeviceBuffer::<Particle>::new(&ctx, 1_000_000)?;
+//! particles.fill(Particle { pos: [0.0; 3], mass: 1.0, id: 7 })?;
+//! particles.slice_mut(10..20)?.memset(0)?;
+//! let host: Vec<Particle> = particles.to_vec()?;
+//! assert_eq!(host[10].mass, 0.0);
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! The repository's `examples/` directory has a runnable program for each
+//! section below (`cargo run --release --example NAME`): `quickstart`,
+//! `particles`, `pipeline`, `pool`, `image2d` and `allocator`.
+//!
+//! # Memory kinds
+//!
+//! Every buffer holds `len` elements of one `T: DeviceCopy` and has the same
+//! operations: [`len`](Buffer::len), [`byte_size`](Buffer::byte_size),
+//! [`memset`](Buffer::memset), [`fill`](Buffer::fill), copies to and from the
+//! host and between any two kinds, views ([`slice`](Buffer::slice),
+//! [`slice_mut`](Buffer::slice_mut)) with the same operations, kernel
+//! arguments, and cudarc's `DevicePtr` / `DevicePtrMut`. What differs is where
+//! the memory lives and who may touch it:
+//!
+//! | type | memory | the host may read it | use it for |
+//! | --- | --- | --- | --- |
+//! | [`DeviceBuffer<T>`] | device (`cuMemAlloc`) | no: copy it out | data the GPU works on; the default |
+//! | [`PinnedBuffer<T>`] | page-locked host (`cuMemHostAlloc`) | [`as_slice`](Buffer::as_slice), [`as_mut_slice`](Buffer::as_mut_slice) | staging for copies: the source or target of every asynchronous host copy, at full bandwidth |
+//! | [`UnifiedBuffer<T>`] | managed (`cuMemAllocManaged`) | `as_slice`, `as_mut_slice` | data both sides touch, or irregularly; [`prefetch_to_device`](UnifiedBuffer::prefetch_to_device) before the GPU's heavy use, [`prefetch_to_host`](UnifiedBuffer::prefetch_to_host) before the host's, [`advise`](UnifiedBuffer::advise) |
+//! | [`PoolBuffer<T>`] | stream-ordered pool (`cuMemAllocAsync`) | no | temporaries allocated and freed every step: a microsecond each from a [`MemPool`], which keeps its memory (release threshold, [`trim_to`](MemPool::trim_to), [`usage`](MemPool::usage)) |
+//! | [`PitchedBuffer<T>`] | device, rows padded (`cuMemAllocPitch`) | no | images and other 2D arrays: 2D copies and fills that never touch the row padding, [`row`](PitchedBuffer::row) views |
+//!
+//! Allocator-aware code gets allocators: [`PinnedAllocator`] and
+//! [`UnifiedAllocator`] implement `allocator_api2::alloc::Allocator`, so
+//! `allocator_api2::vec::Vec<T, PinnedAllocator>` (and hashbrown maps) live in
+//! pinned or managed memory. Device memory is not host-dereferenceable, so it
+//! gets no `Allocator` (a `Vec` would read it on the host); [`CudaAllocator`]
+//! hands out device bytes as an owned [`DeviceAlloc`] or a raw
+//! [`DevicePtr<u8>`] instead.
+//!
+//! Buffers keep their CUDA context alive. [`context`] opens a device's primary
+//! context; cuda-mem takes and re-exports cudarc's [`CudaContext`] and
+//! [`CudaStream`] (`Arc`s), and re-exports [`cudarc`] itself for kernel
+//! launches.
+//!
+//! # The `DeviceCopy` contract
+//!
+//! Device code and `memset` can write any bytes into a buffer, and the host
+//! reads them back as `T`. That is only sound for types that satisfy the
+//! [`DeviceCopy`] contract: no padding bytes, every bit pattern a valid value,
+//! no host pointers or references, a C-compatible layout, alignment at most
+//! 256. It is implemented for the integers, floats, arrays of `DeviceCopy`
+//! and [`DevicePtr<T>`] (a device address: the way to put pointers in
+//! structs), and never for `bool`, `char`, enums, `Option`, tuples, references
+//! or raw pointers.
+//!
+//! `#[derive(DeviceCopy)]` on a `#[repr(C)]` struct proves every rule at
+//! compile time, with the error on your code, and on host builds also
+//! implements cudarc's `DeviceRepr`, so the struct can be a kernel argument.
+//! With `default-features = false` this crate is `#![no_std]` and builds for
+//! `nvptx64-nvidia-cuda`, so a kernel crate can share the struct definitions
+//! (see [below](#your-own-kernels-in-rust)). A struct can also derive
+//! `bytemuck::Pod`; [`bytes_of`] and [`bytes_of_slice`] give the byte views.
+//!
+//! # Asynchronous work: the rules
+//!
+//! - **Every operation is queued on a stream.** The `_async` methods take the
+//!   stream; the others use the context's default stream. Copies that take or
+//!   return host slices ([`copy_from_host`](Buffer::copy_from_host),
+//!   [`copy_to_host`](Buffer::copy_to_host), [`to_vec`](Buffer::to_vec))
+//!   return when the host memory may be reused or read.
+//! - **Asynchronous host copies need pinned (or unified) memory.**
+//!   [`copy_from_host_async`](Buffer::copy_from_host_async) and
+//!   [`copy_to_host_async`](Buffer::copy_to_host_async) take a
+//!   [`PinnedBuffer`] or [`UnifiedBuffer`], never a `&[T]`: from pageable
+//!   memory the driver cannot copy asynchronously anyway, and a borrowed slice
+//!   could be changed or freed while the copy still runs. The buffer records
+//!   the copy instead.
+//! - **Host access waits.** [`as_slice`](Buffer::as_slice) and
+//!   [`as_mut_slice`](Buffer::as_mut_slice) first wait for every queued
+//!   operation on the buffer (copies, kernels, prefetches), so the host never
+//!   sees memory the GPU may still change. [`synchronize`](Buffer::synchronize)
+//!   waits explicitly.
+//! - **Operations on one allocation run in the order you queue them**, on any
+//!   streams: each allocation remembers the stream of its latest operation,
+//!   and an operation on another stream first waits for it (one event per
+//!   allocation, re-recorded; nothing is allocated per operation). Views share
+//!   their allocation's order, so for work that should overlap, use separate
+//!   allocations (the `pipeline` example gives each chunk its own buffers).
+//! - **Kernels** get a buffer through [`kernel_arg`](Buffer::kernel_arg) or
+//!   [`kernel_arg_mut`](Buffer::kernel_arg_mut)`(&stream)`: a [`KernelArg`]
+//!   (a `DeviceRepr`, the layout of a `T*`) that orders the launch after
+//!   earlier work on the buffer and makes later work, host access and the free
+//!   wait for the kernel. It borrows the buffer, so the buffer cannot be
+//!   dropped or touched from the host while the argument exists.
+//! - **Drop never panics and never frees memory in use.** Device, pinned and
+//!   unified buffers wait for their queued work, then free; pool buffers are
+//!   freed stream-ordered behind their last use, without waiting
+//!   ([`free_on_stream`](PoolBuffer::free_on_stream) picks the stream). If the
+//!   free fails (a context broken by a faulting kernel), the memory is leaked
+//!   and the error recorded in the context, as cudarc does.
+//!
+//! ```no_run
+//! use cuda_mem::{DeviceBuffer, PinnedBuffer};
+//!
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let upload = PinnedBuffer::from_slice(&ctx, &[1.0f32; 4096])?;
+//! let mut device = DeviceBuffer::<f32>::new(&ctx, 4096)?;
+//! let mut download = PinnedBuffer::<f32>::new(&ctx, 4096)?;
+//! device.copy_from_host_async(&upload, &stream)?; // returns at once
+//! device.slice_mut(..2048)?.fill_async(2.0, &stream)?;
+//! device.copy_to_host_async(&mut download, &stream)?;
+//! assert_eq!(download.as_slice()?[0], 2.0); // waits for the three operations
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Fill
+//!
+//! [`fill(value)`](Buffer::fill) sets every element to `value` at the card's
+//! write bandwidth, for any `T`. When the value's bytes repeat with period 1,
+//! 2 or 4 (`0u64`, `-1i32`, any `f32`, `[7u8; 12]`) and the address allows it,
+//! it is one driver call, `cuMemsetD8/D16/D32Async` (the 2D forms for
+//! [`PitchedBuffer`]). Any other value, say a 12-byte struct, goes to
+//! cuda-mem's fill kernels (Rust, compiled to PTX when this crate is built,
+//! loaded once per context): 16-byte coalesced stores of the repeating
+//! pattern, with unaligned heads and tails of views written separately.
+//! [`memset(byte)`](Buffer::memset) sets bytes. Pitched fills skip the row
+//! padding.
+//!
+//! # Your own kernels in Rust
+//!
+//! Write kernels in a `#![no_std]` crate for `nvptx64-nvidia-cuda` that
+//! depends on `cuda-mem` with `default-features = false` (and on the crate
+//! that holds your shared structs), and compile it from your `build.rs` with
+//! `cuda_mem::build::KernelCrate` (feature `build`): it runs a nested nightly
+//! cargo for the kernel crate, writes the PTX into `OUT_DIR`, fails with the
+//! fixing command when the nightly toolchain or `rust-src` is missing, and
+//! prints `cargo:rerun-if-changed` for the kernel crate (add the crates it
+//! depends on by path yourself). The module docs of `cuda_mem::build` list the
+//! kernel crate's `rust-toolchain.toml` and `.cargo/config.toml`.
+//!
+//! ```ignore
+//! // build.rs (cuda-mem as a build-dependency, default-features = false, features = ["build"])
+//! fn main() {
+//!     cuda_mem::build::KernelCrate::new("my-kernels")
+//!         .build()
+//!         .unwrap_or_else(|e| e.exit()); // writes $OUT_DIR/my-kernels.ptx
+//! }
+//! ```
+//!
+//! Then embed the PTX, load it with cudarc and launch with buffers as
+//! [`KernelArg`]s:
+//!
+//! ```no_run
+//! use cuda_mem::cudarc::driver::{LaunchConfig, PushKernelArg};
+//! use cuda_mem::cudarc::nvrtc::Ptx;
+//!
+//! # const MY_KERNELS_PTX: &str = "";
+//! // const MY_KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx"));
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let scale = ctx.load_module(Ptx::from_src(MY_KERNELS_PTX))?.load_function("scale_f32")?;
+//! let mut data = cuda_mem::DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
+//! let n: usize = data.len();
+//! let arg = data.kernel_arg_mut(&stream)?;
+//! // SAFETY: `scale_f32(data: *mut f32, n: usize, factor: f32)` reads and writes `n` floats.
+//! unsafe {
+//!     stream
+//!         .launch_builder(&scale)
+//!         .arg(&arg)
+//!         .arg(&n)
+//!         .arg(&2.0f32)
+//!         .launch(LaunchConfig::for_num_elems(n as u32))?;
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Functions the kernels call from another crate must be `#[inline]` (a call
+//! out of the kernel crate would leave an `.extern .func` in the PTX, which
+//! the builder rejects). The repository's `examples/particles-shared` (a
+//! `Particle` struct and its update step, used by the kernel and by the CPU
+//! check), `examples/particles-kernels` (the kernel crate), `examples/build.rs`
+//! and `examples/examples/particles.rs` are a complete, tested setup.
+//!
+//! # Errors
+//!
+//! Every fallible call returns [`Result<T>`](Result), with one [`Error`] type
+//! whose messages say what was wrong and what to do: the driver not found,
+//! no device, out of memory (with the size asked for), length mismatch, out
+//! of range, size overflow, not supported on this device, context mismatch,
+//! invalid argument, or the driver's own error with the call that failed.
+//! Nothing panics on bad input, and without a driver or a GPU every
+//! constructor returns `Err` ([`is_available`] says so up front). Errors of
+//! cudarc calls convert with `?`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]

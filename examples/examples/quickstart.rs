@@ -4,6 +4,7 @@
 //!     cargo run --release --example quickstart
 
 use cuda_mem::{DeviceBuffer, DeviceCopy};
+use cuda_mem_examples::{gpu_or_exit, Checks};
 
 /// A particle, laid out as in C (`struct { float pos[3]; float mass; unsigned id; }`).
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
@@ -15,17 +16,8 @@ struct Particle {
 }
 
 fn main() -> Result<(), cuda_mem::Error> {
-    let ctx = cuda_mem_examples::gpu_or_exit("quickstart");
-    println!(
-        "device: {}",
-        ctx.name().map_err(|e| cuda_mem::Error::Driver {
-            op: "cuDeviceGetName",
-            name: "".into(),
-            code: e.0 as u32,
-            description: "".into(),
-            source: e,
-        })?
-    );
+    let ctx = gpu_or_exit("quickstart");
+    println!("device: {}", ctx.name()?);
 
     // 1 million 20-byte particles: not a power of two, and not a repeating byte
     // pattern, so `fill` runs cuda-mem's Rust fill kernel.
@@ -68,10 +60,15 @@ fn main() -> Result<(), cuda_mem::Error> {
         .count();
     println!("memset(0): {zeros} of {n} particles are zero");
 
-    if wrong != 0 || zeros != n {
-        eprintln!("quickstart: check FAILED");
-        std::process::exit(1);
-    }
-    println!("quickstart: all checks passed");
+    let mut checks = Checks::new("quickstart");
+    checks.check(
+        wrong == 0,
+        format_args!("fill and a view's fill: every particle right ({wrong} wrong)"),
+    );
+    checks.check(
+        zeros == n,
+        format_args!("memset(0): every particle zero ({zeros} of {n})"),
+    );
+    checks.finish();
     Ok(())
 }
