@@ -100,6 +100,8 @@ pub(crate) struct ContextState {
     pub(crate) concurrent_managed_access: bool,
     kernels: OnceLock<Result<FillKernels>>,
     default_pool_ready: OnceLock<Result<()>>,
+    /// Pinned chunks for large pageable copies (see `staging`).
+    pub(crate) staging: crate::staging::StagingCell,
 }
 
 impl ContextState {
@@ -148,6 +150,7 @@ impl ContextState {
             concurrent_managed_access: cma != 0,
             kernels: OnceLock::new(),
             default_pool_ready: OnceLock::new(),
+            staging: Mutex::new(None),
         });
         registry.push((key, state.clone()));
         Ok(state)

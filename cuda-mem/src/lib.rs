@@ -248,6 +248,8 @@ mod pitched;
 #[cfg(feature = "host")]
 mod pool;
 #[cfg(feature = "host")]
+mod staging;
+#[cfg(feature = "host")]
 mod view;
 
 #[cfg(feature = "host")]

@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
 use crate::order::StreamOrder;
-use crate::{fill, DeviceCopy, DevicePtr};
+use crate::{bytes_of_slice, fill, staging, DeviceCopy, DevicePtr};
 
 /// `len` elements of `T` at byte `offset` of one allocation.
 pub(crate) struct Elems<'a, T> {
@@ -27,6 +27,15 @@ impl<T> Clone for Elems<'_, T> {
     }
 }
 impl<T> Copy for Elems<'_, T> {}
+
+/// Views a mutable slice of `DeviceCopy` values as bytes.
+fn bytes_of_slice_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
+    // SAFETY: the slice's bytes are one exclusive, writable allocation of
+    // `size_of_val(values)` bytes; `T: DeviceCopy` has no padding and every
+    // bit pattern is a valid `T`, so any bytes written through the view leave
+    // valid values behind.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), size_of_val(values)) }
+}
 
 /// Resolves `range` against `len`, or says why it does not fit.
 pub(crate) fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
@@ -144,15 +153,12 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(());
         }
-        let (addr, bytes) = (self.addr(), self.byte_size());
-        self.run(self.default_stream(), || {
+        let stream = self.default_stream();
+        self.run(stream, || {
             self.mem.state.bind()?;
-            // SAFETY: `src` is a live slice of `bytes` bytes; the synchronous copy
-            // returns once it has been read (staged, for pageable memory); the
-            // destination lies inside the allocation and is ordered after earlier
-            // work by `run` (it runs on the legacy default stream).
-            unsafe { sys::cuMemcpyHtoD_v2(addr, src.as_ptr().cast(), bytes).result() }
-                .op("cuMemcpyHtoD")
+            // The destination lies inside the allocation and `run` ordered the
+            // legacy default stream after earlier work on it.
+            staging::copy_from_host(&self.mem.state, stream, self.addr(), bytes_of_slice(src))
         })
     }
 
@@ -167,14 +173,18 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(());
         }
-        let (addr, bytes) = (self.addr(), self.byte_size());
-        self.run(self.default_stream(), || {
+        let stream = self.default_stream();
+        self.run(stream, || {
             self.mem.state.bind()?;
-            // SAFETY: `dst` is a live, exclusive slice of `bytes` bytes and every
-            // byte pattern is a valid `T`; the device-to-host copy has completed
-            // when the call returns.
-            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), addr, bytes).result() }
-                .op("cuMemcpyDtoH")
+            // The source lies inside the allocation and `run` ordered the legacy
+            // default stream after earlier work on it; any bytes written into
+            // `dst` make valid `T`s (DeviceCopy).
+            staging::copy_to_host(
+                &self.mem.state,
+                stream,
+                bytes_of_slice_mut(dst),
+                self.addr(),
+            )
         })
     }
 

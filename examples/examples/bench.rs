@@ -498,6 +498,29 @@ fn main() {
             true,
             None,
         );
+        assert!(dev.to_vec().unwrap() == host, "copy_from_host result wrong");
+        let out = std::cell::RefCell::new(vec![0u8; len]);
+        let (ours, raw) = b.host_pair_us(
+            1,
+            || dev.copy_to_host(&mut out.borrow_mut()).unwrap(),
+            // SAFETY: live buffers of `len` bytes.
+            || unsafe {
+                sys::cuMemcpyDtoH_v2(out.borrow_mut().as_mut_ptr().cast(), d, len)
+                    .result()
+                    .unwrap()
+            },
+            || {},
+        );
+        b.push(
+            "copy",
+            "copy_to_host(Vec) 256 MiB".into(),
+            "GB/s",
+            len as f64 / ours / 1e3,
+            len as f64 / raw / 1e3,
+            "cuMemcpyDtoH (pageable)",
+            true,
+            None,
+        );
 
         let small: Vec<u8> = vec![5; 4096];
         let mut d4 = DeviceBuffer::<u8>::new(&ctx, 4096).unwrap();

@@ -1,0 +1,135 @@
+//! GPU tests of the synchronous copies from and to *pageable* host memory
+//! that are large enough (8 MiB and up) to be staged through pinned chunks:
+//! odd element sizes, odd lengths, unaligned views, every byte checked, the
+//! bytes around a view untouched, and interleaving with stream work and with
+//! copies from other threads (which then take the driver's own path).
+
+use std::sync::Arc;
+
+use cuda_mem::{Buffer, DeviceBuffer, MemoryKind, PinnedBuffer, PoolBuffer, UnifiedBuffer};
+use cuda_mem_tests::{gpu, Rng};
+
+/// A 12-byte element: chunk (2 MiB) and lane boundaries fall inside elements.
+type Elem = [u8; 12];
+
+/// Staged sizes: just over the threshold (three lanes, the last one tiny),
+/// several chunks per lane, partial chunks.
+fn staged_len(rng: &mut Rng) -> usize {
+    const MIB: usize = 1 << 20;
+    let bytes = [8 * MIB, 8 * MIB + 4, 13 * MIB + 7, 21 * MIB][rng.below(4)] + rng.below(MIB);
+    bytes / size_of::<Elem>()
+}
+
+/// Copies random data in and out of `buf` (whole, then an unaligned view),
+/// checking every element and the elements around the view.
+fn round_trip<K: MemoryKind>(rng: &mut Rng, buf: &mut Buffer<Elem, K>) {
+    let len = buf.len();
+    let data: Vec<Elem> = rng.values(len);
+    buf.copy_from_host(&data).unwrap();
+    let mut out = vec![[0xa5; 12]; len];
+    buf.copy_to_host(&mut out).unwrap();
+    assert!(out == data, "{}: whole-buffer round trip", K::NAME);
+
+    let start = 1 + rng.below(1000);
+    let end = len - rng.below(1000);
+    let part: Vec<Elem> = rng.values(end - start);
+    buf.slice_mut(start..end)
+        .unwrap()
+        .copy_from_host(&part)
+        .unwrap();
+    let mut back = vec![[0x3c; 12]; end - start];
+    buf.slice(start..end)
+        .unwrap()
+        .copy_to_host(&mut back)
+        .unwrap();
+    assert!(back == part, "{}: view round trip", K::NAME);
+    let all = buf.to_vec().unwrap();
+    assert!(
+        all[..start] == data[..start],
+        "{}: before the view",
+        K::NAME
+    );
+    assert!(all[start..end] == part[..], "{}: the view", K::NAME);
+    assert!(all[end..] == data[end..], "{}: after the view", K::NAME);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn large_pageable_copies_on_every_kind() {
+    let mut rng = Rng::from_env("large_pageable_copies_on_every_kind");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    for _ in 0..2 {
+        let len = staged_len(&mut rng);
+        round_trip(&mut rng, &mut DeviceBuffer::<Elem>::new(&ctx, len).unwrap());
+        round_trip(&mut rng, &mut PinnedBuffer::<Elem>::new(&ctx, len).unwrap());
+        round_trip(
+            &mut rng,
+            &mut UnifiedBuffer::<Elem>::new(&ctx, len).unwrap(),
+        );
+        let mut pool = PoolBuffer::<Elem>::new(len, &stream).unwrap();
+        round_trip(&mut rng, &mut pool);
+        pool.free_on_stream(&stream).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn staged_copies_are_ordered_with_stream_work() {
+    let mut rng = Rng::from_env("staged_copies_are_ordered_with_stream_work");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let len = staged_len(&mut rng);
+    let mut buf = DeviceBuffer::<Elem>::new(&ctx, len).unwrap();
+    for _ in 0..3 {
+        // A fill queued on a stream, then a staged copy over half of it, then
+        // a staged read: the copy must land after the fill, the read after both.
+        let v: Elem = rng.value();
+        buf.fill_async(v, &stream).unwrap();
+        let half = len / 2 + rng.below(len / 4);
+        let data: Vec<Elem> = rng.values(half);
+        buf.slice_mut(..half)
+            .unwrap()
+            .copy_from_host(&data)
+            .unwrap();
+        let v2: Elem = rng.value();
+        buf.slice_mut(half..)
+            .unwrap()
+            .fill_async(v2, &stream)
+            .unwrap();
+        let all = buf.to_vec().unwrap();
+        assert!(all[..half] == data[..], "copy after fill");
+        assert!(all[half..].iter().all(|x| *x == v2), "fill after copy");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pinned_sources_and_concurrent_threads_take_the_direct_path() {
+    let mut rng = Rng::from_env("pinned_sources_and_concurrent_threads_take_the_direct_path");
+    let ctx = gpu();
+    let len = staged_len(&mut rng);
+    // A host slice that is already pinned goes straight to the driver.
+    let src: Vec<Elem> = rng.values(len);
+    let pinned = PinnedBuffer::from_slice(&ctx, &src).unwrap();
+    let mut dev = DeviceBuffer::<Elem>::new(&ctx, len).unwrap();
+    dev.copy_from_host(pinned.as_slice().unwrap()).unwrap();
+    assert!(dev.to_vec().unwrap() == src);
+
+    // Four threads share the context's staging chunks (or fall back).
+    let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
+    let ctx = Arc::clone(&ctx);
+    std::thread::scope(|scope| {
+        for seed in seeds {
+            let ctx = &ctx;
+            scope.spawn(move || {
+                let mut rng = Rng::new(seed);
+                let len = staged_len(&mut rng);
+                let mut buf = DeviceBuffer::<Elem>::new(ctx, len).unwrap();
+                for _ in 0..3 {
+                    round_trip(&mut rng, &mut buf);
+                }
+            });
+        }
+    });
+}
