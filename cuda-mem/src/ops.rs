@@ -86,7 +86,9 @@ macro_rules! read_ops {
             }
 
             /// Copies every element into `dst` (lengths must match) and returns
-            /// once the data is there.
+            /// once the data is there. Large copies (8 MiB and up) into
+            /// ordinary pageable memory are staged through pinned chunks on
+            /// several threads, faster than the driver's own pageable copy.
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
@@ -223,7 +225,13 @@ macro_rules! write_ops {
             }
 
             /// Copies `src` in (lengths must match); returns once `src` may be
-            /// reused.
+            /// reused (as with `cuMemcpyHtoD`, the last part of the transfer
+            /// may still be on its way: every later operation on the memory,
+            /// host access included, comes after it). Large copies (8 MiB and
+            /// up) from ordinary pageable memory are staged through pinned
+            /// chunks on several threads, several times faster than the
+            /// driver's own pageable copy; the first one in a context pins
+            /// the 16 MiB of chunks it keeps.
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &mut ", $name, ", data: &[u32]) -> cuda_mem::Result<()> {")]
