@@ -622,14 +622,30 @@ fn main() {
             false,
             None,
         );
-        let ours = b.host_us(
+        let (ours, raw_same_pool) = b.host_pair_us(
             2000,
             || {
                 let p = PoolBuffer::<u8>::new(1 << 20, &s).unwrap();
                 p.free_on_stream(&s).unwrap();
                 s.synchronize().unwrap();
             },
+            || unsafe {
+                // SAFETY: a stream-ordered allocation freed right away on the same stream.
+                let p = result::malloc_async(s.cu_stream(), 1 << 20).unwrap();
+                result::free_async(p, s.cu_stream()).unwrap();
+                s.synchronize().unwrap();
+            },
             || {},
+        );
+        b.push(
+            "alloc",
+            "PoolBuffer alloc+free+sync".into(),
+            "us",
+            ours,
+            raw_same_pool,
+            "same calls, same pool",
+            false,
+            None,
         );
         // A raw pool as CUDA creates it: release threshold 0.
         // SAFETY: all-zero props plus type and location are valid pool properties.
@@ -653,7 +669,7 @@ fn main() {
         );
         b.push(
             "alloc",
-            "PoolBuffer alloc+free+sync".into(),
+            "PoolBuffer alloc+free+sync vs CUDA default".into(),
             "us",
             ours,
             raw_default,
