@@ -65,6 +65,17 @@ impl Bench {
         median(times)
     }
 
+    /// Median GPU milliseconds of `ours` and of `raw`, measured in three
+    /// alternating rounds so that drifting clocks hit both.
+    fn gpu_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            o.push(self.gpu_ms(&mut ours));
+            r.push(self.gpu_ms(&mut raw));
+        }
+        (median(o), median(r))
+    }
+
     /// Median host microseconds per call of `op` over batches of `n` calls.
     fn host_us(&self, n: usize, mut op: impl FnMut(), mut after_batch: impl FnMut()) -> f64 {
         op();
@@ -161,17 +172,15 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<cuda_mem::CudaContext>, byt
     let stream = b.stream.clone();
     let addr = buf.as_device_ptr().addr();
     let words = len * N / 4;
-    // Interleave ours and raw so drifting clocks hit both.
-    let (mut ours, mut raw) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        ours.push(b.gpu_ms(|| buf.fill_async(v, &stream).unwrap()));
+    let (ours, raw) = b.gpu_pair_ms(
+        || buf.fill_async(v, &stream).unwrap(),
         // SAFETY: the whole live allocation, on the stream the fills use.
-        raw.push(b.gpu_ms(|| unsafe {
+        || unsafe {
             sys::cuMemsetD32Async(addr, 0x1234_5678, words, stream.cu_stream())
                 .result()
                 .unwrap()
-        }));
-    }
+        },
+    );
     buf.fill_async(v, &stream).unwrap();
     let check = buf.slice(len - 1..).unwrap().to_vec().unwrap();
     assert_eq!(check[0], v, "fill result wrong for size {N}");
@@ -179,8 +188,8 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<cuda_mem::CudaContext>, byt
         "fill",
         format!("fill {N:>3} B elements, 1 GiB"),
         "GB/s",
-        gbps(median(ours), len * N),
-        gbps(median(raw), words * 4),
+        gbps(ours, len * N),
+        gbps(raw, words * 4),
         "cuMemsetD32Async",
         true,
         Some(N),
@@ -245,23 +254,22 @@ fn main() {
         let addr = buf.as_device_ptr().addr();
         let v = value::<12>();
         let s = stream.clone();
-        let (mut ours, mut raw) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            ours.push(b.gpu_ms(|| buf.slice_mut(3..len).unwrap().fill_async(v, &s).unwrap()));
+        let (ours, raw) = b.gpu_pair_ms(
+            || buf.slice_mut(3..len).unwrap().fill_async(v, &s).unwrap(),
             // SAFETY: inside the live allocation, on the same stream.
-            raw.push(b.gpu_ms(|| unsafe {
+            || unsafe {
                 sys::cuMemsetD32Async(addr + 36, 7, (len - 3) * 3, s.cu_stream())
                     .result()
                     .unwrap()
-            }));
-        }
+            },
+        );
         let bytes = (len - 3) * 12;
         b.push(
             "fill",
             "view at byte offset 4, 12 B".into(),
             "GB/s",
-            bytes as f64 / median(ours) / 1e6,
-            bytes as f64 / median(raw) / 1e6,
+            bytes as f64 / ours / 1e6,
+            bytes as f64 / raw / 1e6,
             "cuMemsetD32Async",
             true,
             None,
@@ -276,24 +284,23 @@ fn main() {
         let v = value::<12>();
         let s = stream.clone();
         let bytes = (w * h * 12) as f64;
-        let (mut ours, mut raw) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            ours.push(b.gpu_ms(|| img.fill_async(v, &s).unwrap()));
+        let (ours, raw) = b.gpu_pair_ms(
+            || img.fill_async(v, &s).unwrap(),
             // SAFETY: the live pitched allocation's rows, on the same stream.
-            raw.push(b.gpu_ms(|| unsafe {
+            || unsafe {
                 sys::cuMemsetD2D32Async(addr, pitch, 7, w * 3, h, s.cu_stream())
                     .result()
                     .unwrap()
-            }));
-        }
+            },
+        );
         img.fill_async(v, &s).unwrap();
         assert_eq!(img.row(h - 1).unwrap().to_vec().unwrap()[w - 1], v);
         b.push(
             "fill",
             format!("pitched {w} x {h}, 12 B"),
             "GB/s",
-            bytes / median(ours) / 1e6,
-            bytes / median(raw) / 1e6,
+            bytes / ours / 1e6,
+            bytes / raw / 1e6,
             "cuMemsetD2D32Async",
             true,
             None,
@@ -319,23 +326,22 @@ fn main() {
             WidthInBytes: w * 12,
             Height: h,
         };
-        let (mut ours, mut raw) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            ours.push(b.gpu_ms(|| img.copy_from_host_async(&host, &s).unwrap()));
+        let (ours, raw) = b.gpu_pair_ms(
+            || img.copy_from_host_async(&host, &s).unwrap(),
             // SAFETY: the pinned source and the pitched destination are live
             // and sized as described; nothing else uses them meanwhile.
-            raw.push(b.gpu_ms(|| unsafe {
+            || unsafe {
                 sys::cuMemcpy2DAsync_v2(&copy, s.cu_stream())
                     .result()
                     .unwrap()
-            }));
-        }
+            },
+        );
         b.push(
             "copy",
             format!("2D H2D pinned -> pitched {w} x {h}"),
             "GB/s",
-            bytes / median(ours) / 1e6,
-            bytes / median(raw) / 1e6,
+            bytes / ours / 1e6,
+            bytes / raw / 1e6,
             "cuMemcpy2DAsync",
             true,
             None,

@@ -2,9 +2,6 @@
 //! PTX with the properties the examples rely on. Needs `ptxas` (no GPU):
 //! `bash .ci/test` installs it and sets `PTXAS`.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-kernels.ptx"));
 
 /// The text of the kernel `name`, from its `.entry` to the next one.
@@ -49,40 +46,7 @@ fn the_particle_step_uses_ieee_arithmetic() {
     );
 }
 
-fn ptxas() -> PathBuf {
-    if let Some(path) = std::env::var_os("PTXAS") {
-        return path.into();
-    }
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join("ptxas"))
-                .find(|p| p.is_file())
-        })
-        .unwrap_or_else(|| {
-            panic!("ptxas not found: run the tests with `bash .ci/test` (it installs ptxas), or set PTXAS=/path/to/ptxas")
-        })
-}
-
 #[test]
 fn the_kernels_assemble_for_sm80_and_sm90() {
-    let dir = std::env::temp_dir().join(format!("cuda-mem-examples-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("particles-kernels.ptx");
-    std::fs::write(&file, PTX).unwrap();
-    for arch in ["sm_80", "sm_90"] {
-        let out = Command::new(ptxas())
-            .arg(format!("-arch={arch}"))
-            .arg(&file)
-            .arg("-o")
-            .arg(dir.join(format!("particles-kernels-{arch}.cubin")))
-            .output()
-            .expect("run ptxas");
-        assert!(
-            out.status.success(),
-            "ptxas -arch={arch} rejected the examples' kernels:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::remove_dir_all(&dir).ok();
+    cuda_mem_tests::assemble_ptx(PTX, "particles-kernels");
 }

@@ -77,6 +77,46 @@ pub fn gpu() -> Arc<CudaContext> {
     cuda_mem::context(0).expect("this test needs a CUDA device")
 }
 
+/// The `ptxas` to validate PTX with: `$PTXAS`, else the first on `PATH`.
+/// `bash .ci/test` installs it (PyPI `nvidia-cuda-nvcc`, no GPU needed).
+pub fn ptxas() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return p.into();
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!("ptxas not found: run the tests with `bash .ci/test` (it installs ptxas), or set PTXAS=/path/to/ptxas")
+    })
+}
+
+/// Assembles `ptx` with ptxas for sm_80 and sm_90; panics with ptxas's
+/// message (naming `name`) if either rejects it.
+pub fn assemble_ptx(ptx: &str, name: &str) {
+    let dir = std::env::temp_dir().join(format!("cuda-mem-ptx-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.ptx"));
+    std::fs::write(&file, ptx).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        let out = std::process::Command::new(ptxas())
+            .arg(format!("-arch={arch}"))
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join(format!("{name}-{arch}.cubin")))
+            .output()
+            .expect("run ptxas");
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected {name}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Bytes of a slice of `DeviceCopy` values.
 pub fn bytes<T: cuda_mem::DeviceCopy>(values: &[T]) -> &[u8] {
     cuda_mem::bytes_of_slice(values)
