@@ -1,7 +1,20 @@
 //! Helpers shared by the integration tests: a seeded random generator (so a
-//! failing run can be replayed with `CUDA_MEM_SEED`) and the GPU context.
+//! failing run can be replayed with `CUDA_MEM_SEED`), the GPU context, counts
+//! from the environment, compute-sanitizer detection, error-message checks,
+//! re-running one test of the current binary in a child process, and the
+//! engine of the differential tester ([`differential`]).
+//!
+//! Environment knobs (all optional):
+//! - `CUDA_MEM_SEED`: the seed of every random test (printed by each test).
+//! - `CUDA_MEM_DIFF_OPS`: operations per differential run (default 10,000).
+//! - `CUDA_MEM_LONG_CYCLES`: alloc/free cycles per kind in `long_runs` (default 100,000).
+//! - `CUDA_MEM_SANITIZER`: `1` to say the tests run under compute-sanitizer
+//!   (normally detected), `0` to say they do not.
 
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 
 pub use cuda_mem::{CudaContext, CudaStream};
 
@@ -11,17 +24,7 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator seeded from `CUDA_MEM_SEED` or the clock; prints the seed.
     pub fn from_env(test: &str) -> Self {
-        let seed = std::env::var("CUDA_MEM_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
-        eprintln!("{test}: CUDA_MEM_SEED={seed}");
-        Self::new(seed)
+        Self::new(seed_from_env(test))
     }
 
     /// A generator with a fixed seed.
@@ -80,4 +83,173 @@ pub fn gpu() -> Arc<CudaContext> {
 /// Bytes of a slice of `DeviceCopy` values.
 pub fn bytes<T: cuda_mem::DeviceCopy>(values: &[T]) -> &[u8] {
     cuda_mem::bytes_of_slice(values)
+}
+
+/// The seed of a random test: `CUDA_MEM_SEED`, else the clock. Printed, so a
+/// failing run can be replayed.
+pub fn seed_from_env(test: &str) -> u64 {
+    let seed = std::env::var("CUDA_MEM_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("{test}: CUDA_MEM_SEED={seed}");
+    seed
+}
+
+/// A count from the environment variable `var` (underscores allowed:
+/// `10_000`), else `default`. Printed when set.
+pub fn env_count(var: &str, default: usize) -> usize {
+    match std::env::var(var) {
+        Ok(v) => {
+            let n = v
+                .replace('_', "")
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{var}={v:?} is not a count"));
+            eprintln!("{var}={n}");
+            n
+        }
+        Err(_) => default,
+    }
+}
+
+/// Whether the tests run under NVIDIA compute-sanitizer.
+///
+/// `CUDA_MEM_SANITIZER=1` (or `0`) says so explicitly. Otherwise the
+/// sanitizer is recognised by what it puts into the environment of the
+/// program it runs: its injection library in `CUDA_INJECTION64_PATH` or
+/// `LD_PRELOAD` (a path containing "sanitizer"), or one of its own
+/// `NV_SANITIZER_*` variables.
+pub fn under_sanitizer() -> bool {
+    sanitizer_in(|var| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned()))
+}
+
+/// [`under_sanitizer`] over an arbitrary environment (for testing the rule).
+pub fn sanitizer_in(env: impl Fn(&str) -> Option<String>) -> bool {
+    if let Some(v) = env("CUDA_MEM_SANITIZER") {
+        match v.trim() {
+            "1" | "true" | "yes" => return true,
+            "0" | "false" | "no" => return false,
+            _ => {}
+        }
+    }
+    let mentions =
+        |var: &str| env(var).is_some_and(|v| v.to_ascii_lowercase().contains("sanitizer"));
+    mentions("CUDA_INJECTION64_PATH")
+        || mentions("LD_PRELOAD")
+        || env("NV_SANITIZER_INJECTION_PORT_BASE").is_some()
+}
+
+/// For a test that makes the driver fail on purpose (out of memory, invalid
+/// values, a faulting kernel): compute-sanitizer counts every failing driver
+/// call as an error and fails the run, so under the sanitizer such a part is
+/// skipped. Returns `true` (and prints why) when it must be skipped.
+pub fn skip_driver_errors_under_sanitizer(test: &str, why: &str) -> bool {
+    let skip = under_sanitizer();
+    if skip {
+        eprintln!("{test}: skipped under compute-sanitizer: {why}");
+    }
+    skip
+}
+
+/// Asserts that `result` is an `Err` whose message contains every one of
+/// `needles` (case-insensitive), and returns the error.
+#[track_caller]
+pub fn expect_err<T: std::fmt::Debug>(
+    result: cuda_mem::Result<T>,
+    needles: &[&str],
+    what: &str,
+) -> cuda_mem::Error {
+    let err = match result {
+        Ok(v) => panic!("{what}: expected an error mentioning {needles:?}, got Ok({v:?})"),
+        Err(e) => e,
+    };
+    let text = err.to_string();
+    let lower = text.to_ascii_lowercase();
+    for needle in needles {
+        assert!(
+            lower.contains(&needle.to_ascii_lowercase()),
+            "{what}: the message {text:?} does not mention {needle:?}"
+        );
+    }
+    err
+}
+
+/// What a child process printed and how it ended.
+#[derive(Debug)]
+pub struct ChildRun {
+    /// The exit status (`None`: killed after the time limit).
+    pub status: Option<std::process::ExitStatus>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl ChildRun {
+    /// Both streams, for messages.
+    pub fn output(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the test `test` (its full path inside the binary, e.g.
+/// `child_faulting_kernel`) of the current test binary alone in a child
+/// process, with `env` added to the environment, and kills it after
+/// `limit`. The child is run with `--exact --ignored --nocapture
+/// --test-threads=1`, so a child test marked `#[ignore]` (which does nothing
+/// unless its environment variable is set) runs.
+pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> ChildRun {
+    let exe = std::env::current_exe().expect("the path of the test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start the child test process");
+    // Drain both pipes on threads so a chatty child cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let mut bytes = Vec::new();
+                let _ = p.read_to_end(&mut bytes);
+                text = String::from_utf8_lossy(&bytes).into_owned();
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    ChildRun {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
