@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod differential;
 
 pub use cuda_mem::{CudaContext, CudaStream};
 
