@@ -11,6 +11,7 @@
 //! - `CUDA_MEM_SANITIZER`: `1` to say the tests run under compute-sanitizer
 //!   (normally detected), `0` to say they do not.
 
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -123,9 +124,14 @@ pub fn env_count(var: &str, default: usize) -> usize {
 ///
 /// `CUDA_MEM_SANITIZER=1` (or `0`) says so explicitly. Otherwise the
 /// sanitizer is recognised by what it puts into the environment of the
-/// program it runs: its injection library in `CUDA_INJECTION64_PATH` or
-/// `LD_PRELOAD` (a path containing "sanitizer"), or one of its own
-/// `NV_SANITIZER_*` variables.
+/// program it runs. Seen with compute-sanitizer 2025.3.1 (CUDA 13.0, driver
+/// 580) in `compute-sanitizer --tool memcheck env`:
+/// `NV_SANITIZER_INJECTION_PORT_BASE=49152`,
+/// `NV_SANITIZER_INJECTION_TRANSPORT_TYPE=uds` and
+/// `NVTX_INJECTION64_PATH=libsanitizer-collection.so` (and no
+/// `CUDA_INJECTION64_PATH`). Older versions inject through
+/// `CUDA_INJECTION64_PATH` or `LD_PRELOAD`, so a path naming "sanitizer"
+/// there counts too.
 pub fn under_sanitizer() -> bool {
     sanitizer_in(|var| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned()))
 }
@@ -139,11 +145,21 @@ pub fn sanitizer_in(env: impl Fn(&str) -> Option<String>) -> bool {
             _ => {}
         }
     }
-    let mentions =
+    let names_sanitizer =
         |var: &str| env(var).is_some_and(|v| v.to_ascii_lowercase().contains("sanitizer"));
-    mentions("CUDA_INJECTION64_PATH")
-        || mentions("LD_PRELOAD")
-        || env("NV_SANITIZER_INJECTION_PORT_BASE").is_some()
+    [
+        "NV_SANITIZER_INJECTION_PORT_BASE",
+        "NV_SANITIZER_INJECTION_TRANSPORT_TYPE",
+    ]
+    .iter()
+    .any(|var| env(var).is_some())
+        || [
+            "CUDA_INJECTION64_PATH",
+            "NVTX_INJECTION64_PATH",
+            "LD_PRELOAD",
+        ]
+        .iter()
+        .any(|var| names_sanitizer(var))
 }
 
 /// For a test that makes the driver fail on purpose (out of memory, invalid
@@ -181,6 +197,95 @@ pub fn expect_err<T: std::fmt::Debug>(
     err
 }
 
+/// `ptxas` (no GPU needed): `$PTXAS`, else the first on `PATH`; panics with
+/// how to get it (`bash .ci/test` installs it from PyPI `nvidia-cuda-nvcc`).
+pub fn ptxas() -> PathBuf {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return p.into();
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!("ptxas not found: run the tests with `bash .ci/test` (it installs ptxas), or set PTXAS=/path/to/ptxas")
+    })
+}
+
+/// Assembles `ptx` with [`ptxas`] for sm_80 and sm_90; panics with ptxas's
+/// message if it is rejected.
+pub fn assemble_ptx(ptx: &str, name: &str) {
+    let dir = std::env::temp_dir().join(format!("cuda-mem-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.ptx"));
+    std::fs::write(&file, ptx).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        let out = Command::new(ptxas())
+            .arg(format!("-arch={arch}"))
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join(format!("{name}-{arch}.cubin")))
+            .output()
+            .expect("run ptxas");
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected {name}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Runs `$body` once for a buffer of each 1D kind holding a copy of `$data`
+/// (a `&[T]`; empty for zero-length buffers): `DeviceBuffer::from_slice`,
+/// `PinnedBuffer::from_slice`, `UnifiedBuffer::from_slice`,
+/// `PoolBuffer::new(len, $stream)` and `PoolBuffer::from_pool($pool, ..)`
+/// (both filled with `copy_from_host`), with `$b` bound to the buffer
+/// (mutable) and `$name` to the kind's name.
+///
+/// ```ignore
+/// for_each_kind!(&ctx, &stream, &pool, &data, |buf, name| {
+///     assert_eq!(buf.to_vec().unwrap(), data, "{name}");
+/// });
+/// ```
+#[macro_export]
+macro_rules! for_each_kind {
+    ($ctx:expr, $stream:expr, $pool:expr, $data:expr, |$b:ident, $name:ident| $body:block) => {{
+        let (ctx, stream, pool, data) = ($ctx, $stream, $pool, $data);
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::DeviceBuffer::from_slice(ctx, data).expect("device buffer");
+            let $name = "device";
+            $body
+        }
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::PinnedBuffer::from_slice(ctx, data).expect("pinned buffer");
+            let $name = "pinned";
+            $body
+        }
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::UnifiedBuffer::from_slice(ctx, data).expect("unified buffer");
+            let $name = "unified";
+            $body
+        }
+        {
+            let mut $b = ::cuda_mem::PoolBuffer::new(data.len(), stream).expect("pool buffer");
+            $b.copy_from_host(data).expect("copy_from_host");
+            let $name = "pool";
+            $body
+        }
+        {
+            let mut $b = ::cuda_mem::PoolBuffer::from_pool(pool, data.len(), stream)
+                .expect("MemPool buffer");
+            $b.copy_from_host(data).expect("copy_from_host");
+            let $name = "MemPool";
+            $body
+        }
+    }};
+}
+
 /// What a child process printed and how it ended.
 #[derive(Debug)]
 pub struct ChildRun {
@@ -202,9 +307,9 @@ impl ChildRun {
 /// Runs the test `test` (its full path inside the binary, e.g.
 /// `child_faulting_kernel`) of the current test binary alone in a child
 /// process, with `env` added to the environment, and kills it after
-/// `limit`. The child is run with `--exact --ignored --nocapture
+/// `limit`. The child is run with `--exact --include-ignored --nocapture
 /// --test-threads=1`, so a child test marked `#[ignore]` (which does nothing
-/// unless its environment variable is set) runs.
+/// unless its environment variable is set) runs as well as a plain one.
 pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> ChildRun {
     let exe = std::env::current_exe().expect("the path of the test binary");
     let mut cmd = Command::new(exe);
@@ -252,5 +357,95 @@ pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> C
         status,
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{run_test_in_child, sanitizer_in};
+    use std::time::Duration;
+
+    /// Does what `CUDA_MEM_TEST_CHILD` says; nothing when it is unset.
+    #[test]
+    #[ignore = "a child of run_test_in_child_runs_one_test_with_a_time_limit"]
+    fn child_for_the_helper_test() {
+        match std::env::var("CUDA_MEM_TEST_CHILD").as_deref() {
+            Ok("print") => println!("child says hello"),
+            Ok("fail") => panic!("child fails"),
+            Ok("hang") => std::thread::sleep(Duration::from_secs(600)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn run_test_in_child_runs_one_test_with_a_time_limit() {
+        let name = "tests::child_for_the_helper_test";
+        let limit = Duration::from_secs(60);
+        let ok = run_test_in_child(name, &[("CUDA_MEM_TEST_CHILD", "print")], limit);
+        assert!(ok.status.unwrap().success(), "{}", ok.output());
+        assert!(ok.stdout.contains("child says hello"), "{}", ok.output());
+        assert!(ok.stdout.contains("1 passed"), "{}", ok.output());
+        let failed = run_test_in_child(name, &[("CUDA_MEM_TEST_CHILD", "fail")], limit);
+        assert!(!failed.status.unwrap().success());
+        assert!(
+            failed.output().contains("child fails"),
+            "{}",
+            failed.output()
+        );
+        let start = std::time::Instant::now();
+        let hung = run_test_in_child(
+            name,
+            &[("CUDA_MEM_TEST_CHILD", "hang")],
+            Duration::from_secs(2),
+        );
+        assert!(hung.status.is_none(), "a hung child is killed");
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn compute_sanitizer_is_recognised_by_its_environment() {
+        // What compute-sanitizer 2025.3.1 sets (seen on an H200, CUDA 13.0).
+        let seen = [
+            ("NV_SANITIZER_INJECTION_PORT_BASE", "49152"),
+            ("NV_SANITIZER_INJECTION_TRANSPORT_TYPE", "uds"),
+            ("NVTX_INJECTION64_PATH", "libsanitizer-collection.so"),
+            (
+                "LD_LIBRARY_PATH",
+                "/usr/local/cuda-13.0/compute-sanitizer:/usr/lib",
+            ),
+        ];
+        assert!(sanitizer_in(env(&seen)));
+        assert!(sanitizer_in(env(&[(
+            "NVTX_INJECTION64_PATH",
+            "libsanitizer-collection.so"
+        )])));
+        assert!(sanitizer_in(env(&[(
+            "CUDA_INJECTION64_PATH",
+            "/opt/cuda/compute-sanitizer/libsanitizer-public.so"
+        )])));
+        assert!(sanitizer_in(env(&[(
+            "LD_PRELOAD",
+            "/x/libSanitizerInjection.so"
+        )])));
+        // Not a sanitizer: nothing, or another injection tool (Nsight Systems).
+        assert!(!sanitizer_in(env(&[])));
+        assert!(!sanitizer_in(env(&[(
+            "CUDA_INJECTION64_PATH",
+            "/opt/nsys/libToolsInjection64.so"
+        )])));
+        // The explicit override wins both ways.
+        assert!(sanitizer_in(env(&[("CUDA_MEM_SANITIZER", "1")])));
+        assert!(!sanitizer_in(env(&[
+            ("CUDA_MEM_SANITIZER", "0"),
+            ("NV_SANITIZER_INJECTION_PORT_BASE", "1")
+        ])));
     }
 }

@@ -3,42 +3,8 @@
 //! `bash .ci/test` installs it (PyPI `nvidia-cuda-nvcc`) and sets `PTXAS`.
 
 use std::path::PathBuf;
-use std::process::Command;
 
-fn ptxas() -> PathBuf {
-    if let Some(p) = std::env::var_os("PTXAS") {
-        return p.into();
-    }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("ptxas"))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!("ptxas not found: run the tests with `bash .ci/test` (it installs ptxas), or set PTXAS=/path/to/ptxas")
-    })
-}
-
-fn assemble(ptx: &str, name: &str) {
-    let dir = std::env::temp_dir().join(format!("cuda-mem-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.ptx"));
-    std::fs::write(&file, ptx).unwrap();
-    for arch in ["sm_80", "sm_90"] {
-        let out = Command::new(ptxas())
-            .arg(format!("-arch={arch}"))
-            .arg(&file)
-            .arg("-o")
-            .arg(dir.join(format!("{name}-{arch}.cubin")))
-            .output()
-            .expect("run ptxas");
-        assert!(
-            out.status.success(),
-            "ptxas -arch={arch} rejected {name}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
+use cuda_mem_tests::assemble_ptx as assemble;
 
 #[test]
 fn fill_kernels_assemble_for_sm80_and_sm90() {
