@@ -15,21 +15,32 @@
 //!
 //! Each prints its timings. `CUDA_MEM_LONG_CYCLES` sets the cycle count
 //! (default 100,000; the thread loops run cycles / 500 rounds), e.g. 1,000
-//! under compute-sanitizer.
+//! under compute-sanitizer. Under the sanitizer the memory numbers are
+//! printed but not asserted: its own device and host allocations move them,
+//! and memcheck's `--leak-check full` reports leaked device memory itself.
+//!
+//! The tests of this file take a lock, so that one test's allocations never
+//! show up in another's memory numbers when the harness runs them in parallel.
 
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cuda_mem::{
     CudaContext, CudaStream, DeviceBuffer, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer,
     UnifiedBuffer,
 };
-use cuda_mem_tests::{env_count, gpu, seed_from_env, Rng};
+use cuda_mem_tests::{env_count, gpu, seed_from_env, under_sanitizer, Rng};
 
 const MIB: usize = 1 << 20;
 
 /// A 12-byte element.
 type E = [u32; 3];
+
+/// One test of this file at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn cycles() -> usize {
     env_count("CUDA_MEM_LONG_CYCLES", 100_000)
@@ -97,6 +108,10 @@ fn no_leaks(
         mib(rss1),
         (rss1 as f64 - rss0 as f64) / MIB as f64,
     );
+    if under_sanitizer() {
+        eprintln!("{name}: under compute-sanitizer: the memory numbers are not asserted");
+        return;
+    }
     assert!(
         dev0.abs_diff(dev1) <= MIB,
         "{name}: free device memory moved by {:+.3} MiB over {n} cycles",
@@ -124,6 +139,7 @@ fn checked(i: usize) -> bool {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn device_alloc_free_cycles_do_not_leak() {
+    let _serial = serial();
     let ctx = gpu();
     no_leaks("device cycles", &ctx, &[], None, |rng, i| {
         let mut b = DeviceBuffer::<u32>::new(&ctx, small(rng)).unwrap();
@@ -138,6 +154,7 @@ fn device_alloc_free_cycles_do_not_leak() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pinned_alloc_free_cycles_do_not_leak() {
+    let _serial = serial();
     let ctx = gpu();
     no_leaks("pinned cycles", &ctx, &[], Some(8 * MIB), |rng, i| {
         let mut b = PinnedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
@@ -156,6 +173,7 @@ fn pinned_alloc_free_cycles_do_not_leak() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn unified_alloc_free_cycles_do_not_leak() {
+    let _serial = serial();
     let ctx = gpu();
     no_leaks("unified cycles", &ctx, &[], None, |rng, i| {
         let mut b = UnifiedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
@@ -174,6 +192,7 @@ fn unified_alloc_free_cycles_do_not_leak() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pool_alloc_free_cycles_do_not_leak() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let pool = MemPool::new(&ctx).unwrap();
@@ -205,6 +224,7 @@ fn pool_alloc_free_cycles_do_not_leak() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pitched_alloc_free_cycles_do_not_leak() {
+    let _serial = serial();
     let ctx = gpu();
     no_leaks("pitched cycles", &ctx, &[], None, |rng, i| {
         let (w, h) = (1 + rng.below(300), 1 + rng.below(8));
@@ -256,6 +276,7 @@ fn own_round(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, rng: &mut Rng, wh
 #[test]
 #[ignore = "needs a CUDA device"]
 fn eight_threads_with_their_own_buffers_and_streams() {
+    let _serial = serial();
     let ctx = gpu();
     let seed = seed_from_env("eight_threads_own");
     let rounds = rounds();
@@ -290,6 +311,7 @@ fn eight_threads_with_their_own_buffers_and_streams() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn eight_threads_read_shared_buffers_at_once() {
+    let _serial = serial();
     let ctx = gpu();
     let mut rng = Rng::from_env("eight_threads_shared");
     let len = 1 + rng.below(1 << 16);
