@@ -876,9 +876,10 @@ pub fn run_with(
 /// The result of [`shrink`].
 #[derive(Clone, Debug)]
 pub struct Shrunk {
-    /// The shortest failing prefix of the original sequence (with a final
-    /// check of every buffer after it): its last operation is the first one
-    /// after which the contents differ.
+    /// The length of a failing prefix of the original sequence (replayed
+    /// with a final check of every buffer after it) whose last operation is
+    /// the first one after which the contents differ, for a deterministic
+    /// failure (see [`shrink`]).
     pub prefix_len: usize,
     /// A subsequence of that prefix that still fails: operations the failure
     /// does not need are dropped.
