@@ -1,7 +1,22 @@
 //! Helpers shared by the integration tests: a seeded random generator (so a
-//! failing run can be replayed with `CUDA_MEM_SEED`) and the GPU context.
+//! failing run can be replayed with `CUDA_MEM_SEED`), the GPU context, counts
+//! from the environment, compute-sanitizer detection, error-message checks,
+//! re-running one test of the current binary in a child process, and the
+//! engine of the differential tester ([`differential`]).
+//!
+//! Environment knobs (all optional):
+//! - `CUDA_MEM_SEED`: the seed of every random test (printed by each test).
+//! - `CUDA_MEM_DIFF_OPS`: operations per differential run (default 10,000).
+//! - `CUDA_MEM_LONG_CYCLES`: alloc/free cycles per kind in `long_runs` (default 100,000).
+//! - `CUDA_MEM_SANITIZER`: `1` to say the tests run under compute-sanitizer
+//!   (normally detected), `0` to say they do not.
 
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub mod differential;
 
 pub use cuda_mem::{CudaContext, CudaStream};
 
@@ -11,17 +26,7 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator seeded from `CUDA_MEM_SEED` or the clock; prints the seed.
     pub fn from_env(test: &str) -> Self {
-        let seed = std::env::var("CUDA_MEM_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
-        eprintln!("{test}: CUDA_MEM_SEED={seed}");
-        Self::new(seed)
+        Self::new(seed_from_env(test))
     }
 
     /// A generator with a fixed seed.
@@ -77,9 +82,124 @@ pub fn gpu() -> Arc<CudaContext> {
     cuda_mem::context(0).expect("this test needs a CUDA device")
 }
 
-/// The `ptxas` to validate PTX with: `$PTXAS`, else the first on `PATH`.
-/// `bash .ci/test` installs it (PyPI `nvidia-cuda-nvcc`, no GPU needed).
-pub fn ptxas() -> std::path::PathBuf {
+/// Bytes of a slice of `DeviceCopy` values.
+pub fn bytes<T: cuda_mem::DeviceCopy>(values: &[T]) -> &[u8] {
+    cuda_mem::bytes_of_slice(values)
+}
+
+/// The seed of a random test: `CUDA_MEM_SEED`, else the clock. Printed, so a
+/// failing run can be replayed.
+pub fn seed_from_env(test: &str) -> u64 {
+    let seed = std::env::var("CUDA_MEM_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("{test}: CUDA_MEM_SEED={seed}");
+    seed
+}
+
+/// A count from the environment variable `var` (underscores allowed:
+/// `10_000`), else `default`. Printed when set.
+pub fn env_count(var: &str, default: usize) -> usize {
+    match std::env::var(var) {
+        Ok(v) => {
+            let n = v
+                .replace('_', "")
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{var}={v:?} is not a count"));
+            eprintln!("{var}={n}");
+            n
+        }
+        Err(_) => default,
+    }
+}
+
+/// Whether the tests run under NVIDIA compute-sanitizer.
+///
+/// `CUDA_MEM_SANITIZER=1` (or `0`) says so explicitly. Otherwise the
+/// sanitizer is recognised by what it puts into the environment of the
+/// program it runs. Seen with compute-sanitizer 2025.3.1 (CUDA 13.0, driver
+/// 580) in `compute-sanitizer --tool memcheck env`:
+/// `NV_SANITIZER_INJECTION_PORT_BASE=49152`,
+/// `NV_SANITIZER_INJECTION_TRANSPORT_TYPE=uds` and
+/// `NVTX_INJECTION64_PATH=libsanitizer-collection.so` (and no
+/// `CUDA_INJECTION64_PATH`). Older versions inject through
+/// `CUDA_INJECTION64_PATH` or `LD_PRELOAD`, so a path naming "sanitizer"
+/// there counts too.
+pub fn under_sanitizer() -> bool {
+    sanitizer_in(|var| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned()))
+}
+
+/// [`under_sanitizer`] over an arbitrary environment (for testing the rule).
+pub fn sanitizer_in(env: impl Fn(&str) -> Option<String>) -> bool {
+    if let Some(v) = env("CUDA_MEM_SANITIZER") {
+        match v.trim() {
+            "1" | "true" | "yes" => return true,
+            "0" | "false" | "no" => return false,
+            _ => {}
+        }
+    }
+    let names_sanitizer =
+        |var: &str| env(var).is_some_and(|v| v.to_ascii_lowercase().contains("sanitizer"));
+    [
+        "NV_SANITIZER_INJECTION_PORT_BASE",
+        "NV_SANITIZER_INJECTION_TRANSPORT_TYPE",
+    ]
+    .iter()
+    .any(|var| env(var).is_some())
+        || [
+            "CUDA_INJECTION64_PATH",
+            "NVTX_INJECTION64_PATH",
+            "LD_PRELOAD",
+        ]
+        .iter()
+        .any(|var| names_sanitizer(var))
+}
+
+/// For a test that makes the driver fail on purpose (out of memory, invalid
+/// values, a faulting kernel): compute-sanitizer counts every failing driver
+/// call as an error and fails the run, so under the sanitizer such a part is
+/// skipped. Returns `true` (and prints why) when it must be skipped.
+pub fn skip_driver_errors_under_sanitizer(test: &str, why: &str) -> bool {
+    let skip = under_sanitizer();
+    if skip {
+        eprintln!("{test}: skipped under compute-sanitizer: {why}");
+    }
+    skip
+}
+
+/// Asserts that `result` is an `Err` whose message contains every one of
+/// `needles` (case-insensitive), and returns the error.
+#[track_caller]
+pub fn expect_err<T: std::fmt::Debug>(
+    result: cuda_mem::Result<T>,
+    needles: &[&str],
+    what: &str,
+) -> cuda_mem::Error {
+    let err = match result {
+        Ok(v) => panic!("{what}: expected an error mentioning {needles:?}, got Ok({v:?})"),
+        Err(e) => e,
+    };
+    let text = err.to_string();
+    let lower = text.to_ascii_lowercase();
+    for needle in needles {
+        assert!(
+            lower.contains(&needle.to_ascii_lowercase()),
+            "{what}: the message {text:?} does not mention {needle:?}"
+        );
+    }
+    err
+}
+
+/// `ptxas` (no GPU needed): `$PTXAS`, else the first on `PATH`; panics with
+/// how to get it (`bash .ci/test` installs it from PyPI `nvidia-cuda-nvcc`).
+pub fn ptxas() -> PathBuf {
     if let Some(p) = std::env::var_os("PTXAS") {
         return p.into();
     }
@@ -93,15 +213,15 @@ pub fn ptxas() -> std::path::PathBuf {
     })
 }
 
-/// Assembles `ptx` with ptxas for sm_80 and sm_90; panics with ptxas's
-/// message (naming `name`) if either rejects it.
+/// Assembles `ptx` with [`ptxas`] for sm_80 and sm_90; panics with ptxas's
+/// message if it is rejected.
 pub fn assemble_ptx(ptx: &str, name: &str) {
-    let dir = std::env::temp_dir().join(format!("cuda-mem-ptx-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("cuda-mem-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.ptx"));
     std::fs::write(&file, ptx).unwrap();
     for arch in ["sm_80", "sm_90"] {
-        let out = std::process::Command::new(ptxas())
+        let out = Command::new(ptxas())
             .arg(format!("-arch={arch}"))
             .arg(&file)
             .arg("-o")
@@ -114,10 +234,218 @@ pub fn assemble_ptx(ptx: &str, name: &str) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Bytes of a slice of `DeviceCopy` values.
-pub fn bytes<T: cuda_mem::DeviceCopy>(values: &[T]) -> &[u8] {
-    cuda_mem::bytes_of_slice(values)
+/// Runs `$body` once for a buffer of each 1D kind holding a copy of `$data`
+/// (a `&[T]`; empty for zero-length buffers): `DeviceBuffer::from_slice`,
+/// `PinnedBuffer::from_slice`, `UnifiedBuffer::from_slice`,
+/// `PoolBuffer::new(len, $stream)` and `PoolBuffer::from_pool($pool, ..)`
+/// (both filled with `copy_from_host`), with `$b` bound to the buffer
+/// (mutable) and `$name` to the kind's name.
+///
+/// ```ignore
+/// for_each_kind!(&ctx, &stream, &pool, &data, |buf, name| {
+///     assert_eq!(buf.to_vec().unwrap(), data, "{name}");
+/// });
+/// ```
+#[macro_export]
+macro_rules! for_each_kind {
+    ($ctx:expr, $stream:expr, $pool:expr, $data:expr, |$b:ident, $name:ident| $body:block) => {{
+        let (ctx, stream, pool, data) = ($ctx, $stream, $pool, $data);
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::DeviceBuffer::from_slice(ctx, data).expect("device buffer");
+            let $name = "device";
+            $body
+        }
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::PinnedBuffer::from_slice(ctx, data).expect("pinned buffer");
+            let $name = "pinned";
+            $body
+        }
+        {
+            #[allow(unused_mut)]
+            let mut $b = ::cuda_mem::UnifiedBuffer::from_slice(ctx, data).expect("unified buffer");
+            let $name = "unified";
+            $body
+        }
+        {
+            let mut $b = ::cuda_mem::PoolBuffer::new(data.len(), stream).expect("pool buffer");
+            $b.copy_from_host(data).expect("copy_from_host");
+            let $name = "pool";
+            $body
+        }
+        {
+            let mut $b = ::cuda_mem::PoolBuffer::from_pool(pool, data.len(), stream)
+                .expect("MemPool buffer");
+            $b.copy_from_host(data).expect("copy_from_host");
+            let $name = "MemPool";
+            $body
+        }
+    }};
+}
+
+/// What a child process printed and how it ended.
+#[derive(Debug)]
+pub struct ChildRun {
+    /// The exit status (`None`: killed after the time limit).
+    pub status: Option<std::process::ExitStatus>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl ChildRun {
+    /// Both streams, for messages.
+    pub fn output(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the test `test` (its full path inside the binary, e.g.
+/// `child_faulting_kernel`) of the current test binary alone in a child
+/// process, with `env` added to the environment, and kills it after
+/// `limit`. The child is run with `--exact --include-ignored --nocapture
+/// --test-threads=1`, so a child test marked `#[ignore]` (which does nothing
+/// unless its environment variable is set) runs as well as a plain one.
+pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> ChildRun {
+    let exe = std::env::current_exe().expect("the path of the test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start the child test process");
+    // Drain both pipes on threads so a chatty child cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let mut bytes = Vec::new();
+                let _ = p.read_to_end(&mut bytes);
+                text = String::from_utf8_lossy(&bytes).into_owned();
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    ChildRun {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{run_test_in_child, sanitizer_in};
+    use std::time::Duration;
+
+    /// Does what `CUDA_MEM_TEST_CHILD` says; nothing when it is unset.
+    #[test]
+    #[ignore = "a child of run_test_in_child_runs_one_test_with_a_time_limit"]
+    fn child_for_the_helper_test() {
+        match std::env::var("CUDA_MEM_TEST_CHILD").as_deref() {
+            Ok("print") => println!("child says hello"),
+            Ok("fail") => panic!("child fails"),
+            Ok("hang") => std::thread::sleep(Duration::from_secs(600)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn run_test_in_child_runs_one_test_with_a_time_limit() {
+        let name = "tests::child_for_the_helper_test";
+        let limit = Duration::from_secs(60);
+        let ok = run_test_in_child(name, &[("CUDA_MEM_TEST_CHILD", "print")], limit);
+        assert!(ok.status.unwrap().success(), "{}", ok.output());
+        assert!(ok.stdout.contains("child says hello"), "{}", ok.output());
+        assert!(ok.stdout.contains("1 passed"), "{}", ok.output());
+        let failed = run_test_in_child(name, &[("CUDA_MEM_TEST_CHILD", "fail")], limit);
+        assert!(!failed.status.unwrap().success());
+        assert!(
+            failed.output().contains("child fails"),
+            "{}",
+            failed.output()
+        );
+        let start = std::time::Instant::now();
+        let hung = run_test_in_child(
+            name,
+            &[("CUDA_MEM_TEST_CHILD", "hang")],
+            Duration::from_secs(2),
+        );
+        assert!(hung.status.is_none(), "a hung child is killed");
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn compute_sanitizer_is_recognised_by_its_environment() {
+        // What compute-sanitizer 2025.3.1 sets (seen on an H200, CUDA 13.0).
+        let seen = [
+            ("NV_SANITIZER_INJECTION_PORT_BASE", "49152"),
+            ("NV_SANITIZER_INJECTION_TRANSPORT_TYPE", "uds"),
+            ("NVTX_INJECTION64_PATH", "libsanitizer-collection.so"),
+            (
+                "LD_LIBRARY_PATH",
+                "/usr/local/cuda-13.0/compute-sanitizer:/usr/lib",
+            ),
+        ];
+        assert!(sanitizer_in(env(&seen)));
+        assert!(sanitizer_in(env(&[(
+            "NVTX_INJECTION64_PATH",
+            "libsanitizer-collection.so"
+        )])));
+        assert!(sanitizer_in(env(&[(
+            "CUDA_INJECTION64_PATH",
+            "/opt/cuda/compute-sanitizer/libsanitizer-public.so"
+        )])));
+        assert!(sanitizer_in(env(&[(
+            "LD_PRELOAD",
+            "/x/libSanitizerInjection.so"
+        )])));
+        // Not a sanitizer: nothing, or another injection tool (Nsight Systems).
+        assert!(!sanitizer_in(env(&[])));
+        assert!(!sanitizer_in(env(&[(
+            "CUDA_INJECTION64_PATH",
+            "/opt/nsys/libToolsInjection64.so"
+        )])));
+        // The explicit override wins both ways.
+        assert!(sanitizer_in(env(&[("CUDA_MEM_SANITIZER", "1")])));
+        assert!(!sanitizer_in(env(&[
+            ("CUDA_MEM_SANITIZER", "0"),
+            ("NV_SANITIZER_INJECTION_PORT_BASE", "1")
+        ])));
+    }
 }

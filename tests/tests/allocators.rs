@@ -9,7 +9,7 @@ use std::alloc::Layout;
 use allocator_api2::alloc::{AllocError, Allocator};
 use allocator_api2::vec::Vec as AVec;
 use cuda_mem::{CudaAllocator, DeviceBuffer, Error, PinnedAllocator, UnifiedAllocator};
-use cuda_mem_tests::{bytes, Rng};
+use cuda_mem_tests::{bytes, skip_driver_errors_under_sanitizer, Rng};
 
 #[derive(Clone, Copy, PartialEq, Debug, cuda_mem::DeviceCopy)]
 #[repr(C)]
@@ -288,6 +288,12 @@ fn cuda_allocator_rejects_bad_layouts_and_reports_out_of_memory() {
             "align {align}"
         );
     }
+    if skip_driver_errors_under_sanitizer(
+        "cuda_allocator_rejects_bad_layouts_and_reports_out_of_memory",
+        "its out-of-memory part provokes CUDA_ERROR_OUT_OF_MEMORY on purpose",
+    ) {
+        return;
+    }
     let huge = Layout::from_size_align(1 << 50, 256).unwrap(); // 1 PiB
     match alloc.allocate(huge) {
         Err(Error::OutOfMemory { requested, .. }) => assert_eq!(requested, 1 << 50),
@@ -314,6 +320,12 @@ fn cuda_allocator_rejects_bad_layouts_and_reports_out_of_memory() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn host_allocators_fail_cleanly_when_out_of_memory() {
+    if skip_driver_errors_under_sanitizer(
+        "host_allocators_fail_cleanly_when_out_of_memory",
+        "it provokes out-of-memory driver errors on purpose",
+    ) {
+        return;
+    }
     let ctx = cuda_mem::context(0).expect("GPU");
     let pinned = PinnedAllocator::new(&ctx).unwrap();
     let huge = Layout::from_size_align(1 << 52, 64).unwrap(); // 4 PiB: beyond any address space

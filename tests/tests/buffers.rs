@@ -1,12 +1,13 @@
 //! GPU tests of the buffer kinds: every method on every kind with random data,
 //! odd lengths and unaligned sub-views; ordering across two streams; the
-//! soundness rules (host access waits, drops wait, errors instead of UB).
+//! soundness rules (host access waits, drops wait). Bad input (lengths,
+//! ranges, sizes, zero lengths, out of memory, other contexts) is in
+//! `bad_input.rs`.
 
 use std::sync::Arc;
 
 use cuda_mem::{
-    AsView, Buffer, DeviceBuffer, Error, MemoryKind, PinnedBuffer, PinnedFlags, PoolBuffer,
-    UnifiedBuffer,
+    AsView, Buffer, DeviceBuffer, MemoryKind, PinnedBuffer, PinnedFlags, PoolBuffer, UnifiedBuffer,
 };
 use cuda_mem_tests::{gpu, Rng};
 
@@ -75,23 +76,6 @@ fn exercise<K: MemoryKind>(
         K::NAME
     );
 
-    // Length mismatches and bad ranges are errors, not panics.
-    assert!(matches!(
-        buf.copy_from_host(&vec![[0; 12]; len + 1]),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        buf.copy_to_host(&mut vec![[0; 12]; len + 1]),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        buf.slice(0..len + 1),
-        Err(Error::OutOfRange { .. })
-    ));
-    #[allow(clippy::reversed_empty_ranges)]
-    let reversed = buf.slice(2..1);
-    assert!(matches!(reversed, Err(Error::OutOfRange { .. })));
-    assert!(buf.get(len..).is_some() && buf.get(len + 1..).is_none());
     assert!(!buf.as_device_ptr().is_null() || len == 0);
 }
 
@@ -192,63 +176,6 @@ fn constructors_initialise_and_copy() {
         d.copy_from(&p).unwrap();
         assert_eq!(d.to_vec().unwrap(), data, "{flags:?}");
     }
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn zero_length_buffers_work() {
-    let ctx = gpu();
-    let stream = ctx.new_stream().unwrap();
-    let mut d = DeviceBuffer::<u32>::new(&ctx, 0).unwrap();
-    d.memset(1).unwrap();
-    d.fill(3).unwrap();
-    d.copy_from_host(&[]).unwrap();
-    assert!(d.to_vec().unwrap().is_empty());
-    assert!(PinnedBuffer::<u32>::new(&ctx, 0)
-        .unwrap()
-        .as_slice()
-        .unwrap()
-        .is_empty());
-    assert!(UnifiedBuffer::<u32>::new(&ctx, 0)
-        .unwrap()
-        .as_mut_slice()
-        .unwrap()
-        .is_empty());
-    PoolBuffer::<u32>::new(0, &stream)
-        .unwrap()
-        .free_on_stream(&stream)
-        .unwrap();
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn size_overflow_and_out_of_memory_are_errors() {
-    if std::env::var_os("CUDA_INJECTION64_PATH").is_some() {
-        // Under compute-sanitizer the deliberate out-of-memory call counts as an
-        // API error; this test runs (and must pass) in the plain GPU suite.
-        eprintln!(
-            "skipped under compute-sanitizer: it provokes CUDA_ERROR_OUT_OF_MEMORY on purpose"
-        );
-        return;
-    }
-    let ctx = gpu();
-    assert!(matches!(
-        DeviceBuffer::<u64>::new(&ctx, usize::MAX / 4),
-        Err(Error::SizeOverflow { .. })
-    ));
-    assert!(matches!(
-        PinnedBuffer::<u32>::new(&ctx, usize::MAX / 2),
-        Err(Error::SizeOverflow { .. })
-    ));
-    let total = ctx.total_mem().unwrap();
-    match DeviceBuffer::<u8>::new(&ctx, total * 2) {
-        Err(Error::OutOfMemory { requested, .. }) => assert_eq!(requested, total * 2),
-        other => panic!("expected OutOfMemory, got {other:?}"),
-    }
-    // The context stays usable.
-    let mut b = DeviceBuffer::<u8>::new(&ctx, 1024).unwrap();
-    b.fill(9).unwrap();
-    assert!(b.to_vec().unwrap().iter().all(|&x| x == 9));
 }
 
 /// H2D on one stream, a device-to-device transform on another, D2H on the

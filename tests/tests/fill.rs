@@ -145,17 +145,3 @@ fn fill_large_elements_beyond_the_parameter_path() {
         );
     }
 }
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn fill_of_an_empty_view_writes_nothing() {
-    let mut rng = Rng::from_env("fill_empty");
-    let ctx = gpu();
-    let data: Vec<u32> = rng.values(64);
-    let mut buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
-    buf.slice_mut(10..10).unwrap().fill(7).unwrap();
-    let mut empty = DeviceBuffer::<u32>::new(&ctx, 0).unwrap();
-    empty.fill(1).unwrap();
-    empty.memset(1).unwrap();
-    assert_eq!(buf.to_vec().unwrap(), data);
-}

@@ -1,10 +1,10 @@
 //! GPU tests of `PitchedBuffer<T>`: 2D copies (host, pinned async, device to
 //! device), memset and fill over the logical width only (the row padding is
-//! poisoned first and checked byte by byte), row views, and bad input. Random
-//! values and sizes every run (the seed is printed; replay with `CUDA_MEM_SEED`).
+//! poisoned first and checked byte by byte), row views. Random values and
+//! sizes every run (the seed is printed; replay with `CUDA_MEM_SEED`).
 //!
-//! Not tested: a stream of another context. The primary context is the only
-//! context `cuda_mem::context` opens, so one GPU cannot give a second one here.
+//! Bad input (empty and huge shapes, size overflow, length mismatches, out of
+//! memory, streams of another context) is in `bad_input.rs`.
 
 use cuda_mem::{DeviceCopy, Error, PinnedBuffer, PitchedBuffer, UnifiedBuffer};
 use cuda_mem_tests::{bytes, Rng};
@@ -370,131 +370,6 @@ fn device_to_device_2d_copies() {
         }
         check_raw(&dst, 0xa5, &data, "after rejected copies");
     }
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn empty_buffers_work() {
-    let ctx = cuda_mem::context(0).expect("GPU");
-    let mut rng = Rng::from_env("empty_buffers_work");
-    let stream = ctx.new_stream().unwrap();
-    for (w, h) in [(0, 0), (0, 1 + rng.below(50)), (1 + rng.below(50), 0)] {
-        let mut buf = PitchedBuffer::<P3>::new(&ctx, w, h).unwrap();
-        assert!(buf.is_empty());
-        assert_eq!(
-            (buf.len(), buf.byte_size(), buf.width(), buf.height()),
-            (0, 0, w, h)
-        );
-        buf.fill(rng.value()).unwrap();
-        buf.fill_async(rng.value(), &stream).unwrap();
-        buf.memset(1).unwrap();
-        buf.memset_async(2, &stream).unwrap();
-        buf.copy_from_host(&[]).unwrap();
-        buf.copy_to_host(&mut []).unwrap();
-        assert!(buf.to_vec().unwrap().is_empty());
-        assert!(matches!(
-            buf.copy_from_host(&[rng.value()]),
-            Err(Error::LengthMismatch {
-                expected: 0,
-                actual: 1
-            })
-        ));
-        let pinned = PinnedBuffer::<P3>::new(&ctx, 0).unwrap();
-        buf.copy_from_host_async(&pinned, &stream).unwrap();
-        let other = PitchedBuffer::<P3>::zeroed(&ctx, w, h).unwrap();
-        buf.copy_from(&other).unwrap();
-        let from = PitchedBuffer::<P3>::from_slice(&ctx, &[], w, h).unwrap();
-        assert!(from.is_empty());
-        assert!(matches!(buf.row(h), Err(Error::OutOfRange { .. })));
-        if h > 0 {
-            assert!(buf.row(h - 1).unwrap().is_empty());
-            buf.row_mut(0).unwrap().fill(rng.value()).unwrap();
-        }
-        buf.synchronize().unwrap();
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn bad_sizes_and_lengths_are_errors() {
-    let ctx = cuda_mem::context(0).expect("GPU");
-    let mut rng = Rng::from_env("bad_sizes_and_lengths_are_errors");
-    assert!(matches!(
-        PitchedBuffer::<u8>::new(&ctx, usize::MAX, 2),
-        Err(Error::SizeOverflow { .. })
-    ));
-    assert!(matches!(
-        PitchedBuffer::<P3>::new(&ctx, usize::MAX / 4, 1),
-        Err(Error::SizeOverflow { .. })
-    ));
-    assert!(matches!(
-        PitchedBuffer::<P3>::new(&ctx, 1 << 32, 1 << 31),
-        Err(Error::SizeOverflow { .. })
-    ));
-    assert!(matches!(
-        PitchedBuffer::<u64>::zeroed(&ctx, 3, usize::MAX / 2),
-        Err(Error::SizeOverflow { .. })
-    ));
-    assert!(matches!(
-        PitchedBuffer::<P3>::from_slice(&ctx, &[], usize::MAX, usize::MAX),
-        Err(Error::SizeOverflow { .. })
-    ));
-
-    let (w, h) = (17, 1 + random_height(&mut rng));
-    let data: Vec<P3> = rng.values(w * h);
-    assert!(matches!(
-        PitchedBuffer::from_slice(&ctx, &data[1..], w, h),
-        Err(Error::LengthMismatch { .. })
-    ));
-    let mut buf = PitchedBuffer::from_slice(&ctx, &data, w, h).unwrap();
-    assert!(matches!(
-        buf.copy_from_host(&data[..w * h - 1]),
-        Err(Error::LengthMismatch { .. })
-    ));
-    let mut longer = data.clone();
-    longer.push(rng.value());
-    assert!(matches!(
-        buf.copy_from_host(&longer),
-        Err(Error::LengthMismatch { .. })
-    ));
-    let mut out = vec![
-        P3 {
-            x: 0.0,
-            y: 0.0,
-            z: 0.0
-        };
-        w * h + 1
-    ];
-    assert!(matches!(
-        buf.copy_to_host(&mut out),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        buf.copy_to_host(&mut out[..w]),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert_eq!(
-        bytes(&buf.to_vec().unwrap()),
-        bytes(&data),
-        "rejected calls changed the buffer"
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn allocation_beyond_device_memory_is_out_of_memory() {
-    let ctx = cuda_mem::context(0).expect("GPU");
-    let mut rng = Rng::from_env("allocation_beyond_device_memory_is_out_of_memory");
-    // 64 KiB rows, 2^30 rows: 64 TiB.
-    let (w, h) = (1usize << 16, 1usize << 30);
-    match PitchedBuffer::<u8>::new(&ctx, w, h) {
-        Err(Error::OutOfMemory { requested, .. }) => assert_eq!(requested, w * h),
-        other => panic!("expected OutOfMemory, got {other:?}"),
-    }
-    // The context is still usable.
-    let data: Vec<P3> = rng.values(1000 * 3);
-    let buf = PitchedBuffer::from_slice(&ctx, &data, 1000, 3).unwrap();
-    assert_eq!(bytes(&buf.to_vec().unwrap()), bytes(&data));
 }
 
 #[test]
