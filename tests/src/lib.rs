@@ -316,7 +316,7 @@ pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> C
     cmd.args([
         test,
         "--exact",
-        "--ignored",
+        "--include-ignored",
         "--nocapture",
         "--test-threads=1",
     ])

@@ -73,14 +73,17 @@ fn mib(bytes: usize) -> f64 {
     bytes as f64 / MIB as f64
 }
 
+/// How far free device memory may move over the cycles.
+const DEVICE_SLACK: usize = MIB;
+
 /// Runs `cycle` (one allocation and its free) a warm-up number of times, then
-/// `cycles()` times, and checks that device memory (and with `rss_slack`, the
-/// resident set) is back where it was.
+/// `cycles()` times, and checks that free device memory is back where it was
+/// within `device_slack` (and with `rss_slack`, the resident set too).
 fn no_leaks(
     name: &str,
     ctx: &Arc<CudaContext>,
     pools: &[&MemPool],
-    rss_slack: Option<usize>,
+    (device_slack, rss_slack): (usize, Option<usize>),
     mut cycle: impl FnMut(&mut Rng, usize),
 ) {
     let n = cycles();
@@ -113,7 +116,7 @@ fn no_leaks(
         return;
     }
     assert!(
-        dev0.abs_diff(dev1) <= MIB,
+        dev0.abs_diff(dev1) <= device_slack,
         "{name}: free device memory moved by {:+.3} MiB over {n} cycles",
         (dev1 as f64 - dev0 as f64) / MIB as f64
     );
@@ -141,14 +144,20 @@ fn checked(i: usize) -> bool {
 fn device_alloc_free_cycles_do_not_leak() {
     let _serial = serial();
     let ctx = gpu();
-    no_leaks("device cycles", &ctx, &[], None, |rng, i| {
-        let mut b = DeviceBuffer::<u32>::new(&ctx, small(rng)).unwrap();
-        if checked(i) {
-            let v = rng.next_u64() as u32;
-            b.fill(v).unwrap();
-            assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
-        }
-    });
+    no_leaks(
+        "device cycles",
+        &ctx,
+        &[],
+        (DEVICE_SLACK, None),
+        |rng, i| {
+            let mut b = DeviceBuffer::<u32>::new(&ctx, small(rng)).unwrap();
+            if checked(i) {
+                let v = rng.next_u64() as u32;
+                b.fill(v).unwrap();
+                assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
+            }
+        },
+    );
 }
 
 #[test]
@@ -156,18 +165,24 @@ fn device_alloc_free_cycles_do_not_leak() {
 fn pinned_alloc_free_cycles_do_not_leak() {
     let _serial = serial();
     let ctx = gpu();
-    no_leaks("pinned cycles", &ctx, &[], Some(8 * MIB), |rng, i| {
-        let mut b = PinnedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
-        if checked(i) {
-            assert!(
-                b.as_slice().unwrap().iter().all(|&x| x == 0),
-                "cycle {i}: not zeroed"
-            );
-            let v = rng.next_u64() as u32;
-            b.fill(v).unwrap();
-            assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
-        }
-    });
+    no_leaks(
+        "pinned cycles",
+        &ctx,
+        &[],
+        (DEVICE_SLACK, Some(8 * MIB)),
+        |rng, i| {
+            let mut b = PinnedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
+            if checked(i) {
+                assert!(
+                    b.as_slice().unwrap().iter().all(|&x| x == 0),
+                    "cycle {i}: not zeroed"
+                );
+                let v = rng.next_u64() as u32;
+                b.fill(v).unwrap();
+                assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
+            }
+        },
+    );
 }
 
 #[test]
@@ -175,18 +190,32 @@ fn pinned_alloc_free_cycles_do_not_leak() {
 fn unified_alloc_free_cycles_do_not_leak() {
     let _serial = serial();
     let ctx = gpu();
-    no_leaks("unified cycles", &ctx, &[], None, |rng, i| {
-        let mut b = UnifiedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
-        if checked(i) {
-            assert!(
-                b.as_slice().unwrap().iter().all(|&x| x == 0),
-                "cycle {i}: not zeroed"
-            );
-            let v = rng.next_u64() as u32;
-            b.fill(v).unwrap();
-            assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
-        }
-    });
+    // The UVM driver keeps GPU pages it has freed in 2 MiB root chunks that it
+    // reserves in batches: on the H200 free memory once ended exactly 64 MiB
+    // lower after 100,000 cycles (a whole batch, not a per-cycle amount). Every
+    // cycle's buffer is zeroed on the device, so it holds GPU pages (64 KiB or
+    // more): one leaked buffer in 700 cycles would already exceed this slack.
+    // memcheck's leak check (`--sanitize memcheck`) reports any unfreed
+    // managed allocation outright.
+    let uvm_batch = 64 * MIB;
+    no_leaks(
+        "unified cycles",
+        &ctx,
+        &[],
+        (uvm_batch + DEVICE_SLACK, None),
+        |rng, i| {
+            let mut b = UnifiedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
+            if checked(i) {
+                assert!(
+                    b.as_slice().unwrap().iter().all(|&x| x == 0),
+                    "cycle {i}: not zeroed"
+                );
+                let v = rng.next_u64() as u32;
+                b.fill(v).unwrap();
+                assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
+            }
+        },
+    );
 }
 
 #[test]
@@ -196,24 +225,30 @@ fn pool_alloc_free_cycles_do_not_leak() {
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let pool = MemPool::new(&ctx).unwrap();
-    no_leaks("pool cycles", &ctx, &[&pool], None, |rng, i| {
-        let len = small(rng);
-        // The device's pool and our own, dropped (freed on the last stream
-        // used) or freed on the stream explicitly.
-        let mut b = if i % 2 == 0 {
-            PoolBuffer::<u32>::new(len, &stream).unwrap()
-        } else {
-            PoolBuffer::<u32>::from_pool(&pool, len, &stream).unwrap()
-        };
-        if checked(i) {
-            let v = rng.next_u64() as u32;
-            b.fill_async(v, &stream).unwrap();
-            assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
-        }
-        if i % 4 < 2 {
-            b.free_on_stream(&stream).unwrap();
-        }
-    });
+    no_leaks(
+        "pool cycles",
+        &ctx,
+        &[&pool],
+        (DEVICE_SLACK, None),
+        |rng, i| {
+            let len = small(rng);
+            // The device's pool and our own, dropped (freed on the last stream
+            // used) or freed on the stream explicitly.
+            let mut b = if i % 2 == 0 {
+                PoolBuffer::<u32>::new(len, &stream).unwrap()
+            } else {
+                PoolBuffer::<u32>::from_pool(&pool, len, &stream).unwrap()
+            };
+            if checked(i) {
+                let v = rng.next_u64() as u32;
+                b.fill_async(v, &stream).unwrap();
+                assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
+            }
+            if i % 4 < 2 {
+                b.free_on_stream(&stream).unwrap();
+            }
+        },
+    );
     assert_eq!(
         pool.usage().unwrap().used_current,
         0,
@@ -226,15 +261,21 @@ fn pool_alloc_free_cycles_do_not_leak() {
 fn pitched_alloc_free_cycles_do_not_leak() {
     let _serial = serial();
     let ctx = gpu();
-    no_leaks("pitched cycles", &ctx, &[], None, |rng, i| {
-        let (w, h) = (1 + rng.below(300), 1 + rng.below(8));
-        let mut b = PitchedBuffer::<E>::new(&ctx, w, h).unwrap();
-        if checked(i) {
-            let v: E = rng.value();
-            b.fill(v).unwrap();
-            assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
-        }
-    });
+    no_leaks(
+        "pitched cycles",
+        &ctx,
+        &[],
+        (DEVICE_SLACK, None),
+        |rng, i| {
+            let (w, h) = (1 + rng.below(300), 1 + rng.below(8));
+            let mut b = PitchedBuffer::<E>::new(&ctx, w, h).unwrap();
+            if checked(i) {
+                let v: E = rng.value();
+                b.fill(v).unwrap();
+                assert!(b.to_vec().unwrap().iter().all(|&x| x == v), "cycle {i}");
+            }
+        },
+    );
 }
 
 /// Rounds of the thread tests.
