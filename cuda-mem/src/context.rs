@@ -75,6 +75,9 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
 
+/// The state of every context cuda-mem has used, by `CUcontext` handle.
+static REGISTRY: Mutex<Vec<(usize, Arc<ContextState>)>> = Mutex::new(Vec::new());
+
 /// One fill kernel loaded into a context, with how many of its blocks the
 /// whole device runs at once.
 pub(crate) struct FillKernel {
@@ -133,8 +136,13 @@ impl ContextState {
         Ok(state)
     }
 
+    /// Every context state made so far.
+    pub(crate) fn all() -> Vec<Arc<Self>> {
+        let registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        registry.iter().map(|(_, state)| state.clone()).collect()
+    }
+
     fn lookup(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
-        static REGISTRY: Mutex<Vec<(usize, Arc<ContextState>)>> = Mutex::new(Vec::new());
         let key = ctx.cu_ctx() as usize;
         let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, state)) = registry.iter().find(|(k, _)| *k == key) {
