@@ -704,6 +704,26 @@ fn main() {
             None,
         );
         let (ours, raw) = b.host_pair_us(
+            200,
+            || drop(PinnedBuffer::<u8>::new(&ctx, 4 << 10).unwrap()),
+            || unsafe {
+                // SAFETY: allocate and free 4 KiB of pinned memory.
+                let p = result::malloc_host(4 << 10, 0).unwrap();
+                result::free_host(p).unwrap();
+            },
+            || {},
+        );
+        b.push(
+            "alloc",
+            "PinnedBuffer 4 KiB alloc+free".into(),
+            "us",
+            ours,
+            raw,
+            "cuMemHostAlloc+FreeHost",
+            false,
+            None,
+        );
+        let (ours, raw) = b.host_pair_us(
             20,
             || drop(PinnedBuffer::<u8>::new(&ctx, 64 << 20).unwrap()),
             || unsafe {
