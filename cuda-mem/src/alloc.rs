@@ -585,7 +585,9 @@ impl DeviceAlloc {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state)
+        self.mem
+            .order
+            .wait(&self.mem.state, crate::order::Access::Shared)
     }
 }
 

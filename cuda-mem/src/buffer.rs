@@ -10,6 +10,7 @@ use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::{byte_len, PinnedFlags, RawMemory};
 use crate::ops::{read_ops, write_ops};
+use crate::order::Access;
 use crate::view::{Elems, View, ViewMut};
 use crate::{AsView, DeviceCopy, MemPool};
 
@@ -237,7 +238,7 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state)
+        self.mem.order.wait(&self.mem.state, Access::Shared)
     }
 }
 
@@ -528,8 +529,8 @@ pub enum Advice {
 impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// Waits for queued work that uses the buffer; for managed memory on a
     /// device without concurrent managed access, for the whole device.
-    fn wait_for_host_access(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state)?;
+    fn wait_for_host_access(&self, access: Access) -> Result<()> {
+        self.mem.order.wait(&self.mem.state, access)?;
         if let crate::memory::AllocKind::Unified = self.mem.kind {
             if !self.mem.state.concurrent_managed_access {
                 self.mem.state.bind()?;
@@ -547,7 +548,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.wait_for_host_access()?;
+        self.wait_for_host_access(Access::Shared)?;
         let host = self.mem.host_ptr().cast::<T>();
         if self.len == 0 || size_of::<T>() == 0 || host.is_null() {
             return Ok(&[]);
@@ -568,7 +569,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.wait_for_host_access()?;
+        self.wait_for_host_access(Access::Exclusive)?;
         let host = self.mem.host_ptr().cast::<T>();
         if self.len == 0 || size_of::<T>() == 0 || host.is_null() {
             return Ok(&mut []);

@@ -1,7 +1,7 @@
 //! Driver probing, context creation, and the per-context state cuda-mem keeps
 //! (the fill kernels' module, loaded once, and the default stream).
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
 
@@ -72,11 +72,42 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
             "device ordinal is not below the number of devices",
         ));
     }
+    // The object cuda-mem already holds for this device, so that errors it
+    // records there (from a `Drop`) are seen by the caller's next call.
+    if let Some(ctx) = ContextState::primary_of(ordinal) {
+        return Ok(ctx);
+    }
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
 
-/// The state of every context cuda-mem has used, by `CUcontext` handle.
-static REGISTRY: Mutex<Vec<(usize, Arc<ContextState>)>> = Mutex::new(Vec::new());
+/// Whether `ctx` is its device's primary context.
+fn is_primary(ctx: &CudaContext) -> Result<bool> {
+    let mut primary = std::mem::MaybeUninit::uninit();
+    // SAFETY: retains the device's primary context to read its handle, and
+    // releases that retain right away; `ctx` itself keeps whichever context
+    // it is alive.
+    unsafe {
+        sys::cuDevicePrimaryCtxRetain(primary.as_mut_ptr(), ctx.cu_device())
+            .result()
+            .op("cuDevicePrimaryCtxRetain")?;
+        let primary = primary.assume_init();
+        sys::cuDevicePrimaryCtxRelease_v2(ctx.cu_device())
+            .result()
+            .op("cuDevicePrimaryCtxRelease")?;
+        Ok(primary == ctx.cu_ctx())
+    }
+}
+
+/// The state of every context cuda-mem has used, by `CUcontext` handle:
+/// held for the whole run for primary contexts, weakly for the others.
+static REGISTRY: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+struct Registered {
+    key: usize,
+    /// Set for primary contexts: their state lives until the process exits.
+    kept: Option<Arc<ContextState>>,
+    state: Weak<ContextState>,
+}
 
 /// One fill kernel loaded into a context, with how many of its blocks the
 /// whole device runs at once.
@@ -101,8 +132,11 @@ pub(crate) struct ContextState {
     pub(crate) default_stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
     pub(crate) concurrent_managed_access: bool,
-    kernels: OnceLock<Result<FillKernels>>,
-    default_pool_ready: OnceLock<Result<()>>,
+    kernels: OnceLock<FillKernels>,
+    default_pool_ready: OnceLock<()>,
+    /// Serialises the first-use set-ups above; a failed one is retried on the
+    /// next call instead of being cached.
+    set_up: Mutex<()>,
     /// Pinned chunks for large pageable copies (see `staging`).
     pub(crate) staging: crate::staging::StagingCell,
 }
@@ -111,42 +145,65 @@ impl ContextState {
     /// The state of `ctx`'s context, created on first use and shared by every
     /// allocation in that context.
     ///
-    /// The state lives (and keeps its context retained) until the process
-    /// exits: dropping it with the last buffer would reload the fill kernels
-    /// and redo the pool set-up on the next allocation (it made a pool
-    /// alloc+free 0.6 µs slower on an H200), and a context key could be
-    /// reused by a new context.
+    /// The state of a primary context lives (and keeps the context retained)
+    /// until the process exits: dropping it with the last buffer would reload
+    /// the fill kernels and redo the pool set-up on the next allocation (it
+    /// made a pool alloc+free 0.6 µs slower on an H200). The state of any
+    /// other context lives while buffers of that context do, so that a
+    /// program creating and dropping contexts does not leak them.
     pub(crate) fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
         thread_local! {
             // The last context this thread allocated in: skips the registry's lock.
-            static LAST: std::cell::RefCell<Option<(usize, Arc<ContextState>)>> = const { std::cell::RefCell::new(None) };
+            static LAST: std::cell::RefCell<Option<(usize, Weak<ContextState>)>> = const { std::cell::RefCell::new(None) };
         }
         let key = ctx.cu_ctx() as usize;
-        let cached = LAST.with(|last| {
-            last.borrow()
-                .as_ref()
-                .filter(|(k, _)| *k == key)
-                .map(|(_, state)| state.clone())
-        });
+        let cached = LAST
+            .try_with(|last| {
+                last.borrow()
+                    .as_ref()
+                    .filter(|(k, _)| *k == key)
+                    .and_then(|(_, state)| state.upgrade())
+            })
+            .ok()
+            .flatten();
         if let Some(state) = cached {
             return Ok(state);
         }
         let state = Self::lookup(ctx)?;
-        LAST.with(|last| *last.borrow_mut() = Some((key, state.clone())));
+        // During thread teardown the cache is gone: then every call looks up.
+        let _ = LAST.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&state))));
         Ok(state)
     }
 
-    /// Every context state made so far.
-    pub(crate) fn all() -> Vec<Arc<Self>> {
+    /// Every live context state, or none if the registry is busy (at process
+    /// exit, a thread may hold it forever).
+    pub(crate) fn all_live() -> Vec<Arc<Self>> {
+        match REGISTRY.try_lock() {
+            Ok(registry) => registry.iter().filter_map(|r| r.state.upgrade()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The state of the primary context of device `ordinal`, if cuda-mem holds one.
+    pub(crate) fn primary_of(ordinal: usize) -> Option<Arc<CudaContext>> {
         let registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-        registry.iter().map(|(_, state)| state.clone()).collect()
+        registry
+            .iter()
+            .filter_map(|r| r.kept.as_ref())
+            .find(|state| state.ctx.ordinal() == ordinal)
+            .map(|state| state.ctx.clone())
     }
 
     fn lookup(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
         let key = ctx.cu_ctx() as usize;
         let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, state)) = registry.iter().find(|(k, _)| *k == key) {
-            return Ok(state.clone());
+        registry.retain(|r| r.state.strong_count() > 0);
+        if let Some(state) = registry
+            .iter()
+            .find(|r| r.key == key)
+            .and_then(|r| r.state.upgrade())
+        {
+            return Ok(state);
         }
         let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
@@ -158,48 +215,67 @@ impl ContextState {
             concurrent_managed_access: cma != 0,
             kernels: OnceLock::new(),
             default_pool_ready: OnceLock::new(),
-            staging: Mutex::new(None),
+            set_up: Mutex::new(()),
+            staging: Mutex::new(crate::staging::StagingSlot::Untried),
         });
-        registry.push((key, state.clone()));
+        registry.push(Registered {
+            key,
+            kept: is_primary(ctx)?.then(|| state.clone()),
+            state: Arc::downgrade(&state),
+        });
         Ok(state)
+    }
+
+    /// Runs `set_up` under the set-up lock unless `cell` is already set;
+    /// stores its value only on success.
+    fn once<'s, T>(
+        &'s self,
+        cell: &'s OnceLock<T>,
+        set_up: impl FnOnce() -> Result<T>,
+    ) -> Result<&'s T> {
+        if let Some(value) = cell.get() {
+            return Ok(value);
+        }
+        let _guard = self.set_up.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(value) = cell.get() {
+            return Ok(value);
+        }
+        let value = set_up()?;
+        Ok(cell.get_or_init(|| value))
     }
 
     /// The fill kernels, loading the embedded PTX on first use.
     pub(crate) fn fill_kernels(&self) -> Result<&FillKernels> {
-        self.kernels
-            .get_or_init(|| {
-                let ptx = cudarc::nvrtc::Ptx::from_src(crate::fill::KERNELS_PTX);
-                let module = self
-                    .ctx
-                    .load_module(ptx)
-                    .op("cuModuleLoadData (cuda-mem fill kernels)")?;
-                let load = |name| -> Result<FillKernel> {
-                    let function = module.load_function(name).op("cuModuleGetFunction")?;
-                    let per_sm = function
-                        .occupancy_max_active_blocks_per_multiprocessor(crate::fill::BLOCK, 0, None)
-                        .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-                    Ok(FillKernel {
-                        function,
-                        resident_blocks: self.sm_count as u64 * per_sm.max(1) as u64,
-                    })
-                };
-                Ok(FillKernels {
-                    small: load("cuda_mem_fill_small")?,
-                    large: load("cuda_mem_fill_large")?,
+        self.once(&self.kernels, || {
+            let ptx = cudarc::nvrtc::Ptx::from_src(crate::fill::KERNELS_PTX);
+            let module = self
+                .ctx
+                .load_module(ptx)
+                .op("cuModuleLoadData (cuda-mem fill kernels)")?;
+            let load = |name| -> Result<FillKernel> {
+                let function = module.load_function(name).op("cuModuleGetFunction")?;
+                let per_sm = function
+                    .occupancy_max_active_blocks_per_multiprocessor(crate::fill::BLOCK, 0, None)
+                    .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+                Ok(FillKernel {
+                    function,
+                    resident_blocks: self.sm_count as u64 * per_sm.max(1) as u64,
                 })
+            };
+            Ok(FillKernels {
+                small: load("cuda_mem_fill_small")?,
+                large: load("cuda_mem_fill_large")?,
             })
-            .as_ref()
-            .map_err(Clone::clone)
+        })
     }
 
     /// Raises the release threshold of the device's current pool to `u64::MAX`
     /// once (see [`MemPool`](crate::MemPool) for why).
     pub(crate) fn prepare_default_pool(&self) -> Result<()> {
-        self.default_pool_ready
-            .get_or_init(|| {
-                crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX)
-            })
-            .clone()
+        self.once(&self.default_pool_ready, || {
+            crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX)
+        })
+        .map(drop)
     }
 
     /// Checks that `stream` belongs to this context.

@@ -10,7 +10,7 @@ use cudarc::driver::{result, sys, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::order::StreamOrder;
+use crate::order::{Access, StreamOrder};
 use crate::pool::MemPool;
 
 /// How an allocation was made, which decides how it is freed and whether the
@@ -368,16 +368,16 @@ impl RawMemory {
             // Stream-ordered: free behind the latest use, no host wait.
             let stream = self
                 .order
-                .last_stream()
-                .unwrap_or_else(|| self.state.default_stream.clone());
-            // SAFETY: queued after every use of the memory on `stream`, which is
-            // the latest stream in its order; nothing can use it after the drop.
+                .stream_for_free(&self.state, &self.state.default_stream)?;
+            // SAFETY: queued after every use of the memory: `stream` is the
+            // latest stream in its order and waits for every deferred use;
+            // nothing can use the memory after the drop.
             return unsafe { result::free_async(self.addr, stream.cu_stream()) }
                 .op("cuMemFreeAsync");
         }
-        self.order.wait(&self.state)?;
-        // SAFETY: no queued operation uses the memory (waited above) and the
-        // owner is being dropped.
+        self.order.wait(&self.state, Access::Exclusive)?;
+        // SAFETY: no queued operation uses the memory (waited above; the owner
+        // is dropping it, so every kernel argument has been launched).
         unsafe {
             match self.kind {
                 AllocKind::Pinned => result::free_host(self.host.cast()).op("cuMemFreeHost"),

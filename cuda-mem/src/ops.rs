@@ -161,8 +161,7 @@ macro_rules! read_ops {
         impl<$($gen)*> cudarc::driver::DevicePtr<T> for $target {
             fn device_ptr<'s>(&'s self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
                 let e = self.elems();
-                let state = &e.mem.state;
-                $crate::error::record_in(&state.ctx, e.order().wait_on(state, stream));
+                e.order_for_cudarc(stream);
                 (e.addr(), cudarc::driver::SyncOnDrop::Sync(Some(stream)))
             }
         }
@@ -339,8 +338,7 @@ macro_rules! write_ops {
         impl<$($gen)*> cudarc::driver::DevicePtrMut<T> for $target {
             fn device_ptr_mut<'s>(&'s mut self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
                 let e = self.elems();
-                let state = &e.mem.state;
-                $crate::error::record_in(&state.ctx, e.order().wait_on(state, stream));
+                e.order_for_cudarc(stream);
                 (e.addr(), cudarc::driver::SyncOnDrop::Sync(Some(stream)))
             }
         }

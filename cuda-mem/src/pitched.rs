@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
-use crate::order::StreamOrder;
+use crate::order::{Access, StreamOrder};
 use crate::view::{Elems, View, ViewMut};
 use crate::{fill, Buffer, DeviceCopy, DevicePtr, HostAccessible, KernelArg};
 
@@ -716,9 +716,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok(()) }
     /// ```
     pub fn kernel_arg(&self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
-        Ok(KernelArg::new(
-            self.run(stream, || Ok(self.as_device_ptr()))?,
-        ))
+        Ok(KernelArg::new(self.claim(stream)?))
     }
 
     /// This buffer's base address as a kernel argument the kernel may write,
@@ -730,9 +728,16 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok(()) }
     /// ```
     pub fn kernel_arg_mut(&mut self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
-        Ok(KernelArg::new(
-            self.run(stream, || Ok(self.as_device_ptr()))?,
-        ))
+        Ok(KernelArg::new(self.claim(stream)?))
+    }
+
+    /// Orders `stream` after earlier work and records it as a deferred user
+    /// (a kernel argument launched later; see `order`).
+    fn claim(&self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
+        self.mem.state.check_stream(stream)?;
+        self.mem
+            .order
+            .run_deferred(&self.mem.state, stream, || Ok(self.as_device_ptr()))
     }
 
     /// Waits for every queued operation on this buffer.
@@ -743,7 +748,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state)
+        self.mem.order.wait(&self.mem.state, Access::Shared)
     }
 
     /// Test helper: the whole allocation, `pitch() * height()` bytes,

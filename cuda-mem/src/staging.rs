@@ -101,36 +101,58 @@ fn is_pageable(ptr: *const u8) -> bool {
     found.is_ok() && memory_type == 0
 }
 
-/// The context's staging chunks, if the copy should be staged and no other
-/// thread is using them (that thread's copy keeps its speed; this one goes
-/// straight to the driver).
+/// A context's staging chunks, allocated on first use.
+pub(crate) enum StagingSlot {
+    /// No staged copy yet.
+    Untried,
+    Ready(Staging),
+    /// Pinned memory could not be had: copies go straight to the driver.
+    Unavailable,
+}
+
+/// The staging chunks of a context.
+pub(crate) type StagingCell = Mutex<StagingSlot>;
+
+/// The context's staging chunks (ready, or unavailable), if the copy should be
+/// staged and no other thread is using them (that thread's copy keeps its
+/// speed; this one goes straight to the driver).
 fn staging_for<'a>(
     state: &'a ContextState,
     host: *const u8,
     bytes: usize,
-) -> Option<std::sync::MutexGuard<'a, Option<Staging>>> {
+) -> Option<std::sync::MutexGuard<'a, StagingSlot>> {
     if bytes < STAGE_MIN_BYTES || !is_pageable(host) {
         return None;
     }
     let mut guard = state.staging.try_lock().ok()?;
-    if guard.is_none() {
-        // Without pinned memory to spare, the driver's own path still works.
-        *guard = Some(Staging::new(state).ok()?);
-        release_at_exit();
+    if let StagingSlot::Untried = *guard {
+        *guard = match Staging::new(state) {
+            Ok(staging) => {
+                release_at_exit();
+                StagingSlot::Ready(staging)
+            }
+            Err(_) => StagingSlot::Unavailable,
+        };
     }
     Some(guard)
 }
 
 /// Frees every context's staging chunks when the process exits. The chunks
-/// live as long as their context's state (the whole run), so without this a
-/// leak checker (compute-sanitizer's memcheck) would report them at exit.
+/// live as long as their context's state (for a primary context, the whole
+/// run), so without this a leak checker (compute-sanitizer's memcheck) would
+/// report them at exit.
 fn release_at_exit() {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     extern "C" fn release_all() {
-        for state in ContextState::all() {
+        // A forked child inherits the handler but must not call the driver.
+        if PID.get() != Some(&std::process::id()) {
+            return;
+        }
+        for state in ContextState::all_live() {
             // A copy still running on another thread keeps its chunks.
             if let Ok(mut staging) = state.staging.try_lock() {
                 if state.bind().is_ok() {
-                    drop(staging.take());
+                    *staging = StagingSlot::Unavailable;
                 }
             }
         }
@@ -138,14 +160,15 @@ fn release_at_exit() {
     extern "C" {
         fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
     }
-    static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| {
+    PID.get_or_init(|| {
         // SAFETY: `atexit` (C standard library, linked by std) stores a plain
-        // function pointer; `release_all` cannot unwind: it takes locks
-        // without panicking and `Staging`'s drop ignores every error. It runs
-        // before the shared libraries' destructors, so the driver is still
-        // loaded. If registration fails, the chunks are merely not freed.
+        // function pointer; `release_all` does not unwind (a panic in an
+        // `extern "C"` function aborts, and nothing in it panics: `try_lock`
+        // only, and `Staging`'s drop ignores every error). It runs before the
+        // shared libraries' ELF destructors, so the driver is still loaded.
+        // If registration fails, the chunks are merely not freed.
         unsafe { atexit(release_all) };
+        std::process::id()
     });
 }
 
@@ -155,33 +178,71 @@ fn lane_len(total: usize) -> usize {
     total.div_ceil(LANES).div_ceil(CHUNK_BYTES) * CHUNK_BYTES
 }
 
+/// Records `slot.done` on `stream`. The raw call, because cudarc's `record`
+/// first returns any error another thread stored in the context, which would
+/// leave the chunk's queued DMA unrecorded.
+fn record(slot: &Slot, stream: &CudaStream) -> Result<()> {
+    // SAFETY: a live event and a live stream of the context current on this
+    // thread (every lane binds it).
+    unsafe { sys::cuEventRecord(slot.done.cu_event(), stream.cu_stream()).result() }
+        .op("cuEventRecord")
+}
+
+/// Waits until the latest DMA recorded for `slot` has finished (the raw call,
+/// as for [`record`]).
+fn wait(slot: &Slot) -> Result<()> {
+    // SAFETY: a live event of the context current on this thread.
+    unsafe { sys::cuEventSynchronize(slot.done.cu_event()).result() }.op("cuEventSynchronize")
+}
+
 /// Runs `lane(slots, offset, part)` for each part (the host range starting
 /// `offset` bytes into the copy, `lane_len` bytes apart), one thread per
-/// part with its own two chunks; returns the first error.
+/// part with its own two chunks (or on this thread, if the system refuses a
+/// new one); returns the first error. After an error a lane waits for
+/// `stream`, so no DMA it queued still uses its chunks.
 fn run_lanes<P: Send>(
     state: &ContextState,
+    stream: &CudaStream,
     staging: &Staging,
     per_lane: usize,
     parts: Vec<P>,
     lane: impl Fn(&[Slot], usize, P) -> Result<()> + Sync,
 ) -> Result<()> {
+    let run = |i: usize, slots: &[Slot], part: P| -> Result<()> {
+        state.bind()?;
+        let result = lane(slots, i * per_lane, part);
+        if result.is_err() {
+            // SAFETY: a live stream of the context bound above.
+            let _ = unsafe { sys::cuStreamSynchronize(stream.cu_stream()) };
+        }
+        result
+    };
+    let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let take =
+        |i: usize| -> Option<P> { parts[i].lock().unwrap_or_else(|p| p.into_inner()).take() };
     std::thread::scope(|scope| {
-        let lane = &lane;
-        let handles: Vec<_> = parts
+        let (run, take) = (&run, &take);
+        let mut results = Vec::with_capacity(parts.len());
+        let mut handles = Vec::with_capacity(parts.len());
+        for (i, slots) in staging.slots.chunks_exact(2).take(parts.len()).enumerate() {
+            let spawned = std::thread::Builder::new()
+                .name("cuda-mem staging".into())
+                .spawn_scoped(scope, move || {
+                    take(i).map_or(Ok(()), |part| run(i, slots, part))
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                // No thread to be had: this lane runs here (its part is still
+                // in its slot: the closure that would have taken it was dropped).
+                Err(_) => results.push(take(i).map_or(Ok(()), |part| run(i, slots, part))),
+            }
+        }
+        // Every lane is joined before the first error is returned.
+        let joined: Vec<Result<()>> = handles
             .into_iter()
-            .zip(staging.slots.chunks_exact(2))
-            .enumerate()
-            .map(|(i, (part, slots))| {
-                scope.spawn(move || {
-                    state.bind()?;
-                    lane(slots, i * per_lane, part)
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
-        // Every lane is joined (by the scope) even after an error.
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        results.into_iter().chain(joined).try_for_each(|r| r)
     })
 }
 
@@ -197,24 +258,25 @@ pub(crate) fn copy_from_host(
     dst: u64,
     src: &[u8],
 ) -> Result<()> {
-    let Some(mut guard) = staging_for(state, src.as_ptr(), src.len()) else {
+    let guard = staging_for(state, src.as_ptr(), src.len());
+    let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
         // SAFETY: `src` is live for `src.len()` bytes and the synchronous copy
         // has read it on return; the caller vouches for the destination.
         return unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr().cast(), src.len()).result() }
             .op("cuMemcpyHtoD");
     };
-    let staging = guard.as_mut().expect("set by staging_for");
     let per_lane = lane_len(src.len());
     let parts = src.chunks(per_lane).collect();
     run_lanes(
         state,
+        stream,
         staging,
         per_lane,
         parts,
         |slots, offset, part: &[u8]| {
             for (i, piece) in part.chunks(CHUNK_BYTES).enumerate() {
                 let slot = &slots[i % 2];
-                slot.done.synchronize().op("cuEventSynchronize")?;
+                wait(slot)?;
                 // SAFETY: the chunk holds CHUNK_BYTES >= piece.len() bytes and its
                 // last DMA has finished (waited above); `piece` is live host memory.
                 unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), slot.host, piece.len()) };
@@ -226,7 +288,7 @@ pub(crate) fn copy_from_host(
                         .result()
                 }
                 .op("cuMemcpyHtoDAsync")?;
-                slot.done.record(stream).op("cuEventRecord")?;
+                record(slot, stream)?;
             }
             Ok(())
         },
@@ -244,17 +306,18 @@ pub(crate) fn copy_to_host(
     dst: &mut [u8],
     src: u64,
 ) -> Result<()> {
-    let Some(mut guard) = staging_for(state, dst.as_ptr(), dst.len()) else {
+    let guard = staging_for(state, dst.as_ptr(), dst.len());
+    let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
         // SAFETY: `dst` is live and exclusive for `dst.len()` bytes; the
         // synchronous copy has finished on return.
         return unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len()).result() }
             .op("cuMemcpyDtoH");
     };
-    let staging = guard.as_mut().expect("set by staging_for");
     let per_lane = lane_len(dst.len());
     let parts = dst.chunks_mut(per_lane).collect();
     run_lanes(
         state,
+        stream,
         staging,
         per_lane,
         parts,
@@ -271,16 +334,16 @@ pub(crate) fn copy_to_host(
                         .result()
                 }
                 .op("cuMemcpyDtoHAsync")?;
-                slot.done.record(stream).op("cuEventRecord")
+                record(slot, stream)
             };
             // The chunks may still be read by an earlier host-to-device copy.
             for (i, slot) in slots.iter().enumerate().take(pieces) {
-                slot.done.synchronize().op("cuEventSynchronize")?;
+                wait(slot)?;
                 queue(i, slot)?;
             }
             for (i, piece) in part.chunks_mut(CHUNK_BYTES).enumerate() {
                 let slot = &slots[i % 2];
-                slot.done.synchronize().op("cuEventSynchronize")?;
+                wait(slot)?;
                 // SAFETY: the DMA into the chunk has finished (waited above) and it
                 // holds at least `piece.len()` bytes of the source.
                 unsafe {
@@ -294,6 +357,3 @@ pub(crate) fn copy_to_host(
         },
     )
 }
-
-/// The staging chunks of a context, allocated on first use.
-pub(crate) type StagingCell = Mutex<Option<Staging>>;

@@ -91,10 +91,6 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         }
     }
 
-    pub(crate) fn order(&self) -> &'a StreamOrder {
-        &self.mem.order
-    }
-
     pub(crate) fn context(&self) -> &'a Arc<CudaContext> {
         &self.mem.state.ctx
     }
@@ -241,10 +237,26 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         )
     }
 
-    /// Orders `stream` after earlier work on this memory and records it as the
-    /// latest user, for work the caller queues on `stream` next.
+    /// For cudarc's `DevicePtr` traits, which cannot fail: makes `stream` wait
+    /// for earlier work on the memory or, if that fails (a stream of another
+    /// context, a broken context), waits for that work on the host; an error
+    /// there is recorded in the context, where cudarc's next call reports it.
+    pub(crate) fn order_for_cudarc(self, stream: &CudaStream) {
+        let state = &self.mem.state;
+        if self.mem.order.wait_on(state, stream).is_err() {
+            let waited = self.mem.order.wait(state, crate::order::Access::Shared);
+            crate::error::record_in(&state.ctx, waited);
+        }
+    }
+
+    /// Orders `stream` after earlier work on this memory and records it as a
+    /// deferred user, for work the caller queues on `stream` later (see
+    /// `order`).
     pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
-        self.run(stream, || Ok(DevicePtr::from_addr(self.addr())))
+        self.mem.state.check_stream(stream)?;
+        self.mem.order.run_deferred(&self.mem.state, stream, || {
+            Ok(DevicePtr::from_addr(self.addr()))
+        })
     }
 }
 

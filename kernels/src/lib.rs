@@ -176,7 +176,7 @@ mod device {
         // `pattern` is read through `pattern_word`, by address: see there.
         let _ = pattern;
         // SAFETY: every index below is under SMALL_PATTERN_WORDS: offsets are
-        // below `size <= 256`, so words up to 256 / 4 + 4 = 68 are read.
+        // below `size <= 256`, so words up to 255 / 4 + 4 = 67 are read.
         let word = |i: u32| unsafe { pattern_word(i) };
         let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
         let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
