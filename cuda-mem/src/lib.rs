@@ -103,7 +103,10 @@
 //!   (a `DeviceRepr`, the layout of a `T*`) that orders the launch after
 //!   earlier work on the buffer and makes later work, host access and the free
 //!   wait for the kernel. It borrows the buffer, so the buffer cannot be
-//!   dropped or touched from the host while the argument exists.
+//!   dropped or touched from the host while the argument exists. Arguments
+//!   of one buffer may be taken on several streams before any launch (two
+//!   read-only ones, or the halves of `split_at_mut`): host access and the
+//!   free then wait for every one of those streams.
 //! - **Drop never panics and never frees memory in use.** Device, pinned and
 //!   unified buffers wait for their queued work, then free; pool buffers are
 //!   freed stream-ordered behind their last use, without waiting
