@@ -80,24 +80,6 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
 
-/// Whether `ctx` is its device's primary context.
-fn is_primary(ctx: &CudaContext) -> Result<bool> {
-    let mut primary = std::mem::MaybeUninit::uninit();
-    // SAFETY: retains the device's primary context to read its handle, and
-    // releases that retain right away; `ctx` itself keeps whichever context
-    // it is alive.
-    unsafe {
-        sys::cuDevicePrimaryCtxRetain(primary.as_mut_ptr(), ctx.cu_device())
-            .result()
-            .op("cuDevicePrimaryCtxRetain")?;
-        let primary = primary.assume_init();
-        sys::cuDevicePrimaryCtxRelease_v2(ctx.cu_device())
-            .result()
-            .op("cuDevicePrimaryCtxRelease")?;
-        Ok(primary == ctx.cu_ctx())
-    }
-}
-
 /// The state of every context cuda-mem has used, by `CUcontext` handle:
 /// held for the whole run for primary contexts, weakly for the others.
 static REGISTRY: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
@@ -220,7 +202,7 @@ impl ContextState {
         });
         registry.push(Registered {
             key,
-            kept: is_primary(ctx)?.then(|| state.clone()),
+            kept: ctx.is_primary().then(|| state.clone()),
             state: Arc::downgrade(&state),
         });
         Ok(state)
