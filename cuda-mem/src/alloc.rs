@@ -585,9 +585,7 @@ impl DeviceAlloc {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem
-            .order
-            .wait(&self.mem.state, crate::order::Access::Shared)
+        self.mem.order.wait(crate::order::Access::Shared)
     }
 }
 

@@ -238,7 +238,7 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state, Access::Shared)
+        self.mem.order.wait(Access::Shared)
     }
 }
 
@@ -411,7 +411,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
             return self.mem.state.check_stream(stream);
         }
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(&self.mem.state, stream, || {
+        self.mem.order.run(stream, || {
             self.mem.state.bind()?;
             // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
             unsafe {
@@ -530,7 +530,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// Waits for queued work that uses the buffer; for managed memory on a
     /// device without concurrent managed access, for the whole device.
     fn wait_for_host_access(&self, access: Access) -> Result<()> {
-        self.mem.order.wait(&self.mem.state, access)?;
+        self.mem.order.wait(access)?;
         if let crate::memory::AllocKind::Unified = self.mem.kind {
             if !self.mem.state.concurrent_managed_access {
                 self.mem.state.bind()?;

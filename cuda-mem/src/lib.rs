@@ -21,7 +21,8 @@
 //!
 //! The repository's `examples/` directory has a runnable program for each
 //! section below (`cargo run --release --example NAME`): `quickstart`,
-//! `particles`, `pipeline`, `pool`, `image2d` and `allocator`.
+//! `particles`, `pipeline`, `pool`, `image2d`, `allocator` and
+//! `nccl_allreduce`.
 //!
 //! # Memory kinds
 //!
@@ -197,6 +198,32 @@
 //! check), `examples/particles-kernels` (the kernel crate), `examples/build.rs`
 //! and `examples/examples/particles.rs` are a complete, tested setup.
 //!
+//! # Several GPUs
+//!
+//! Every buffer kind lives on any device: allocate it with that device's
+//! context. A stream of another context is refused (`Err(ContextMismatch)`).
+//! A copy between two contexts ([`copy_from`](Buffer::copy_from) of a buffer
+//! or view on another device) is a peer copy, queued on a stream of either
+//! context and ordered against work on both sides; the first one between two
+//! devices enables peer access where the hardware allows it, and
+//! [`peer_path`] says whether copies go GPU to GPU ([`PeerPath::Direct`]) or
+//! are staged through host memory ([`PeerPath::ThroughHost`]).
+//!
+//! ```no_run
+//! use cuda_mem::{DeviceBuffer, PeerPath};
+//! let (gpu0, gpu1) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
+//! let a = DeviceBuffer::from_slice(&gpu0, &[1.0f32; 4096])?;
+//! let mut b = DeviceBuffer::<f32>::zeroed(&gpu1, 4096)?;
+//! b.copy_from(&a)?; // cuMemcpyPeerAsync, on gpu1's default stream
+//! if cuda_mem::peer_path(&gpu0, &gpu1)? == PeerPath::ThroughHost {
+//!     eprintln!("no peer access between these GPUs: copies are staged through the host");
+//! }
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! With the `nccl` feature, buffers and views are NCCL buffers for
+//! `cuda_mem::cudarc::nccl` (see the `nccl` module).
+//!
 //! # Errors
 //!
 //! Every fallible call returns [`Result<T>`](Result), with one [`Error`] type
@@ -242,10 +269,14 @@ mod error;
 mod fill;
 #[cfg(feature = "host")]
 mod memory;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 #[cfg(feature = "host")]
 mod ops;
 #[cfg(feature = "host")]
 mod order;
+#[cfg(feature = "host")]
+mod peer;
 #[cfg(feature = "host")]
 mod pitched;
 #[cfg(feature = "host")]
@@ -266,6 +297,7 @@ pub use {
     error::{Error, Result},
     fill::{__set_fill_chunks_per_thread, fill_kernels_ptx},
     memory::PinnedFlags,
+    peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     pool::{MemPool, PoolUsage},
     view::{AsView, KernelArg, View, ViewMut},
 };

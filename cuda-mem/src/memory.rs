@@ -255,7 +255,7 @@ impl RawMemory {
     fn zero_on_device(&self) -> Result<()> {
         let stream = self.state.default_stream.clone();
         let (addr, bytes) = (self.addr, self.bytes);
-        self.order.run(&self.state, &stream, || {
+        self.order.run(&stream, || {
             // SAFETY: the whole live allocation, on its context's default stream.
             unsafe { result::memset_d8_async(addr, 0, bytes, stream.cu_stream()) }
                 .op("cuMemsetD8Async")
@@ -335,6 +335,17 @@ impl RawMemory {
         ))
     }
 
+    /// Whether the memory lives on its device (device, pool or pitched
+    /// memory), not in host or managed memory.
+    pub(crate) fn is_device_resident(&self) -> bool {
+        matches!(self.kind, AllocKind::Device | AllocKind::Pool(_))
+    }
+
+    /// Whether this is a stream-ordered (pool) allocation.
+    pub(crate) fn is_pool(&self) -> bool {
+        matches!(self.kind, AllocKind::Pool(_))
+    }
+
     /// The host pointer, when the host may access this memory.
     pub(crate) fn host_ptr(&self) -> *mut u8 {
         self.host
@@ -347,7 +358,7 @@ impl RawMemory {
             return Ok(());
         }
         let addr = self.addr;
-        let result = self.order.run(&self.state, stream, || {
+        let result = self.order.run(stream, || {
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.
             unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
@@ -366,16 +377,14 @@ impl RawMemory {
         self.state.bind()?;
         if let AllocKind::Pool(_) = self.kind {
             // Stream-ordered: free behind the latest use, no host wait.
-            let stream = self
-                .order
-                .stream_for_free(&self.state, &self.state.default_stream)?;
+            let stream = self.order.stream_for_free(&self.state.default_stream)?;
             // SAFETY: queued after every use of the memory: `stream` is the
             // latest stream in its order and waits for every deferred use;
             // nothing can use the memory after the drop.
             return unsafe { result::free_async(self.addr, stream.cu_stream()) }
                 .op("cuMemFreeAsync");
         }
-        self.order.wait(&self.state, Access::Exclusive)?;
+        self.order.wait(Access::Exclusive)?;
         // SAFETY: no queued operation uses the memory (waited above; the owner
         // is dropping it, so every kernel argument has been launched).
         unsafe {

@@ -85,6 +85,25 @@ macro_rules! read_ops {
                 self.slice(range).ok()
             }
 
+            /// The same memory seen as elements of another [`DeviceCopy`]($crate::DeviceCopy)
+            /// type `U` (like `bytemuck::cast_slice`): for a struct of `f32`s
+            /// handed to a library that knows only `f32` (NCCL, cuBLAS), or
+            /// for bytes. Both types have no padding and accept every bit
+            /// pattern, so the reinterpretation is always sound.
+            ///
+            /// `Err(InvalidArgument)` unless the byte size is a multiple of
+            /// `size_of::<U>()` and the first element's address is aligned for `U`.
+            ///
+            /// ```no_run
+            #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
+            /// let bytes = x.cast::<u8>()?;
+            /// assert_eq!(bytes.len(), x.byte_size());
+            /// # Ok(()) }
+            /// ```
+            pub fn cast<U: $crate::DeviceCopy>(&self) -> $crate::Result<$crate::View<'_, U>> {
+                Ok($crate::View { elems: self.elems().cast()? })
+            }
+
             /// Copies every element into `dst` (lengths must match) and returns
             /// once the data is there. Large copies (8 MiB and up) into
             /// ordinary pageable memory are staged through pinned chunks on
@@ -112,8 +131,8 @@ macro_rules! read_ops {
             }
 
             /// Queues a copy of every element into the host-accessible buffer
-            /// `dst` (pinned or unified; lengths must match) on `stream`.
-            /// `dst`'s `as_slice` waits for it.
+            /// `dst` (pinned or unified, of this context or another; lengths
+            /// must match) on `stream`. `dst`'s `as_slice` waits for it.
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &", $name, ", ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {")]
@@ -261,7 +280,11 @@ macro_rules! write_ops {
             }
 
             /// Copies from any buffer kind or view (lengths must match), on the
-            /// context's default stream.
+            /// context's default stream. The source may belong to another
+            /// context or device: that is a peer copy (`cuMemcpyPeerAsync`
+            /// between device memory), which enables peer access the first
+            /// time two devices exchange data; see
+            /// [`peer_path`]($crate::peer_path).
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {")]
@@ -273,7 +296,9 @@ macro_rules! write_ops {
                 e.copy_from(src.as_view().elems, e.default_stream())
             }
 
-            /// Like [`copy_from`](Self::copy_from), queued on `stream`.
+            /// Like [`copy_from`](Self::copy_from), queued on `stream`. For a
+            /// copy between two contexts, `stream` may belong to either (else
+            /// `Err(ContextMismatch)`); work on both sides is ordered around it.
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
@@ -304,6 +329,18 @@ macro_rules! write_ops {
             /// ```
             pub fn get_mut(&mut self, range: impl std::ops::RangeBounds<usize>) -> Option<$crate::ViewMut<'_, T>> {
                 self.slice_mut(range).ok()
+            }
+
+            /// Like [`cast`](Self::cast), as an exclusive view that can be
+            /// written: every write leaves valid `T`s behind.
+            ///
+            /// ```no_run
+            #[doc = concat!("# fn f(x: &mut ", $name, ") -> cuda_mem::Result<()> {")]
+            /// x.cast_mut::<u8>()?.memset(0)?;
+            /// # Ok(()) }
+            /// ```
+            pub fn cast_mut<U: $crate::DeviceCopy>(&mut self) -> $crate::Result<$crate::ViewMut<'_, U>> {
+                Ok($crate::ViewMut { elems: self.elems().cast()?, _exclusive: std::marker::PhantomData })
             }
 
             /// Splits into two exclusive views at element `mid`.

@@ -22,13 +22,15 @@
 //! The event is created once per allocation and re-recorded (a wait captures
 //! the event as last recorded, so one event serves any number of streams);
 //! nothing is allocated per operation, and operations on one stream cost no
-//! extra driver call at all.
+//! extra driver call at all. A peer copy queues work on an allocation from a
+//! stream of another context; an event can only be recorded on a stream of
+//! its own context, so an allocation keeps one event per context whose
+//! streams have used it (almost always just one).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaEvent, CudaStream};
 
-use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
 
 #[derive(Default)]
@@ -42,8 +44,9 @@ struct OrderState {
     last: Option<Arc<CudaStream>>,
     /// Streams of deferred uses (kernel arguments) since the last exclusive wait.
     deferred: Vec<Arc<CudaStream>>,
-    /// Created on the first cross-stream hand-over or host wait.
-    event: Option<CudaEvent>,
+    /// One event per context, created on the first cross-stream hand-over or
+    /// host wait from a stream of that context.
+    events: Vec<CudaEvent>,
 }
 
 /// Whether a host wait comes with exclusive access to the whole allocation
@@ -55,6 +58,13 @@ pub(crate) enum Access {
     Exclusive,
 }
 
+/// Whether an operation runs as it is queued or is a claim for a later launch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Now,
+    Deferred,
+}
+
 impl OrderState {
     /// Every stream that may hold work on the allocation: `last`, then the
     /// deferred ones, without repeats.
@@ -63,25 +73,32 @@ impl OrderState {
         let deferred = self
             .deferred
             .iter()
-            .filter(|d| self.last.as_ref().map(|l| l.cu_stream()) != Some(d.cu_stream()));
+            .filter(|d| !self.last.as_ref().is_some_and(|l| same_stream(l, d)));
         last.chain(deferred).nth(i)
     }
 
-    fn event<'e>(event: &'e mut Option<CudaEvent>, ctx: &ContextState) -> Result<&'e CudaEvent> {
-        if event.is_none() {
-            *event = Some(ctx.ctx.new_event(None).op("cuEventCreate")?);
-        }
-        Ok(event.as_ref().expect("just set"))
+    /// Records this allocation's event of `stream`'s context on `stream`.
+    fn record_on<'e>(events: &'e mut Vec<CudaEvent>, stream: &CudaStream) -> Result<&'e CudaEvent> {
+        let ctx = stream.context();
+        let index = match events.iter().position(|e| e.context() == ctx) {
+            Some(index) => index,
+            None => {
+                events.push(ctx.new_event(None).op("cuEventCreate")?);
+                events.len() - 1
+            }
+        };
+        let event = &events[index];
+        event.record(stream).op("cuEventRecord")?;
+        Ok(event)
     }
 
     /// Makes `stream` wait for everything queued so far.
-    fn order_before(&mut self, ctx: &ContextState, stream: &CudaStream) -> Result<()> {
+    fn order_before(&mut self, stream: &CudaStream) -> Result<()> {
         let mut i = 0;
         while let Some(p) = self.pending(i) {
-            if p.cu_stream() != stream.cu_stream() {
+            if !same_stream(p, stream) {
                 let p = p.clone();
-                let event = Self::event(&mut self.event, ctx)?;
-                event.record(&p).op("cuEventRecord")?;
+                let event = Self::record_on(&mut self.events, &p)?;
                 stream.wait(event).op("cuStreamWaitEvent")?;
             }
             i += 1;
@@ -90,20 +107,22 @@ impl OrderState {
     }
 
     fn set_last(&mut self, stream: &Arc<CudaStream>) {
-        if self.last.as_ref().map(|s| s.cu_stream()) != Some(stream.cu_stream()) {
+        if !self.last.as_ref().is_some_and(|s| same_stream(s, stream)) {
             self.last = Some(stream.clone());
         }
     }
 
     fn add_deferred(&mut self, stream: &Arc<CudaStream>) {
-        if !self
-            .deferred
-            .iter()
-            .any(|d| d.cu_stream() == stream.cu_stream())
-        {
+        if !self.deferred.iter().any(|d| same_stream(d, stream)) {
             self.deferred.push(stream.clone());
         }
     }
+}
+
+/// Whether `a` and `b` are one stream. The legacy default stream has the
+/// handle null in every context, so the context is compared too.
+fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
+    a.cu_stream() == b.cu_stream() && a.context().cu_ctx() == b.context().cu_ctx()
 }
 
 impl StreamOrder {
@@ -114,7 +133,7 @@ impl StreamOrder {
             state: Mutex::new(OrderState {
                 last: Some(stream.clone()),
                 deferred: Vec::new(),
-                event: None,
+                events: Vec::new(),
             }),
         }
     }
@@ -127,15 +146,10 @@ impl StreamOrder {
     /// operation on this allocation, and records `stream` as the latest.
     pub(crate) fn run<R>(
         &self,
-        ctx: &ContextState,
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        let mut state = self.lock();
-        state.order_before(ctx, stream)?;
-        // Even if `enqueue` fails part-way, the stream may hold work now.
-        state.set_last(stream);
-        enqueue()
+        self.queue(stream, Use::Now, enqueue)
     }
 
     /// Like [`StreamOrder::run`] for a deferred use: `claim` returns what the
@@ -143,15 +157,26 @@ impl StreamOrder {
     /// stays in every later wait until an exclusive one.
     pub(crate) fn run_deferred<R>(
         &self,
-        ctx: &ContextState,
         stream: &Arc<CudaStream>,
         claim: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        self.queue(stream, Use::Deferred, claim)
+    }
+
+    fn queue<R>(
+        &self,
+        stream: &Arc<CudaStream>,
+        use_: Use,
+        enqueue: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
         let mut state = self.lock();
-        state.order_before(ctx, stream)?;
+        state.order_before(stream)?;
+        // Even if `enqueue` fails part-way, the stream may hold work now.
         state.set_last(stream);
-        state.add_deferred(stream);
-        claim()
+        if use_ == Use::Deferred {
+            state.add_deferred(stream);
+        }
+        enqueue()
     }
 
     /// Like [`StreamOrder::run`] for an operation on two allocations (a copy).
@@ -160,12 +185,11 @@ impl StreamOrder {
     pub(crate) fn run_pair<R>(
         a: &Self,
         b: &Self,
-        ctx: &ContextState,
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         if std::ptr::eq(a, b) {
-            return a.run(ctx, stream, enqueue);
+            return a.run(stream, enqueue);
         }
         let (first, second) = if (a as *const Self) < (b as *const Self) {
             (a, b)
@@ -174,8 +198,8 @@ impl StreamOrder {
         };
         let mut first = first.lock();
         let mut second = second.lock();
-        first.order_before(ctx, stream)?;
-        second.order_before(ctx, stream)?;
+        first.order_before(stream)?;
+        second.order_before(stream)?;
         first.set_last(stream);
         second.set_last(stream);
         enqueue()
@@ -183,13 +207,12 @@ impl StreamOrder {
 
     /// Blocks the host until every queued operation on this allocation is
     /// done. An [`Access::Exclusive`] wait also ends the deferred uses.
-    pub(crate) fn wait(&self, ctx: &ContextState, access: Access) -> Result<()> {
+    pub(crate) fn wait(&self, access: Access) -> Result<()> {
         let mut state = self.lock();
         let mut i = 0;
         while let Some(p) = state.pending(i) {
             let p = p.clone();
-            let event = OrderState::event(&mut state.event, ctx)?;
-            event.record(&p).op("cuEventRecord")?;
+            let event = OrderState::record_on(&mut state.events, &p)?;
             event.synchronize().op("cuEventSynchronize")?;
             i += 1;
         }
@@ -203,21 +226,22 @@ impl StreamOrder {
     /// Makes `stream` wait for every queued operation, without recording it:
     /// for cudarc's safe calls, whose guard synchronises `stream` before they
     /// return (`DevicePtr` / `DevicePtrMut`).
-    pub(crate) fn wait_on(&self, ctx: &ContextState, stream: &CudaStream) -> Result<()> {
-        self.lock().order_before(ctx, stream)
+    pub(crate) fn wait_on(&self, stream: &CudaStream) -> Result<()> {
+        self.lock().order_before(stream)
     }
 
-    /// The stream to free a stream-ordered allocation on: the latest one,
-    /// after it has been made to wait for every deferred use (the owner is
-    /// dropping the memory, so every kernel argument has been launched).
-    pub(crate) fn stream_for_free(
-        &self,
-        ctx: &ContextState,
-        fallback: &Arc<CudaStream>,
-    ) -> Result<Arc<CudaStream>> {
+    /// The stream to free a stream-ordered allocation on: the latest one (if
+    /// it belongs to the allocation's context, else `own`, the context's
+    /// default stream), after it has been made to wait for every pending and
+    /// deferred use (the owner is dropping the memory, so every kernel
+    /// argument has been launched).
+    pub(crate) fn stream_for_free(&self, own: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
         let mut state = self.lock();
-        let stream = state.last.clone().unwrap_or_else(|| fallback.clone());
-        state.order_before(ctx, &stream)?;
+        let stream = match &state.last {
+            Some(last) if last.context().cu_ctx() == own.context().cu_ctx() => last.clone(),
+            _ => own.clone(),
+        };
+        state.order_before(&stream)?;
         state.deferred.clear();
         Ok(stream)
     }

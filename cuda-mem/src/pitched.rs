@@ -346,7 +346,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// Runs `enqueue` on `stream` after earlier work on this buffer.
     fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(&self.mem.state, stream, enqueue)
+        self.mem.order.run(stream, enqueue)
     }
 
     /// Sets every byte of every element to `byte` (`cuMemsetD2D8` over
@@ -561,8 +561,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
                 actual: src.len,
             });
         }
-        self.mem.state.check_stream(stream)?;
-        src.mem.state.check_stream(stream)?;
+        crate::peer::check_copy_stream(&self.mem, src.mem, stream)?;
         if self.byte_size() == 0 {
             return Ok(());
         }
@@ -607,8 +606,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
                 actual: self.len(),
             });
         }
-        self.mem.state.check_stream(stream)?;
-        dst.mem.state.check_stream(stream)?;
+        crate::peer::check_copy_stream(&self.mem, dst.mem, stream)?;
         if self.byte_size() == 0 {
             return Ok(());
         }
@@ -640,8 +638,8 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         p: &sys::CUDA_MEMCPY2D,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        StreamOrder::run_pair(dst, src, &self.mem.state, stream, || {
-            self.mem.state.bind()?;
+        StreamOrder::run_pair(dst, src, stream, || {
+            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
             // SAFETY: the caller vouches for both sides of `p`; the copy is
             // ordered after earlier work on both allocations and recorded on
             // `stream`, so host access and frees wait for it.
@@ -687,12 +685,14 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
                 "2D copy between buffers of different width and height",
             ));
         }
-        self.mem.state.check_stream(stream)?;
-        src.mem.state.check_stream(stream)?;
+        crate::peer::check_copy_stream(&self.mem, &src.mem, stream)?;
         if self.byte_size() == 0 {
             return Ok(());
         }
         let row = self.row_bytes();
+        if self.mem.state.ctx.cu_ctx() != src.mem.state.ctx.cu_ctx() {
+            return self.copy_from_peer(src, stream);
+        }
         let p = memcpy2d(
             Side::Device(self.mem.addr),
             self.pitch,
@@ -705,6 +705,49 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         // and `&src` cannot alias), each `height` rows of at least `row`
         // bytes; both ordered after earlier work on `stream`.
         self.copy_2d_ordered(&self.mem.order, &src.mem.order, &p, stream)
+    }
+
+    /// [`copy_from_async`](Self::copy_from_async) from a buffer of another
+    /// context: `cuMemcpy3DPeerAsync`, one slice deep.
+    fn copy_from_peer(&mut self, src: &PitchedBuffer<T>, stream: &Arc<CudaStream>) -> Result<()> {
+        crate::peer::prepare_copy(&self.mem, &src.mem)?;
+        use sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        let p = sys::CUDA_MEMCPY3D_PEER {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcZ: 0,
+            srcLOD: 0,
+            srcMemoryType: CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src.mem.addr,
+            srcArray: std::ptr::null_mut(),
+            srcContext: src.mem.state.ctx.cu_ctx(),
+            srcPitch: src.pitch,
+            srcHeight: src.height,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: self.mem.addr,
+            dstArray: std::ptr::null_mut(),
+            dstContext: self.mem.state.ctx.cu_ctx(),
+            dstPitch: self.pitch,
+            dstHeight: self.height,
+            WidthInBytes: self.row_bytes(),
+            Height: self.height,
+            Depth: 1,
+        };
+        StreamOrder::run_pair(&self.mem.order, &src.mem.order, stream, || {
+            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+            // SAFETY: two live allocations of two contexts, named with their
+            // contexts, each `height` rows of at least `WidthInBytes` bytes at
+            // their pitches; only the logical width of each row is written.
+            // Both are ordered after earlier work and recorded on `stream`.
+            unsafe { sys::cuMemcpy3DPeerAsync(&p, stream.cu_stream()).result() }
+                .op("cuMemcpy3DPeerAsync")
+        })
     }
 
     /// This buffer's base address as a kernel argument the kernel only reads,
@@ -737,7 +780,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.mem.state.check_stream(stream)?;
         self.mem
             .order
-            .run_deferred(&self.mem.state, stream, || Ok(self.as_device_ptr()))
+            .run_deferred(stream, || Ok(self.as_device_ptr()))
     }
 
     /// Waits for every queued operation on this buffer.
@@ -748,7 +791,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(&self.mem.state, Access::Shared)
+        self.mem.order.wait(Access::Shared)
     }
 
     /// Test helper: the whole allocation, `pitch() * height()` bytes,

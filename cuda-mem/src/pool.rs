@@ -93,6 +93,42 @@ fn device_location(ordinal: usize) -> sys::CUmemLocation {
     }
 }
 
+/// Lets the device `peer_ordinal` read and write every allocation of the
+/// pool that the stream-ordered allocation at `addr` came from
+/// (`cuMemPoolSetAccess`), unless it already may. Pool memory does not follow
+/// `cuCtxEnablePeerAccess`; peer copies of it need this.
+pub(crate) fn grant_peer_access(addr: u64, peer_ordinal: usize) -> Result<()> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `addr` is a live stream-ordered allocation; the out-pointer holds
+    // a `CUmemoryPool`, which is what this attribute writes.
+    unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut pool as *mut sys::CUmemoryPool).cast::<c_void>(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+            addr,
+        )
+        .result()
+    }
+    .op("cuPointerGetAttribute(MEMPOOL_HANDLE)")?;
+    let mut location = device_location(peer_ordinal);
+    let mut flags = std::mem::MaybeUninit::<sys::CUmemAccess_flags>::uninit();
+    // SAFETY: valid out-pointer, pool handle from the driver, a device location.
+    unsafe { sys::cuMemPoolGetAccess(flags.as_mut_ptr(), pool, &mut location).result() }
+        .op("cuMemPoolGetAccess")?;
+    // SAFETY: written by the successful call above.
+    if unsafe { flags.assume_init() } == sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    {
+        return Ok(());
+    }
+    let desc = sys::CUmemAccessDesc {
+        location,
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: one valid access descriptor for a device that can be a peer of
+    // the pool's device (the caller enabled peer access between them).
+    unsafe { sys::cuMemPoolSetAccess(pool, &desc, 1).result() }.op("cuMemPoolSetAccess")
+}
+
 impl MemPool {
     /// Creates a new pool on `ctx`'s device, with the release threshold at `u64::MAX`.
     ///

@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
 use crate::order::StreamOrder;
-use crate::{bytes_of_slice, fill, staging, DeviceCopy, DevicePtr};
+use crate::{bytes_of_slice, fill, peer, staging, DeviceCopy, DevicePtr};
 
 /// `len` elements of `T` at byte `offset` of one allocation.
 pub(crate) struct Elems<'a, T> {
@@ -104,6 +104,30 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         ))
     }
 
+    /// The same bytes as elements of `U`: sound because both types are
+    /// `DeviceCopy` (no padding, every bit pattern valid), once the size and
+    /// the address fit `U`.
+    pub(crate) fn cast<U: DeviceCopy>(self) -> Result<Elems<'a, U>> {
+        let to = size_of::<U>();
+        if to == 0 {
+            return Err(Error::InvalidArgument(
+                "cast to a zero-sized type; cast to a type with a size",
+            ));
+        }
+        let bytes = self.byte_size();
+        if !bytes.is_multiple_of(to) {
+            return Err(Error::InvalidArgument(
+                "cast: the byte size is not a multiple of the new element size; cast a slice of whole elements",
+            ));
+        }
+        if !self.addr().is_multiple_of(align_of::<U>() as u64) {
+            return Err(Error::InvalidArgument(
+                "cast: the address is not aligned for the new element type; cast a slice that starts at an aligned element",
+            ));
+        }
+        Ok(Elems::at(self.mem, self.offset, bytes / to))
+    }
+
     pub(crate) fn default_stream(&self) -> &'a Arc<CudaStream> {
         &self.mem.state.default_stream
     }
@@ -111,7 +135,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Runs `enqueue` on `stream` after earlier work on this memory.
     fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(&self.mem.state, stream, enqueue)
+        self.mem.order.run(stream, enqueue)
     }
 
     pub(crate) fn memset(self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
@@ -198,7 +222,8 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         Ok(out)
     }
 
-    /// Copies `src` into `self` (any kinds; unified addressing) on `stream`.
+    /// Copies `src` into `self` (any kinds, any contexts) on `stream`, which
+    /// must belong to the destination's or the source's context.
     pub(crate) fn copy_from(self, src: Elems<'_, T>, stream: &Arc<CudaStream>) -> Result<()> {
         if src.len != self.len {
             return Err(Error::LengthMismatch {
@@ -206,8 +231,9 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
                 actual: src.len,
             });
         }
-        self.mem.state.check_stream(stream)?;
-        src.mem.state.check_stream(stream)?;
+        peer::check_copy_stream(self.mem, src.mem, stream)?;
+        let (dst_state, src_state) = (&self.mem.state, &src.mem.state);
+        let same_context = dst_state.ctx.cu_ctx() == src_state.ctx.cu_ctx();
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(());
         }
@@ -220,21 +246,38 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
                 "source and destination overlap; copy through a temporary buffer",
             ));
         }
-        StreamOrder::run_pair(
-            &self.mem.order,
-            &src.mem.order,
-            &self.mem.state,
-            stream,
-            || {
-                self.mem.state.bind()?;
-                // SAFETY: both ranges lie inside live allocations of this context and
-                // do not partially overlap; both are ordered after earlier work.
-                unsafe {
-                    sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream()).result()
+        // Device memory of two contexts: a peer copy. Anything else (one
+        // context, or pinned / unified memory, which every context addresses)
+        // is a unified-addressing copy.
+        let peer = !same_context && self.mem.is_device_resident() && src.mem.is_device_resident();
+        if peer {
+            peer::prepare_copy(self.mem, src.mem)?;
+        }
+        StreamOrder::run_pair(&self.mem.order, &src.mem.order, stream, || {
+            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+            // SAFETY: both ranges lie inside live allocations and do not
+            // partially overlap; both are ordered after earlier work on them
+            // and recorded on `stream`, so host access and frees wait for the
+            // copy. A peer copy names each side's own context.
+            unsafe {
+                if peer {
+                    sys::cuMemcpyPeerAsync(
+                        dst_addr,
+                        dst_state.ctx.cu_ctx(),
+                        src_addr,
+                        src_state.ctx.cu_ctx(),
+                        bytes,
+                        stream.cu_stream(),
+                    )
+                    .result()
+                    .op("cuMemcpyPeerAsync")
+                } else {
+                    sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream())
+                        .result()
+                        .op("cuMemcpyAsync")
                 }
-                .op("cuMemcpyAsync")
-            },
-        )
+            }
+        })
     }
 
     /// For cudarc's `DevicePtr` traits, which cannot fail: makes `stream` wait
@@ -243,8 +286,8 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// there is recorded in the context, where cudarc's next call reports it.
     pub(crate) fn order_for_cudarc(self, stream: &CudaStream) {
         let state = &self.mem.state;
-        if self.mem.order.wait_on(state, stream).is_err() {
-            let waited = self.mem.order.wait(state, crate::order::Access::Shared);
+        if self.mem.order.wait_on(stream).is_err() {
+            let waited = self.mem.order.wait(crate::order::Access::Shared);
             crate::error::record_in(&state.ctx, waited);
         }
     }
@@ -254,9 +297,9 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// `order`).
     pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run_deferred(&self.mem.state, stream, || {
-            Ok(DevicePtr::from_addr(self.addr()))
-        })
+        self.mem
+            .order
+            .run_deferred(stream, || Ok(DevicePtr::from_addr(self.addr())))
     }
 }
 

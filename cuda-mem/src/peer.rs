@@ -1,0 +1,325 @@
+//! Copies between CUDA contexts (usually: between GPUs) and peer access.
+//!
+//! A copy whose source and destination belong to different contexts is a
+//! *peer copy*. Device-resident memory on both sides (device, pool, pitched)
+//! goes through `cuMemcpyPeerAsync` (`cuMemcpy3DPeerAsync` for 2D); when one
+//! side is pinned or unified memory, which every context can address, the
+//! driver's unified-addressing copy (`cuMemcpyAsync`) moves it.
+//!
+//! The first peer copy between two devices enables peer access in both
+//! directions where the hardware allows it ([`enable_peer_access`]); the GPUs
+//! then copy directly over NVLink or PCIe. Where it does not, or after
+//! [`disable_peer_access`], the driver stages the copy through host memory:
+//! correct, but several times slower. [`peer_path`] says which of the two a
+//! pair of contexts gets.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use cudarc::driver::{sys, CudaContext, CudaStream};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::RawMemory;
+
+/// How copies between two contexts move their data, as [`peer_path`] and
+/// [`enable_peer_access`] report it.
+///
+/// ```
+/// use cuda_mem::PeerPath;
+/// assert!(PeerPath::Direct.is_direct());
+/// assert!(!PeerPath::ThroughHost.is_direct());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PeerPath {
+    /// Both are the same context: an ordinary device copy.
+    SameContext,
+    /// Two contexts of one device: the device copies within its own memory.
+    SameDevice,
+    /// Peer access is enabled between the two devices: they copy directly
+    /// (NVLink or PCIe), without the host.
+    Direct,
+    /// No peer access between the two devices (the hardware does not allow
+    /// it, or [`disable_peer_access`] turned it off): the driver stages every
+    /// copy through host memory. Correct, but several times slower.
+    ThroughHost,
+}
+
+impl PeerPath {
+    /// Whether the data moves without a detour through host memory.
+    ///
+    /// ```
+    /// assert!(cuda_mem::PeerPath::SameDevice.is_direct());
+    /// ```
+    pub fn is_direct(self) -> bool {
+        !matches!(self, PeerPath::ThroughHost)
+    }
+}
+
+/// What cuda-mem knows about peer access between two contexts of different
+/// devices.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Link {
+    /// Enabled in both directions (by cuda-mem or before).
+    Enabled,
+    /// The hardware allows no peer access between the devices.
+    Unavailable,
+    /// Turned off by [`disable_peer_access`]; copies do not turn it back on.
+    Disabled,
+}
+
+/// One end of a link: a context handle, and for a non-primary context a weak
+/// reference that dies with it (so a recycled handle is never mistaken for
+/// it). Primary contexts that cuda-mem has seen stay retained for the whole
+/// run (see `context`), so their handles stay theirs.
+struct End {
+    key: usize,
+    alive: Option<Weak<CudaContext>>,
+}
+
+impl End {
+    fn of(ctx: &Arc<CudaContext>) -> Self {
+        Self {
+            key: ctx.cu_ctx() as usize,
+            alive: (!ctx.is_primary()).then(|| Arc::downgrade(ctx)),
+        }
+    }
+
+    fn is_live(&self) -> bool {
+        self.alive.as_ref().is_none_or(|w| w.strong_count() > 0)
+    }
+}
+
+struct Entry {
+    ends: [End; 2],
+    link: Link,
+}
+
+/// Every pair of contexts cuda-mem has set peer access up for. The lock also
+/// serialises the set-up itself, so two threads never race to enable a pair.
+static LINKS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn find(links: &[Entry], a: usize, b: usize) -> Option<usize> {
+    links.iter().position(|e| {
+        let (x, y) = (e.ends[0].key, e.ends[1].key);
+        (x, y) == (a, b) || (x, y) == (b, a)
+    })
+}
+
+fn record(links: &mut Vec<Entry>, a: &Arc<CudaContext>, b: &Arc<CudaContext>, link: Link) {
+    match find(links, a.cu_ctx() as usize, b.cu_ctx() as usize) {
+        Some(i) => links[i].link = link,
+        None => links.push(Entry {
+            ends: [End::of(a), End::of(b)],
+            link,
+        }),
+    }
+}
+
+fn lock_links() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    let mut links = LINKS.lock().unwrap_or_else(|p| p.into_inner());
+    links.retain(|e| e.ends.iter().all(End::is_live));
+    links
+}
+
+/// Whether each device's kernels and copy engines may access the other's
+/// memory (`cuDeviceCanAccessPeer`, both ways). `false` for one device.
+///
+/// ```no_run
+/// let (a, b) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
+/// println!("peer access possible: {}", cuda_mem::can_access_peer(&a, &b)?);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn can_access_peer(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<bool> {
+    if a.cu_device() == b.cu_device() {
+        return Ok(false);
+    }
+    let one_way = |from: &CudaContext, to: &CudaContext| -> Result<bool> {
+        let mut can = 0;
+        // SAFETY: a valid out-pointer and two device handles from live contexts.
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.cu_device(), to.cu_device()).result() }
+            .op("cuDeviceCanAccessPeer")?;
+        Ok(can != 0)
+    };
+    Ok(one_way(a, b)? && one_way(b, a)?)
+}
+
+/// Enables peer access between the devices of `a` and `b` in both
+/// directions (`cuCtxEnablePeerAccess`), where the hardware allows it, and
+/// says how copies between them move data from now on.
+///
+/// Peer copies call this themselves the first time two devices exchange data,
+/// so most programs never need to. Calling it again is cheap and returns the
+/// same answer; after [`disable_peer_access`] it turns access back on. With
+/// peer access, kernels on one device may also dereference the other's
+/// device memory (`cuMemAlloc` memory; pool memory needs its pool's access,
+/// which cuda-mem grants for the pools its peer copies touch).
+///
+/// Returns [`PeerPath::ThroughHost`] (not an error) when the devices cannot
+/// be peers, [`PeerPath::SameContext`] / [`PeerPath::SameDevice`] when there
+/// is nothing to enable.
+///
+/// ```no_run
+/// let (a, b) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
+/// match cuda_mem::enable_peer_access(&a, &b)? {
+///     cuda_mem::PeerPath::Direct => println!("GPU to GPU"),
+///     other => println!("copies go {other:?}"),
+/// }
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn enable_peer_access(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<PeerPath> {
+    set_up(a, b, true)
+}
+
+/// Turns peer access between the devices of `a` and `b` off in both
+/// directions (`cuCtxDisablePeerAccess`). Later copies between them are
+/// staged through host memory ([`PeerPath::ThroughHost`]) until
+/// [`enable_peer_access`] is called; copies no longer enable it themselves.
+///
+/// Queued work that relies on peer access must be finished first (a kernel
+/// reading the other device's memory); cuda-mem's own copies are.
+///
+/// ```no_run
+/// let (a, b) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
+/// cuda_mem::disable_peer_access(&a, &b)?;
+/// assert_eq!(cuda_mem::peer_path(&a, &b)?, cuda_mem::PeerPath::ThroughHost);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn disable_peer_access(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<()> {
+    if a.cu_device() == b.cu_device() {
+        return Ok(());
+    }
+    keep_primaries(a, b)?;
+    // Every queued peer copy between them ends before access is withdrawn.
+    a.synchronize().op("cuCtxSynchronize")?;
+    b.synchronize().op("cuCtxSynchronize")?;
+    let mut links = lock_links();
+    for (from, to) in [(a, b), (b, a)] {
+        from.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: `to` is a live context; the current context is `from`.
+        match unsafe { sys::cuCtxDisablePeerAccess(to.cu_ctx()).result() } {
+            Ok(()) => {}
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED => {}
+            Err(e) => return Err(Error::driver("cuCtxDisablePeerAccess", e)),
+        }
+    }
+    record(&mut links, a, b, Link::Disabled);
+    Ok(())
+}
+
+/// How cuda-mem's copies between `a` and `b` move their data, without
+/// changing anything: [`PeerPath::Direct`] where the devices can be peers and
+/// [`disable_peer_access`] has not turned that off (the first copy enables
+/// it), else [`PeerPath::ThroughHost`].
+///
+/// ```no_run
+/// let (a, b) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
+/// println!("{:?}", cuda_mem::peer_path(&a, &b)?);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn peer_path(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<PeerPath> {
+    if let Some(path) = trivial_path(a, b) {
+        return Ok(path);
+    }
+    let known = {
+        let links = lock_links();
+        find(&links, a.cu_ctx() as usize, b.cu_ctx() as usize).map(|i| links[i].link)
+    };
+    Ok(match known {
+        Some(Link::Enabled) => PeerPath::Direct,
+        Some(Link::Unavailable | Link::Disabled) => PeerPath::ThroughHost,
+        None if can_access_peer(a, b)? => PeerPath::Direct,
+        None => PeerPath::ThroughHost,
+    })
+}
+
+/// Registers both contexts with cuda-mem, which keeps primary contexts
+/// retained for the whole run: a primary context released by everyone would
+/// be reset, losing its peer access behind the table's back.
+fn keep_primaries(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<()> {
+    ContextState::of(a)?;
+    ContextState::of(b)?;
+    Ok(())
+}
+
+fn trivial_path(a: &CudaContext, b: &CudaContext) -> Option<PeerPath> {
+    if a.cu_ctx() == b.cu_ctx() {
+        Some(PeerPath::SameContext)
+    } else if a.cu_device() == b.cu_device() {
+        Some(PeerPath::SameDevice)
+    } else {
+        None
+    }
+}
+
+/// The path for a copy between `a` and `b`, enabling peer access first if
+/// nobody has decided about this pair yet (`enable == false`), or always
+/// (`enable == true`, [`enable_peer_access`]).
+fn set_up(a: &Arc<CudaContext>, b: &Arc<CudaContext>, enable: bool) -> Result<PeerPath> {
+    if let Some(path) = trivial_path(a, b) {
+        return Ok(path);
+    }
+    keep_primaries(a, b)?;
+    let mut links = lock_links();
+    if let Some(i) = find(&links, a.cu_ctx() as usize, b.cu_ctx() as usize) {
+        match links[i].link {
+            Link::Enabled => return Ok(PeerPath::Direct),
+            Link::Unavailable => return Ok(PeerPath::ThroughHost),
+            Link::Disabled if !enable => return Ok(PeerPath::ThroughHost),
+            Link::Disabled => {}
+        }
+    }
+    if !can_access_peer(a, b)? {
+        record(&mut links, a, b, Link::Unavailable);
+        return Ok(PeerPath::ThroughHost);
+    }
+    for (from, to) in [(a, b), (b, a)] {
+        from.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: `to` is a live context of a device that `from`'s device may
+        // access (checked above); the current context is `from`; flags must be 0.
+        match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0).result() } {
+            Ok(()) => {}
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+            // The device has as many peers as it can have: copies still work,
+            // staged by the driver.
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS => {
+                record(&mut links, a, b, Link::Unavailable);
+                return Ok(PeerPath::ThroughHost);
+            }
+            Err(e) => return Err(Error::driver("cuCtxEnablePeerAccess", e)),
+        }
+    }
+    record(&mut links, a, b, Link::Enabled);
+    Ok(PeerPath::Direct)
+}
+
+/// Readies a peer copy between the device-resident allocations `dst` and
+/// `src` of two contexts: enables peer access on the first copy between the
+/// two devices (unless it was disabled or is impossible), and lets each
+/// device reach the other's pool memory involved. Returns the path.
+pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerPath> {
+    let path = set_up(&dst.state.ctx, &src.state.ctx, false)?;
+    if path == PeerPath::Direct {
+        for (mem, other) in [(dst, src), (src, dst)] {
+            if mem.is_pool() {
+                crate::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
+            }
+        }
+    }
+    Ok(path)
+}
+
+/// Checks that `stream` may queue a copy between the allocations `a` and
+/// `b`: a stream of their context, or of either of their two contexts.
+pub(crate) fn check_copy_stream(a: &RawMemory, b: &RawMemory, stream: &CudaStream) -> Result<()> {
+    if a.state.ctx.cu_ctx() == b.state.ctx.cu_ctx() {
+        return a.state.check_stream(stream);
+    }
+    if a.state.check_stream(stream).is_ok() || b.state.check_stream(stream).is_ok() {
+        Ok(())
+    } else {
+        Err(Error::ContextMismatch(
+            "the stream of a copy between two contexts (it must be of one of them)",
+        ))
+    }
+}
