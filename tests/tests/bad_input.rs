@@ -14,8 +14,9 @@
 //!   allocation succeeds;
 //! - prefetch and advice where managed memory cannot be prefetched (on a
 //!   device that can, as the H200, the calls succeed and change nothing);
-//! - a buffer of one CUDA context used with a stream or buffer of another
-//!   (a second, non-primary context of the same GPU);
+//! - a buffer of one CUDA context used with a stream of another (a second,
+//!   non-primary context of the same GPU), and a copy between two contexts
+//!   queued on a stream of a third;
 //! - pitched widths of 0 and huge;
 //! - fill and memset of views of length 0.
 //!
@@ -657,20 +658,27 @@ fn prefetch_and_advise_where_unsupported() {
 }
 
 /// A second CUDA context on the same GPU: `CudaContext::new_non_primary`
-/// (cudarc; `cuCtxCreate`). Its streams and buffers must not be used with
-/// buffers of the primary context.
+/// (cudarc; `cuCtxCreate`). Its streams must not be used with buffers of the
+/// primary context. A copy between the two contexts is a peer copy (see
+/// `multi_gpu.rs`); queued on a stream of a third context, it is refused.
 #[test]
 #[ignore = "needs a CUDA device"]
-fn a_stream_or_buffer_of_another_context_is_a_context_mismatch() {
+fn a_stream_of_another_context_is_a_context_mismatch() {
     let mut rng = Rng::from_env("context_mismatch");
     let ctx = gpu();
     let other = CudaContext::new_non_primary(0, 0).expect("a second (non-primary) context");
+    let third = CudaContext::new_non_primary(0, 0).expect("a third (non-primary) context");
     assert_ne!(ctx.cu_ctx(), other.cu_ctx());
     let (stream, foreign) = (ctx.new_stream().unwrap(), other.new_stream().unwrap());
+    let alien = third.new_stream().unwrap();
     let pool = MemPool::new(&ctx).unwrap();
     let stream_words = [
         "context mismatch",
         "the stream belongs to another CUDA context",
+    ];
+    let peer_words = [
+        "context mismatch",
+        "the stream of a copy between two contexts (it must be of one of them)",
     ];
     let data: Vec<E> = {
         let n = 1 + rng.length(5000);
@@ -689,20 +697,15 @@ fn a_stream_or_buffer_of_another_context_is_a_context_mismatch() {
         );
         let same = DeviceBuffer::from_slice(&ctx, &data).unwrap();
         expect_err(buf.copy_from_async(&same, &foreign), &stream_words, name);
-        expect_err(buf.copy_from(&foreign_buf), &stream_words, name);
+        expect_err(buf.copy_from_async(&foreign_buf, &alien), &peer_words, name);
         expect_err(
-            buf.copy_from_async(&foreign_buf, &stream),
-            &stream_words,
+            buf.copy_from_host_async(&foreign_pinned, &alien),
+            &peer_words,
             name,
         );
         expect_err(
-            buf.copy_from_host_async(&foreign_pinned, &stream),
-            &stream_words,
-            name,
-        );
-        expect_err(
-            buf.copy_to_host_async(&mut foreign_pinned, &stream),
-            &stream_words,
+            buf.copy_to_host_async(&mut foreign_pinned, &alien),
+            &peer_words,
             name,
         );
         expect_err(buf.kernel_arg(&foreign).map(|_| ()), &stream_words, name);
@@ -752,10 +755,14 @@ fn a_stream_or_buffer_of_another_context_is_a_context_mismatch() {
         &stream_words,
         "pitched fill",
     );
-    expect_err(p.copy_from(&foreign_p), &stream_words, "pitched copy_from");
     expect_err(
-        p.copy_from_host_async(&foreign_pinned, &stream),
-        &stream_words,
+        p.copy_from_async(&foreign_p, &alien),
+        &peer_words,
+        "pitched copy_from",
+    );
+    expect_err(
+        p.copy_from_host_async(&foreign_pinned, &alien),
+        &peer_words,
         "pitched upload",
     );
     assert_eq!(p.to_vec().unwrap(), data);
