@@ -205,6 +205,8 @@ fn main() {
             .cloned()
     };
     let quick = args.iter().any(|a| a == "--quick");
+    // `--peer-only`: just the peer-copy rows (for a multi-GPU machine).
+    let peer_only = args.iter().any(|a| a == "--peer-only");
     let ctx = cuda_mem_examples::gpu_or_exit("bench");
     let stream = ctx.new_stream().unwrap();
     let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -245,10 +247,12 @@ fn main() {
 
     // --- fill, every element size, 1 GiB ---
     macro_rules! fills { ($($n:literal)*) => { $( fill_row::<$n>(&mut b, &ctx, gib); )* } }
-    fills!(1 2 3 4 6 8 12 16 20 24 32 48 64 100 128 256);
+    if !peer_only {
+        fills!(1 2 3 4 6 8 12 16 20 24 32 48 64 100 128 256);
+    }
 
     // A view whose start is 4 bytes past a 16-byte boundary (12-byte elements from element 3).
-    {
+    if !peer_only {
         let len = gib / 12;
         let mut buf = DeviceBuffer::<[u8; 12]>::new(&ctx, len).unwrap();
         let addr = buf.as_device_ptr().addr();
@@ -277,7 +281,7 @@ fn main() {
     }
 
     // --- pitched: a 12-byte fill of an odd width, and 2D copies from pinned memory ---
-    {
+    if !peer_only {
         let (w, h) = (8191, 8192);
         let mut img = PitchedBuffer::<[u8; 12]>::new(&ctx, w, h).unwrap();
         let (addr, pitch) = (img.as_device_ptr().addr(), img.pitch());
@@ -349,7 +353,7 @@ fn main() {
     }
 
     // --- small-op cost on the host: a 4 KiB fill against the raw call it dispatches to ---
-    {
+    if !peer_only {
         let n = 20_000;
         let mut words = DeviceBuffer::<u32>::new(&ctx, 1024).unwrap();
         let addr = words.as_device_ptr().addr();
@@ -434,7 +438,7 @@ fn main() {
     }
 
     // --- copies ---
-    {
+    if !peer_only {
         let len = 256 << 20;
         let mut pinned = PinnedBuffer::<u8>::new(&ctx, len).unwrap();
         let mut dev = DeviceBuffer::<u8>::new(&ctx, len).unwrap();
@@ -562,7 +566,7 @@ fn main() {
     }
 
     // --- unified prefetch, 1 GiB ---
-    {
+    if !peer_only {
         let mut u = UnifiedBuffer::<u8>::new(&ctx, gib).unwrap();
         u.as_mut_slice().unwrap().fill(3);
         let s = stream.clone();
@@ -602,7 +606,7 @@ fn main() {
     }
 
     // --- allocation ---
-    {
+    if !peer_only {
         let s = stream.clone();
         let n = 5000;
         let (ours, raw) = b.host_pair_us(
@@ -745,6 +749,9 @@ fn main() {
         );
     }
 
+    // --- peer copies: device 0 and device 1 (or a second context on device 0) ---
+    peer_rows(&mut b, &ctx);
+
     if let Some(path) = arg("--json") {
         let rows: Vec<String> = b.rows.iter().map(|r| format!(
             "  {{\"group\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"ours\": {:.4}, \"raw\": {:.4}, \"raw_call\": \"{}\", \"ratio\": {:.4}{}}}",
@@ -772,7 +779,88 @@ fn main() {
         .filter(|r| r.group == "fill")
         .map(Row::ratio)
         .fold(f64::INFINITY, f64::min);
+    if peer_only {
+        println!("bench: {} peer rows", b.rows.len());
+        return;
+    }
     println!("bench: {} rows, worst fill ratio {worst:.3}", b.rows.len());
+}
+
+/// Peer-copy bandwidth, 256 MiB each way, against `cuMemcpyPeerAsync` on the
+/// same stream: between device 0 and device 1, or (on one GPU) between two
+/// contexts of device 0. Then the same with peer access disabled, where both
+/// go through the host.
+fn peer_rows(b: &mut Bench, ctx: &Arc<cuda_mem::CudaContext>) {
+    let devices = cuda_mem::device_count().unwrap();
+    let (other, label) = if devices > 1 {
+        (cuda_mem::context(1).unwrap(), "GPU0->GPU1")
+    } else {
+        (
+            cuda_mem::CudaContext::new_non_primary(0, 0).unwrap(),
+            "ctx0->ctx0' (1 GPU)",
+        )
+    };
+    let len = 256 << 20;
+    let mut here = DeviceBuffer::<u8>::new(ctx, len).unwrap();
+    here.fill(0x5a).unwrap();
+    let mut there = DeviceBuffer::<u8>::zeroed(&other, len).unwrap();
+    let (h, t) = (here.as_device_ptr().addr(), there.as_device_ptr().addr());
+    let (hc, tc) = (ctx.cu_ctx(), other.cu_ctx());
+    let s = b.stream.clone();
+    let path = cuda_mem::enable_peer_access(ctx, &other).unwrap();
+    for disabled in [false, true] {
+        if disabled {
+            if devices < 2 {
+                break; // one device: nothing to disable
+            }
+            cuda_mem::disable_peer_access(ctx, &other).unwrap();
+        }
+        let path = if disabled {
+            cuda_mem::peer_path(ctx, &other).unwrap()
+        } else {
+            path
+        };
+        for back in [false, true] {
+            let (dst, src) = if back {
+                ((h, hc), (t, tc))
+            } else {
+                ((t, tc), (h, hc))
+            };
+            let (ours, raw) = b.gpu_pair_ms(
+                || {
+                    if back {
+                        here.copy_from_async(&there, &s).unwrap()
+                    } else {
+                        there.copy_from_async(&here, &s).unwrap()
+                    }
+                },
+                // SAFETY: two live allocations of `len` bytes, on the same stream.
+                || unsafe {
+                    sys::cuMemcpyPeerAsync(dst.0, dst.1, src.0, src.1, len, s.cu_stream())
+                        .result()
+                        .unwrap()
+                },
+            );
+            b.push(
+                "peer",
+                format!(
+                    "{label}{} 256 MiB, {path:?}",
+                    if back { " back" } else { "" }
+                ),
+                "GB/s",
+                len as f64 / ours / 1e6,
+                len as f64 / raw / 1e6,
+                "cuMemcpyPeerAsync",
+                true,
+                None,
+            );
+        }
+    }
+    cuda_mem::enable_peer_access(ctx, &other).unwrap();
+    assert!(
+        there.to_vec().unwrap().iter().all(|&x| x == 0x5a),
+        "peer copy result wrong"
+    );
 }
 
 impl Bench {
