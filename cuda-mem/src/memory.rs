@@ -358,7 +358,9 @@ impl RawMemory {
             return Ok(());
         }
         let addr = self.addr;
+        let state = &self.state;
         let result = self.order.run(stream, || {
+            state.bind()?;
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.
             unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
@@ -374,10 +376,12 @@ impl RawMemory {
             return Ok(());
         }
         self.freed = true;
-        self.state.bind()?;
+        // The waits below may leave another context current (an event of a
+        // peer's stream binds its own context), so bind this one after them.
         if let AllocKind::Pool(_) = self.kind {
             // Stream-ordered: free behind the latest use, no host wait.
             let stream = self.order.stream_for_free(&self.state.default_stream)?;
+            self.state.bind()?;
             // SAFETY: queued after every use of the memory: `stream` is the
             // latest stream in its order and waits for every deferred use;
             // nothing can use the memory after the drop.
@@ -385,6 +389,7 @@ impl RawMemory {
                 .op("cuMemFreeAsync");
         }
         self.order.wait(Access::Exclusive)?;
+        self.state.bind()?;
         // SAFETY: no queued operation uses the memory (waited above; the owner
         // is dropping it, so every kernel argument has been launched).
         unsafe {

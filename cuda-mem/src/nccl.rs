@@ -4,8 +4,19 @@
 //! [`cuda_mem::cudarc::nccl`], whose `Comm` takes any
 //! `DevicePtr` / `DevicePtrMut`, and every cuda-mem buffer and view is one.
 //! Each call orders the communicator's stream after the buffers' earlier
-//! work (fills, copies, kernels, on any stream) and returns once the
-//! collective is complete, so the buffers can be used or dropped right away.
+//! work (fills, copies, kernels, on any stream) and waits for that stream
+//! before it returns, so the collective is complete and the buffers can be
+//! used or dropped right away.
+//!
+//! Two rules follow from that wait:
+//! - **One thread per rank.** A thread that drives several communicators
+//!   (`Comm::from_devices`) hangs in the first collective, which waits for
+//!   ranks that thread has not reached yet.
+//! - **No NCCL groups** (`cudarc::nccl::group_start` / `Comm::group`) with
+//!   cuda-mem buffers. Inside a group NCCL launches nothing until the group
+//!   ends, so the wait comes before the collective and a buffer dropped
+//!   before the group ends would be freed under it. (cudarc's own `CudaSlice`
+//!   has the same hole: `group_start` is a safe function.)
 //!
 //! NCCL reduces numbers, not structs. [`cast`](crate::Buffer::cast) and
 //! [`cast_mut`](crate::Buffer::cast_mut) view a buffer of your

@@ -93,6 +93,8 @@ macro_rules! read_ops {
             ///
             /// `Err(InvalidArgument)` unless the byte size is a multiple of
             /// `size_of::<U>()` and the first element's address is aligned for `U`.
+            /// Both types must be `'static` (as in bytemuck), so a cast cannot
+            /// turn a lifetime-tagged handle into one of another lifetime.
             ///
             /// ```no_run
             #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
@@ -100,7 +102,10 @@ macro_rules! read_ops {
             /// assert_eq!(bytes.len(), x.byte_size());
             /// # Ok(()) }
             /// ```
-            pub fn cast<U: $crate::DeviceCopy>(&self) -> $crate::Result<$crate::View<'_, U>> {
+            pub fn cast<U: $crate::DeviceCopy + 'static>(&self) -> $crate::Result<$crate::View<'_, U>>
+            where
+                T: 'static,
+            {
                 Ok($crate::View { elems: self.elems().cast()? })
             }
 
@@ -339,7 +344,10 @@ macro_rules! write_ops {
             /// x.cast_mut::<u8>()?.memset(0)?;
             /// # Ok(()) }
             /// ```
-            pub fn cast_mut<U: $crate::DeviceCopy>(&mut self) -> $crate::Result<$crate::ViewMut<'_, U>> {
+            pub fn cast_mut<U: $crate::DeviceCopy + 'static>(&mut self) -> $crate::Result<$crate::ViewMut<'_, U>>
+            where
+                T: 'static,
+            {
                 Ok($crate::ViewMut { elems: self.elems().cast()?, _exclusive: std::marker::PhantomData })
             }
 

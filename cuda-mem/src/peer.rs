@@ -13,9 +13,9 @@
 //! correct, but several times slower. [`peer_path`] says which of the two a
 //! pair of contexts gets.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
-use cudarc::driver::{sys, CudaContext, CudaStream};
+use cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
@@ -40,8 +40,10 @@ pub enum PeerPath {
     /// (NVLink or PCIe), without the host.
     Direct,
     /// No peer access between the two devices (the hardware does not allow
-    /// it, or [`disable_peer_access`] turned it off): the driver stages every
-    /// copy through host memory. Correct, but several times slower.
+    /// it, or [`disable_peer_access`] turned it off): the driver stages the
+    /// copies through host memory. Correct, but several times slower. (Pool
+    /// memory whose pool cuda-mem opened to the other device before a disable
+    /// may still be copied directly.)
     ThroughHost,
 }
 
@@ -95,9 +97,11 @@ struct Entry {
     link: Link,
 }
 
-/// Every pair of contexts cuda-mem has set peer access up for. The lock also
-/// serialises the set-up itself, so two threads never race to enable a pair.
-static LINKS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+/// Every pair of contexts cuda-mem has set peer access up for. Its write
+/// lock serialises the set-up and [`disable_peer_access`]; peer copies hold
+/// its read lock while they are queued, so access is never withdrawn between
+/// a copy's check and its launch (the disable then waits for the copy).
+static LINKS: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
 
 fn find(links: &[Entry], a: usize, b: usize) -> Option<usize> {
     links.iter().position(|e| {
@@ -116,8 +120,8 @@ fn record(links: &mut Vec<Entry>, a: &Arc<CudaContext>, b: &Arc<CudaContext>, li
     }
 }
 
-fn lock_links() -> std::sync::MutexGuard<'static, Vec<Entry>> {
-    let mut links = LINKS.lock().unwrap_or_else(|p| p.into_inner());
+fn lock_links() -> RwLockWriteGuard<'static, Vec<Entry>> {
+    let mut links = LINKS.write().unwrap_or_else(|p| p.into_inner());
     links.retain(|e| e.ends.iter().all(End::is_live));
     links
 }
@@ -153,7 +157,8 @@ pub fn can_access_peer(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<boo
 /// same answer; after [`disable_peer_access`] it turns access back on. With
 /// peer access, kernels on one device may also dereference the other's
 /// device memory (`cuMemAlloc` memory; pool memory needs its pool's access,
-/// which cuda-mem grants for the pools its peer copies touch).
+/// which cuda-mem grants to the other device, for the whole pool and for the
+/// rest of the run, the first time a peer copy touches the pool).
 ///
 /// Returns [`PeerPath::ThroughHost`] (not an error) when the devices cannot
 /// be peers, [`PeerPath::SameContext`] / [`PeerPath::SameDevice`] when there
@@ -176,8 +181,10 @@ pub fn enable_peer_access(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<
 /// staged through host memory ([`PeerPath::ThroughHost`]) until
 /// [`enable_peer_access`] is called; copies no longer enable it themselves.
 ///
-/// Queued work that relies on peer access must be finished first (a kernel
-/// reading the other device's memory); cuda-mem's own copies are.
+/// It first waits for all work in both contexts (peer copies queued from
+/// other threads included), so nothing that relies on peer access is cut
+/// off. Pool access that cuda-mem's copies granted to the other device stays
+/// (so copies of pool memory may still go directly).
 ///
 /// ```no_run
 /// let (a, b) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
@@ -190,10 +197,12 @@ pub fn disable_peer_access(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result
         return Ok(());
     }
     keep_primaries(a, b)?;
-    // Every queued peer copy between them ends before access is withdrawn.
+    // No new peer copy between them is queued from here on (they hold the
+    // read lock), and the ones queued before end before access is withdrawn.
+    let mut links = lock_links();
+    record(&mut links, a, b, Link::Disabled);
     a.synchronize().op("cuCtxSynchronize")?;
     b.synchronize().op("cuCtxSynchronize")?;
-    let mut links = lock_links();
     for (from, to) in [(a, b), (b, a)] {
         from.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: `to` is a live context; the current context is `from`.
@@ -203,7 +212,6 @@ pub fn disable_peer_access(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result
             Err(e) => return Err(Error::driver("cuCtxDisablePeerAccess", e)),
         }
     }
-    record(&mut links, a, b, Link::Disabled);
     Ok(())
 }
 
@@ -253,8 +261,10 @@ fn trivial_path(a: &CudaContext, b: &CudaContext) -> Option<PeerPath> {
 }
 
 /// The path for a copy between `a` and `b`, enabling peer access first if
-/// nobody has decided about this pair yet (`enable == false`), or always
-/// (`enable == true`, [`enable_peer_access`]).
+/// nobody has decided about this pair yet (`enable == false`: a copy's first
+/// use, which falls back to the host when enabling fails), or unless it is
+/// on already (`enable == true`, [`enable_peer_access`], which reports
+/// driver errors).
 fn set_up(a: &Arc<CudaContext>, b: &Arc<CudaContext>, enable: bool) -> Result<PeerPath> {
     if let Some(path) = trivial_path(a, b) {
         return Ok(path);
@@ -264,49 +274,87 @@ fn set_up(a: &Arc<CudaContext>, b: &Arc<CudaContext>, enable: bool) -> Result<Pe
     if let Some(i) = find(&links, a.cu_ctx() as usize, b.cu_ctx() as usize) {
         match links[i].link {
             Link::Enabled => return Ok(PeerPath::Direct),
-            Link::Unavailable => return Ok(PeerPath::ThroughHost),
-            Link::Disabled if !enable => return Ok(PeerPath::ThroughHost),
-            Link::Disabled => {}
+            _ if !enable => return Ok(PeerPath::ThroughHost),
+            _ => {}
         }
     }
     if !can_access_peer(a, b)? {
         record(&mut links, a, b, Link::Unavailable);
         return Ok(PeerPath::ThroughHost);
     }
-    for (from, to) in [(a, b), (b, a)] {
-        from.bind_to_thread().op("cuCtxSetCurrent")?;
-        // SAFETY: `to` is a live context of a device that `from`'s device may
-        // access (checked above); the current context is `from`; flags must be 0.
-        match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0).result() } {
-            Ok(()) => {}
-            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
-            // The device has as many peers as it can have: copies still work,
-            // staged by the driver.
-            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS => {
-                record(&mut links, a, b, Link::Unavailable);
-                return Ok(PeerPath::ThroughHost);
-            }
-            Err(e) => return Err(Error::driver("cuCtxEnablePeerAccess", e)),
+    let first = match enable_one_way(a, b) {
+        Ok(newly) => newly,
+        Err(e) => return give_up(&mut links, a, b, enable, e),
+    };
+    if let Err(e) = enable_one_way(b, a) {
+        if first {
+            // Do not keep one direction (and one of the device's peer slots).
+            let _ = a.bind_to_thread();
+            // SAFETY: the current context is `a`, which enabled access to `b` just above.
+            let _ = unsafe { sys::cuCtxDisablePeerAccess(b.cu_ctx()) };
         }
+        return give_up(&mut links, a, b, enable, e);
     }
     record(&mut links, a, b, Link::Enabled);
     Ok(PeerPath::Direct)
 }
 
-/// Readies a peer copy between the device-resident allocations `dst` and
-/// `src` of two contexts: enables peer access on the first copy between the
-/// two devices (unless it was disabled or is impossible), and lets each
-/// device reach the other's pool memory involved. Returns the path.
-pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerPath> {
-    let path = set_up(&dst.state.ctx, &src.state.ctx, false)?;
-    if path == PeerPath::Direct {
+/// `cuCtxEnablePeerAccess` from `from` to `to`; `Ok(true)` if this call
+/// turned it on, `Ok(false)` if it was on already.
+fn enable_one_way(from: &CudaContext, to: &CudaContext) -> Result<bool, DriverError> {
+    from.bind_to_thread()?;
+    // SAFETY: `to` is a live context of a device that `from`'s device may
+    // access (checked by the caller); the current context is `from`; flags must be 0.
+    match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0).result() } {
+        Ok(()) => Ok(true),
+        Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Peer access could not be enabled. A device with as many peers as it can
+/// have (`CUDA_ERROR_TOO_MANY_PEERS`), or any failure on a copy's automatic
+/// attempt, leaves the copies staged through the host; an explicit
+/// [`enable_peer_access`] reports other errors.
+fn give_up(
+    links: &mut Vec<Entry>,
+    a: &Arc<CudaContext>,
+    b: &Arc<CudaContext>,
+    explicit: bool,
+    err: DriverError,
+) -> Result<PeerPath> {
+    if explicit && err.0 != sys::cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS {
+        return Err(Error::driver("cuCtxEnablePeerAccess", err));
+    }
+    record(links, a, b, Link::Unavailable);
+    Ok(PeerPath::ThroughHost)
+}
+
+/// A copy between two contexts, readied by [`prepare_copy`]: hold it until
+/// the copy is queued.
+pub(crate) struct PeerCopy {
+    _no_disable: RwLockReadGuard<'static, Vec<Entry>>,
+}
+
+/// Readies a copy between the allocations `dst` and `src` of two contexts:
+/// enables peer access on the first copy between the two devices (unless it
+/// was disabled or is impossible), and lets each device reach the other's
+/// pool memory involved (pool memory does not follow `cuCtxEnablePeerAccess`).
+pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy> {
+    let (dst_ctx, src_ctx) = (&dst.state.ctx, &src.state.ctx);
+    set_up(dst_ctx, src_ctx, false)?;
+    let links = LINKS.read().unwrap_or_else(|p| p.into_inner());
+    // Re-read under the read lock: a disable may have come in between.
+    let direct = find(&links, dst_ctx.cu_ctx() as usize, src_ctx.cu_ctx() as usize)
+        .is_some_and(|i| links[i].link == Link::Enabled);
+    if direct {
         for (mem, other) in [(dst, src), (src, dst)] {
             if mem.is_pool() {
                 crate::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
             }
         }
     }
-    Ok(path)
+    Ok(PeerCopy { _no_disable: links })
 }
 
 /// Checks that `stream` may queue a copy between the allocations `a` and

@@ -710,7 +710,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// [`copy_from_async`](Self::copy_from_async) from a buffer of another
     /// context: `cuMemcpy3DPeerAsync`, one slice deep.
     fn copy_from_peer(&mut self, src: &PitchedBuffer<T>, stream: &Arc<CudaStream>) -> Result<()> {
-        crate::peer::prepare_copy(&self.mem, &src.mem)?;
+        let _peer_copy = crate::peer::prepare_copy(&self.mem, &src.mem)?;
         use sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
         let p = sys::CUDA_MEMCPY3D_PEER {
             srcXInBytes: 0,

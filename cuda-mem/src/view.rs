@@ -249,10 +249,12 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         // Device memory of two contexts: a peer copy. Anything else (one
         // context, or pinned / unified memory, which every context addresses)
         // is a unified-addressing copy.
+        let _peer_copy = if same_context {
+            None
+        } else {
+            Some(peer::prepare_copy(self.mem, src.mem)?)
+        };
         let peer = !same_context && self.mem.is_device_resident() && src.mem.is_device_resident();
-        if peer {
-            peer::prepare_copy(self.mem, src.mem)?;
-        }
         StreamOrder::run_pair(&self.mem.order, &src.mem.order, stream, || {
             stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
             // SAFETY: both ranges lie inside live allocations and do not
