@@ -18,6 +18,7 @@
 //!   non-primary context of the same GPU), and a copy between two contexts
 //!   queued on a stream of a third;
 //! - pitched widths of 0 and huge;
+//! - casts to a type whose size or alignment does not fit the view;
 //! - fill and memset of views of length 0.
 //!
 //! Under compute-sanitizer (see `cuda_mem_tests::under_sanitizer`) the parts
@@ -902,5 +903,60 @@ fn fill_and_memset_of_empty_views_write_nothing() {
     assert!(
         p.raw_padded_bytes().unwrap() == before,
         "an empty row view wrote"
+    );
+}
+
+/// `cast` / `cast_mut` refuse a byte size that is not a whole number of the
+/// new elements, a view whose address is misaligned for them, and a
+/// zero-sized target; the accepted casts read and write the same bytes.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn casts_of_the_wrong_size_or_alignment_are_refused() {
+    let mut rng = Rng::from_env("casts");
+    let ctx = gpu();
+    let n = 2 + rng.below(10_000);
+    let data: Vec<E> = rng.values(n);
+    let mut buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    // 12-byte elements as u8 / u32: always fine; as u64: only an even count
+    // of elements starting at an 8-byte boundary.
+    let as_bytes = buf.cast::<u8>().unwrap().to_vec().unwrap();
+    assert_eq!(as_bytes, cuda_mem_tests::bytes(&data));
+    let odd = 1 + 2 * rng.below((n - 1) / 2);
+    expect_err(
+        buf.slice(..odd).unwrap().cast::<u64>(),
+        &["invalid argument", "not a multiple of the new element size"],
+        "12 * odd bytes as u64",
+    );
+    expect_err(
+        buf.slice(1..3).unwrap().cast::<u64>(),
+        &["invalid argument", "not aligned for the new element type"],
+        "a view 12 bytes in as u64",
+    );
+    expect_err(
+        buf.cast::<[u8; 0]>(),
+        &["invalid argument", "zero-sized"],
+        "cast to a zero-sized type",
+    );
+    let even = 2 * rng.below(n / 2 + 1);
+    assert_eq!(
+        buf.slice(..even).unwrap().cast::<u64>().unwrap().len(),
+        even * 12 / 8
+    );
+    // Writes through a cast land in the right bytes, and nowhere else.
+    let (a, b) = (rng.below(n), rng.below(n));
+    let (a, b) = (a.min(b), a.max(b));
+    let word = rng.next_u64() as u32;
+    buf.slice_mut(a..b)
+        .unwrap()
+        .cast_mut::<u32>()
+        .unwrap()
+        .fill(word)
+        .unwrap();
+    let mut want = data.clone();
+    want[a..b].fill([word; 3]);
+    assert_eq!(
+        buf.to_vec().unwrap(),
+        want,
+        "fill through cast_mut of {a}..{b}"
     );
 }

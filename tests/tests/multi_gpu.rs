@@ -356,6 +356,48 @@ fn peer_copies_between_every_pair_of_contexts_and_kinds() {
     eprintln!("peer copies: {copies} checked element by element");
 }
 
+/// Memory of a fresh `MemPool` (no access granted to any other device yet)
+/// whose first cross-device use is a copy from or to pinned or unified
+/// memory of another context, on that context's stream, and then a device
+/// buffer of that context.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn fresh_pool_memory_with_host_memory_of_another_context() {
+    let mut rng = Rng::from_env("fresh_pool");
+    let contexts = contexts();
+    for (ai, a, bi, b) in pairs(&contexts) {
+        let what = format!("pool of context {bi}, memory of context {ai}");
+        let (sa, sb) = (a.new_stream().unwrap(), b.new_stream().unwrap());
+        let pool = MemPool::new(b).unwrap();
+        let n = 1 + rng.below(500_000);
+        let data: Vec<Sample> = rng.values(n);
+        let mut pooled = PoolBuffer::<Sample>::from_pool(&pool, n, &sb).unwrap();
+        pooled.memset_async(0xa5, &sb).unwrap();
+        let pinned = PinnedBuffer::from_slice(a, &data).unwrap();
+        pooled.copy_from_host_async(&pinned, &sa).unwrap();
+        same(
+            &pooled.to_vec().unwrap(),
+            &data,
+            &format!("{what}: pinned in"),
+        );
+        let mut unified = UnifiedBuffer::<Sample>::new(a, n).unwrap();
+        pooled.copy_to_host_async(&mut unified, &sa).unwrap();
+        same(
+            unified.as_slice().unwrap(),
+            &data,
+            &format!("{what}: unified out"),
+        );
+        let mut device = DeviceBuffer::<Sample>::zeroed(a, n).unwrap();
+        device.copy_from_async(&pooled, &sa).unwrap();
+        same(
+            &device.to_vec().unwrap(),
+            &data,
+            &format!("{what}: device out"),
+        );
+        pooled.free_on_stream(&sb).unwrap();
+    }
+}
+
 /// Work on both sides of a peer copy is ordered: the copy waits for a fill
 /// of its source queued on the source context's stream, and a later fill of
 /// the source waits for the copy to read it (and the same for the
@@ -445,6 +487,54 @@ fn peer_access_is_enabled_reported_and_can_fall_back_through_the_host() {
             check(&mut rng, best);
         }
     }
+}
+
+/// Peer access turned off and on again by one thread while another copies
+/// between the two devices: every copy is right, whichever path it took
+/// (a disable waits for the copies queued before it, and none is queued
+/// while it runs). One GPU: the same copies between two contexts of it.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn peer_access_toggled_while_copies_run() {
+    let mut rng = Rng::from_env("peer_toggle");
+    let contexts = contexts();
+    // Device 0 and device 1, or (one GPU) device 0's two contexts.
+    let (a, b) = (&contexts[0], &contexts[1]);
+    let seed = rng.next_u64();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let toggles = std::thread::scope(|s| {
+        let copier = s.spawn(|| {
+            let mut rng = Rng::new(seed);
+            let (sa, sb) = (a.new_stream().unwrap(), b.new_stream().unwrap());
+            for round in 0..60 {
+                let n = 1 + rng.below(1 << 18);
+                let data: Vec<Sample> = rng.values(n);
+                let src = DeviceBuffer::from_slice(a, &data).unwrap();
+                let mut dst = PoolBuffer::<Sample>::new(n, &sb).unwrap();
+                dst.copy_from_async(&src, if round % 2 == 0 { &sa } else { &sb })
+                    .unwrap();
+                let mut back = DeviceBuffer::<Sample>::zeroed(a, n).unwrap();
+                back.copy_from(&dst).unwrap();
+                same(&back.to_vec().unwrap(), &data, &format!("round {round}"));
+                dst.free_on_stream(&sb).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+        });
+        let mut toggles = 0;
+        while !done.load(std::sync::atomic::Ordering::Acquire) {
+            disable_peer_access(a, b).unwrap();
+            std::thread::sleep(std::time::Duration::from_micros(300));
+            enable_peer_access(a, b).unwrap();
+            std::thread::sleep(std::time::Duration::from_micros(300));
+            toggles += 1;
+        }
+        copier.join().unwrap();
+        toggles
+    });
+    eprintln!(
+        "peer_toggle: 60 copy round trips, peer access toggled {toggles} times ({:?} now)",
+        peer_path(a, b).unwrap()
+    );
 }
 
 /// NCCL through cudarc over cuda-mem buffers, one thread per GPU: an
