@@ -103,11 +103,23 @@ struct Entry {
 /// a copy's check and its launch (the disable then waits for the copy).
 static LINKS: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
 
+/// The live entry of the pair `a`, `b` (context handles), if any. Entries of
+/// destroyed contexts are skipped (and pruned under the write lock), so a
+/// recycled handle is never taken for them.
 fn find(links: &[Entry], a: usize, b: usize) -> Option<usize> {
     links.iter().position(|e| {
         let (x, y) = (e.ends[0].key, e.ends[1].key);
-        (x, y) == (a, b) || (x, y) == (b, a)
+        ((x, y) == (a, b) || (x, y) == (b, a)) && e.ends.iter().all(End::is_live)
     })
+}
+
+fn read_links() -> RwLockReadGuard<'static, Vec<Entry>> {
+    LINKS.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the table says about the pair `a`, `b`.
+fn known_link(links: &[Entry], a: &CudaContext, b: &CudaContext) -> Option<Link> {
+    find(links, a.cu_ctx() as usize, b.cu_ctx() as usize).map(|i| links[i].link)
 }
 
 fn record(links: &mut Vec<Entry>, a: &Arc<CudaContext>, b: &Arc<CudaContext>, link: Link) {
@@ -229,10 +241,7 @@ pub fn peer_path(a: &Arc<CudaContext>, b: &Arc<CudaContext>) -> Result<PeerPath>
     if let Some(path) = trivial_path(a, b) {
         return Ok(path);
     }
-    let known = {
-        let links = lock_links();
-        find(&links, a.cu_ctx() as usize, b.cu_ctx() as usize).map(|i| links[i].link)
-    };
+    let known = known_link(&read_links(), a, b);
     Ok(match known {
         Some(Link::Enabled) => PeerPath::Direct,
         Some(Link::Unavailable | Link::Disabled) => PeerPath::ThroughHost,
@@ -271,12 +280,10 @@ fn set_up(a: &Arc<CudaContext>, b: &Arc<CudaContext>, enable: bool) -> Result<Pe
     }
     keep_primaries(a, b)?;
     let mut links = lock_links();
-    if let Some(i) = find(&links, a.cu_ctx() as usize, b.cu_ctx() as usize) {
-        match links[i].link {
-            Link::Enabled => return Ok(PeerPath::Direct),
-            _ if !enable => return Ok(PeerPath::ThroughHost),
-            _ => {}
-        }
+    match known_link(&links, a, b) {
+        Some(Link::Enabled) => return Ok(PeerPath::Direct),
+        Some(_) if !enable => return Ok(PeerPath::ThroughHost),
+        _ => {}
     }
     if !can_access_peer(a, b)? {
         record(&mut links, a, b, Link::Unavailable);
@@ -342,12 +349,16 @@ pub(crate) struct PeerCopy {
 /// pool memory involved (pool memory does not follow `cuCtxEnablePeerAccess`).
 pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy> {
     let (dst_ctx, src_ctx) = (&dst.state.ctx, &src.state.ctx);
-    set_up(dst_ctx, src_ctx, false)?;
-    let links = LINKS.read().unwrap_or_else(|p| p.into_inner());
-    // Re-read under the read lock: a disable may have come in between.
-    let direct = find(&links, dst_ctx.cu_ctx() as usize, src_ctx.cu_ctx() as usize)
-        .is_some_and(|i| links[i].link == Link::Enabled);
-    if direct {
+    let mut links = read_links();
+    // Only the first copy between two contexts of different devices sets the
+    // pair up (under the write lock); the others just read the table.
+    if known_link(&links, dst_ctx, src_ctx).is_none() && trivial_path(dst_ctx, src_ctx).is_none() {
+        drop(links);
+        set_up(dst_ctx, src_ctx, false)?;
+        // Re-read under the read lock: a disable may have come in between.
+        links = read_links();
+    }
+    if known_link(&links, dst_ctx, src_ctx) == Some(Link::Enabled) {
         for (mem, other) in [(dst, src), (src, dst)] {
             if mem.is_pool() {
                 crate::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
