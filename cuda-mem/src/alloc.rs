@@ -143,6 +143,32 @@ impl PinnedAllocator {
     }
 }
 
+/// Hands out a fresh host-accessible allocation `host` of `size` bytes for
+/// `layout`: zeroed, or freed with `free` and `AllocError` when it is null or
+/// misaligned for `layout`.
+///
+/// # Safety
+/// `host` is null or a fresh allocation of `size` bytes, writable from the
+/// host and not yet visible to anyone; `free` releases it.
+unsafe fn hand_out(
+    host: *mut u8,
+    size: usize,
+    layout: Layout,
+    free: impl FnOnce(),
+) -> Result<NonNull<[u8]>, AllocError> {
+    let Some(ptr) = NonNull::new(host) else {
+        return Err(AllocError);
+    };
+    if !(host as usize).is_multiple_of(layout.align()) {
+        free();
+        return Err(AllocError);
+    }
+    // SAFETY: `host` points to `size` freshly allocated writable bytes (the
+    // caller's promise).
+    unsafe { std::ptr::write_bytes(host, 0, size) };
+    Ok(NonNull::slice_from_raw_parts(ptr, size))
+}
+
 // SAFETY: blocks are live, exclusively owned host memory of `layout.size()`
 // bytes aligned to `layout.align()` (checked), zeroed, until `deallocate`;
 // they stay valid while any clone lives (each holds the context); clones free
@@ -158,18 +184,13 @@ unsafe impl Allocator for PinnedAllocator {
         let host = unsafe { result::malloc_host(size, self.flags) }
             .map_err(|_| AllocError)?
             .cast::<u8>();
-        if host.is_null() || !(host as usize).is_multiple_of(layout.align()) {
-            if !host.is_null() {
-                // SAFETY: allocated above and never handed out.
-                let _ = unsafe { result::free_host(host.cast()) };
-            }
-            return Err(AllocError);
+        // SAFETY: `host` is a fresh pinned allocation of `size` bytes, writable
+        // from the host; `cuMemFreeHost` is its free.
+        unsafe {
+            hand_out(host, size, layout, || {
+                let _ = result::free_host(host.cast());
+            })
         }
-        // SAFETY: `host` points to `size` freshly allocated writable bytes.
-        unsafe { std::ptr::write_bytes(host, 0, size) };
-        // SAFETY: checked non-null above.
-        let ptr = unsafe { NonNull::new_unchecked(host) };
-        Ok(NonNull::slice_from_raw_parts(ptr, size))
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -238,14 +259,7 @@ impl UnifiedAllocator {
     /// ```
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         let state = ContextState::of(ctx)?;
-        let managed = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)
-            .op("cuDeviceGetAttribute")?;
-        if managed == 0 {
-            return Err(Error::NotSupported(
-                "this device has no managed (unified) memory",
-            ));
-        }
+        state.require_managed_memory()?;
         if !state.concurrent_managed_access {
             return Err(Error::NotSupported(
                 "this device has no concurrent managed access, so host code may not touch managed memory while kernels run",
@@ -280,21 +294,14 @@ unsafe impl Allocator for UnifiedAllocator {
         let addr =
             unsafe { result::malloc_managed(size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
                 .map_err(|_| AllocError)?;
-        let host = addr as usize as *mut u8;
-        if host.is_null() || !(host as usize).is_multiple_of(layout.align()) {
-            if !host.is_null() {
-                // SAFETY: allocated above and never handed out.
-                let _ = unsafe { result::free_sync(addr) };
-            }
-            return Err(AllocError);
-        }
         // SAFETY: managed memory is host-accessible at its own address (unified
-        // addressing; concurrent managed access, so no kernel can forbid it);
-        // `size` freshly allocated bytes.
-        unsafe { std::ptr::write_bytes(host, 0, size) };
-        // SAFETY: checked non-null above.
-        let ptr = unsafe { NonNull::new_unchecked(host) };
-        Ok(NonNull::slice_from_raw_parts(ptr, size))
+        // addressing; concurrent managed access, so no kernel can forbid it):
+        // `size` freshly allocated writable bytes; `cuMemFree` is their free.
+        unsafe {
+            hand_out(addr as usize as *mut u8, size, layout, || {
+                let _ = result::free_sync(addr);
+            })
+        }
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {

@@ -113,6 +113,8 @@ pub(crate) struct ContextState {
     /// The legacy default stream, used by the calls that take no stream.
     pub(crate) default_stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
+    /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: see [`ContextState::require_managed_memory`].
+    managed_memory: bool,
     pub(crate) concurrent_managed_access: bool,
     kernels: OnceLock<FillKernels>,
     default_pool_ready: OnceLock<()>,
@@ -189,11 +191,13 @@ impl ContextState {
         }
         let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let managed = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)?;
         let cma = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?;
         let state = Arc::new(Self {
             ctx: ctx.clone(),
             default_stream: ctx.default_stream(),
             sm_count: sm_count.max(1) as u32,
+            managed_memory: managed != 0,
             concurrent_managed_access: cma != 0,
             kernels: OnceLock::new(),
             default_pool_ready: OnceLock::new(),
@@ -258,6 +262,17 @@ impl ContextState {
             crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX)
         })
         .map(drop)
+    }
+
+    /// `Err(NotSupported)` unless the device has managed (unified) memory.
+    pub(crate) fn require_managed_memory(&self) -> Result<()> {
+        if self.managed_memory {
+            Ok(())
+        } else {
+            Err(Error::NotSupported(
+                "this device has no managed (unified) memory",
+            ))
+        }
     }
 
     /// Checks that `stream` belongs to this context.

@@ -267,16 +267,8 @@ impl RawMemory {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Unified));
         }
+        state.require_managed_memory()?;
         state.bind()?;
-        let managed = state
-            .ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)
-            .op("cuDeviceGetAttribute")?;
-        if managed == 0 {
-            return Err(Error::NotSupported(
-                "this device has no managed (unified) memory",
-            ));
-        }
         // SAFETY: the context is current; zeroed below before any read.
         let addr =
             unsafe { result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
