@@ -463,15 +463,10 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             row,
             self.height,
         );
-        let stream = self.mem.state.default_stream.clone();
-        self.run(&stream, || {
-            self.mem.state.bind()?;
-            // SAFETY: `src` is a live slice of `height` packed rows of `row`
-            // bytes; the destination rows lie inside the allocation; the
-            // synchronous copy has read `src` when it returns; it runs on the
-            // legacy default stream, ordered after earlier work by `run`.
-            unsafe { sys::cuMemcpy2D_v2(&p).result() }.op("cuMemcpy2D")
-        })
+        // Why `p` is valid: `src` is a live slice of `height` packed rows of
+        // `row` bytes, which the synchronous copy has read when it returns;
+        // the destination rows lie inside the allocation.
+        self.copy_2d_sync(&p)
     }
 
     /// Copies the elements out into tightly packed host memory (`dst.len()`
@@ -503,14 +498,26 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             row,
             self.height,
         );
+        // Why `p` is valid: `dst` is a live, exclusive slice of `height` packed
+        // rows of `row` bytes, complete when the synchronous copy returns, and
+        // any bytes are a valid `T`; only the logical width of each device row
+        // is read (never the padding).
+        self.copy_2d_sync(&p)
+    }
+
+    /// Runs the synchronous 2D copy `p` between this buffer and host memory
+    /// on the legacy default stream, after earlier work on the buffer.
+    ///
+    /// The caller guarantees that `p` describes this buffer's rows and host
+    /// memory that stays valid (and, if written, exclusively borrowed) for
+    /// the call.
+    fn copy_2d_sync(&self, p: &sys::CUDA_MEMCPY2D) -> Result<()> {
         let stream = self.mem.state.default_stream.clone();
         self.run(&stream, || {
             self.mem.state.bind()?;
-            // SAFETY: `dst` is a live, exclusive slice of `height` packed rows of
-            // `row` bytes and any bytes are a valid `T`; only the logical width
-            // of each device row is read (never the padding); the synchronous
-            // copy is complete when it returns.
-            unsafe { sys::cuMemcpy2D_v2(&p).result() }.op("cuMemcpy2D")
+            // SAFETY: the caller vouches for both sides of `p`; the copy is
+            // synchronous and ordered after earlier work on the buffer by `run`.
+            unsafe { sys::cuMemcpy2D_v2(p).result() }.op("cuMemcpy2D")
         })
     }
 
