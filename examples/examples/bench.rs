@@ -707,46 +707,28 @@ fn main() {
             false,
             None,
         );
-        let (ours, raw) = b.host_pair_us(
-            200,
-            || drop(PinnedBuffer::<u8>::new(&ctx, 4 << 10).unwrap()),
-            || unsafe {
-                // SAFETY: allocate and free 4 KiB of pinned memory.
-                let p = result::malloc_host(4 << 10, 0).unwrap();
-                result::free_host(p).unwrap();
-            },
-            || {},
-        );
-        b.push(
-            "alloc",
-            "PinnedBuffer 4 KiB alloc+free".into(),
-            "us",
-            ours,
-            raw,
-            "cuMemHostAlloc+FreeHost",
-            false,
-            None,
-        );
-        let (ours, raw) = b.host_pair_us(
-            20,
-            || drop(PinnedBuffer::<u8>::new(&ctx, 64 << 20).unwrap()),
-            || unsafe {
-                // SAFETY: allocate and free 64 MiB of pinned memory.
-                let p = result::malloc_host(64 << 20, 0).unwrap();
-                result::free_host(p).unwrap();
-            },
-            || {},
-        );
-        b.push(
-            "alloc",
-            "PinnedBuffer 64 MiB alloc+free".into(),
-            "us",
-            ours,
-            raw,
-            "cuMemHostAlloc+FreeHost",
-            false,
-            None,
-        );
+        for (calls, bytes, size) in [(200, 4 << 10, "4 KiB"), (20, 64 << 20, "64 MiB")] {
+            let (ours, raw) = b.host_pair_us(
+                calls,
+                || drop(PinnedBuffer::<u8>::new(&ctx, bytes).unwrap()),
+                || unsafe {
+                    // SAFETY: allocate and free `bytes` of pinned memory.
+                    let p = result::malloc_host(bytes, 0).unwrap();
+                    result::free_host(p).unwrap();
+                },
+                || {},
+            );
+            b.push(
+                "alloc",
+                format!("PinnedBuffer {size} alloc+free"),
+                "us",
+                ours,
+                raw,
+                "cuMemHostAlloc+FreeHost",
+                false,
+                None,
+            );
+        }
     }
 
     // --- peer copies: device 0 and device 1 (or a second context on device 0) ---

@@ -26,8 +26,8 @@ use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cuda_mem::{
-    CudaContext, CudaStream, DeviceBuffer, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer,
-    UnifiedBuffer,
+    Buffer, CudaContext, CudaStream, DeviceBuffer, HostAccessible, MemPool, PinnedBuffer,
+    PitchedBuffer, PoolBuffer, UnifiedBuffer,
 };
 use cuda_mem_tests::{env_count, gpu, seed_from_env, under_sanitizer, Rng};
 
@@ -160,6 +160,18 @@ fn device_alloc_free_cycles_do_not_leak() {
     );
 }
 
+/// A cycle's check of host-accessible memory: a new buffer reads as zeros,
+/// and a fill is seen through `as_slice`.
+fn zeroed_then_filled<K: HostAccessible>(b: &mut Buffer<u32, K>, rng: &mut Rng, i: usize) {
+    assert!(
+        b.as_slice().unwrap().iter().all(|&x| x == 0),
+        "cycle {i}: not zeroed"
+    );
+    let v = rng.next_u64() as u32;
+    b.fill(v).unwrap();
+    assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pinned_alloc_free_cycles_do_not_leak() {
@@ -173,13 +185,7 @@ fn pinned_alloc_free_cycles_do_not_leak() {
         |rng, i| {
             let mut b = PinnedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
             if checked(i) {
-                assert!(
-                    b.as_slice().unwrap().iter().all(|&x| x == 0),
-                    "cycle {i}: not zeroed"
-                );
-                let v = rng.next_u64() as u32;
-                b.fill(v).unwrap();
-                assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
+                zeroed_then_filled(&mut b, rng, i);
             }
         },
     );
@@ -206,13 +212,7 @@ fn unified_alloc_free_cycles_do_not_leak() {
         |rng, i| {
             let mut b = UnifiedBuffer::<u32>::new(&ctx, small(rng)).unwrap();
             if checked(i) {
-                assert!(
-                    b.as_slice().unwrap().iter().all(|&x| x == 0),
-                    "cycle {i}: not zeroed"
-                );
-                let v = rng.next_u64() as u32;
-                b.fill(v).unwrap();
-                assert!(b.as_slice().unwrap().iter().all(|&x| x == v), "cycle {i}");
+                zeroed_then_filled(&mut b, rng, i);
             }
         },
     );
