@@ -18,8 +18,10 @@ use cudarc::driver::{result, sys, CudaStream};
 use crate::context::{ContextState, FillKernel};
 use crate::error::{DriverResultExt, Result};
 
-/// The PTX of the fill kernels (`kernels/`, compiled by `build.rs`).
-pub(crate) const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+/// The PTX of the fill kernels (`kernels/`), shipped inside this package so
+/// that building cuda-mem needs no nightly toolchain. The `ptx` test of the
+/// repository's `tests/` rebuilds it and fails when it differs.
+pub(crate) const KERNELS_PTX: &str = include_str!("../ptx/fill-kernels.ptx");
 
 /// The PTX that cuda-mem loads for its fill kernels (for inspection and tests).
 ///
@@ -32,10 +34,7 @@ pub fn fill_kernels_ptx() -> &'static str {
 
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
-#[allow(dead_code)]
-#[path = "../../kernels/src/pattern.rs"]
-pub(crate) mod pattern;
-use pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
+use crate::fill_pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
 
 /// 16-byte chunks each thread of a fill kernel writes, for patterns whose
 /// period is at most [`SHORT_PERIOD`] chunks and for longer ones (see
@@ -370,7 +369,7 @@ fn launch(
 
 #[cfg(test)]
 mod tests {
-    use super::pattern::{byte_at, chunk_at, chunk_offset, split_row};
+    use crate::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row};
 
     /// The kernel's view of the pattern parameter: word `i`.
     fn small_chunk(p: &SmallPattern, offset: u32) -> [u32; 4] {

@@ -1,55 +1,67 @@
 //! Compile a `#![no_std]` kernel crate to PTX from a build script.
 //!
-//! This is the same builder `cuda-mem` uses for its own fill kernels. It runs a
-//! nested `cargo rustc --release` in the kernel crate's directory, so the
-//! crate's own `rust-toolchain.toml` (a nightly with `rust-src`) and
-//! `.cargo/config.toml` (target `nvptx64-nvidia-cuda`, `build-std = ["core"]`,
-//! `-Cpanic=immediate-abort`, one `-Ctarget-cpu`) apply, and asks rustc for
-//! assembly (`--emit=asm`), which for nvptx is PTX. No linker is needed.
+//! [`KernelCrate`] runs a nested `cargo rustc --release` for the crate with
+//! everything the `nvptx64-nvidia-cuda` target needs passed on the command
+//! line: the target, `-Zbuild-std=core`, the panic strategy, the target CPU
+//! and cross-crate inlining (so that functions of the crate's dependencies,
+//! `cuda_mem::device` included, end up in the one PTX module; there is no
+//! linker). It asks rustc for assembly (`--emit=asm`), which for nvptx is
+//! PTX. The kernel crate is a plain `#![no_std]` library: no
+//! `rust-toolchain.toml`, no `.cargo/config.toml`.
 //!
-//! Use it from your `build.rs` (with `cuda-mem` as a build-dependency, feature
-//! `build`, `default-features = false`):
+//! It needs a nightly toolchain with `rust-src` (for `-Zbuild-std`), by
+//! default the one cuda-mem is tested with, [`PINNED_NIGHTLY`]. When that
+//! toolchain or its `rust-src` is missing, the builder installs it through
+//! rustup and says so (set `CUDA_MEM_NO_AUTO_INSTALL=1` to get an error with
+//! the command instead); without rustup it fails with the command that
+//! installs rustup. Host code that only *uses* PTX never needs any of this:
+//! cuda-mem's own fill kernels ship as PTX inside the crate.
+//!
+//! Use it from your `build.rs` (with `cuda-mem` as a build-dependency,
+//! `default-features = false, features = ["build"]`):
 //!
 //! ```no_run
 //! // build.rs
 //! fn main() {
-//!     let ptx = cuda_mem::build::KernelCrate::new("kernels")
+//!     cuda_mem::build::KernelCrate::new("kernels") // a path, relative to this package
 //!         .build()
-//!         .unwrap_or_else(|e| e.exit());
-//!     println!("cargo:rustc-env=MY_KERNELS_PTX={}", ptx.display());
+//!         .unwrap_or_else(|e| e.exit()); // writes $OUT_DIR/kernels.ptx
 //! }
 //! ```
 //!
 //! and embed the PTX in your program with
-//! `include_str!(env!("MY_KERNELS_PTX"))`.
+//! `include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"))`.
 //!
-//! The kernel crate needs, next to its `Cargo.toml`:
+//! In a build script the builder prints `cargo:rerun-if-changed` for every
+//! source file the kernel build read (its own crate's and those of its path
+//! dependencies, from the dependency file rustc writes), so editing a kernel
+//! or a shared struct rebuilds the PTX, and a build with nothing changed
+//! does no work. It never falls back to a stale PTX file.
 //!
-//! ```toml
-//! # rust-toolchain.toml
-//! [toolchain]
-//! channel = "nightly"
-//! components = ["rust-src"]
-//! ```
-//!
-//! ```toml
-//! # .cargo/config.toml
-//! [build]
-//! target = "nvptx64-nvidia-cuda"
-//! [unstable]
-//! build-std = ["core"]
-//! [target.nvptx64-nvidia-cuda]
-//! rustflags = ["-Zunstable-options", "-Cpanic=immediate-abort", "-Ctarget-cpu=sm_70"]
-//! ```
-//!
-//! and an empty `[workspace]` table in its `Cargo.toml` (it must not join the
-//! host workspace). The builder fails with a message naming the exact fix when
-//! the nightly toolchain or `rust-src` is missing, and never falls back to a
-//! stale PTX file.
+//! The kernel crate may be a member of your workspace (a crate shared by the
+//! host and the kernels), or a crate of its own; a crate inside your
+//! workspace's directory that is neither must be listed in the workspace's
+//! `exclude` (cargo's rule; the error says so).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The nightly toolchain cuda-mem's kernels are built and tested with, and
+/// the default of [`KernelCrate::toolchain`]. The device-side features a
+/// kernel crate uses (`abi_ptx`, inline assembly for nvptx) are unstable, so a
+/// known nightly is safer than whatever `nightly` is installed.
+///
+/// ```
+/// assert!(cuda_mem::build::PINNED_NIGHTLY.starts_with("nightly-"));
+/// ```
+pub const PINNED_NIGHTLY: &str = "nightly-2026-05-20";
+
+/// The target every kernel crate is compiled for.
+const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Opt-out of installing the toolchain through rustup.
+const NO_AUTO_INSTALL: &str = "CUDA_MEM_NO_AUTO_INSTALL";
 
 /// A kernel crate to compile to PTX.
 ///
@@ -62,6 +74,8 @@ pub struct KernelCrate {
     target_dir: Option<PathBuf>,
     out: Option<PathBuf>,
     toolchain: String,
+    target_cpu: String,
+    auto_install: bool,
 }
 
 /// Why a kernel build failed; [`BuildError::exit`] prints it for Cargo and exits.
@@ -114,6 +128,22 @@ const SCRUBBED_ENV: &[&str] = &[
     "RUSTFLAGS",
 ];
 
+/// The flags every crate of the kernel build gets (`core` included: only
+/// target rustflags reach the crates `-Zbuild-std` compiles).
+fn target_rustflags(target_cpu: &str) -> [String; 4] {
+    [
+        // `-Cpanic=immediate-abort` is unstable; without it a `%` or a bounds
+        // check in `core` leaves `.extern .func ...panic...` in the PTX, which
+        // the driver rejects.
+        "-Zunstable-options".into(),
+        "-Cpanic=immediate-abort".into(),
+        format!("-Ctarget-cpu={target_cpu}"),
+        // No linker: a function of another crate that is not inlined stays an
+        // `.extern .func`. This makes every function of every crate inlinable.
+        "-Zcross-crate-inline-threshold=always".into(),
+    ]
+}
+
 impl KernelCrate {
     /// A kernel crate in `dir` (relative paths are taken from
     /// `CARGO_MANIFEST_DIR` when set, as in a build script).
@@ -131,7 +161,9 @@ impl KernelCrate {
             dir,
             target_dir: None,
             out: None,
-            toolchain: "nightly".into(),
+            toolchain: PINNED_NIGHTLY.into(),
+            target_cpu: "sm_70".into(),
+            auto_install: std::env::var_os(NO_AUTO_INSTALL).is_none_or(|v| v.is_empty()),
         }
     }
 
@@ -155,21 +187,39 @@ impl KernelCrate {
         self
     }
 
-    /// The toolchain whose `rust-src` is checked (default `nightly`; it must match
-    /// the crate's `rust-toolchain.toml`).
+    /// The nightly toolchain to build with (default [`PINNED_NIGHTLY`]).
     ///
     /// ```
-    /// let k = cuda_mem::build::KernelCrate::new("kernels").toolchain("nightly-2026-05-19");
+    /// let k = cuda_mem::build::KernelCrate::new("kernels").toolchain("nightly");
     /// ```
     pub fn toolchain(mut self, name: impl Into<String>) -> Self {
         self.toolchain = name.into();
         self
     }
 
-    /// Compiles the crate and returns the path of the PTX file.
+    /// The oldest GPU architecture the PTX must run on (default `sm_70`,
+    /// Volta: the driver compiles PTX for newer GPUs when it loads it).
     ///
-    /// In a build script it also prints `cargo:rerun-if-changed` for the
-    /// crate's sources and configuration, so editing a kernel rebuilds it.
+    /// ```
+    /// let k = cuda_mem::build::KernelCrate::new("kernels").target_cpu("sm_80");
+    /// ```
+    pub fn target_cpu(mut self, sm: impl Into<String>) -> Self {
+        self.target_cpu = sm.into();
+        self
+    }
+
+    /// Whether a missing toolchain or `rust-src` is installed through rustup
+    /// (default: yes, unless `CUDA_MEM_NO_AUTO_INSTALL` is set).
+    ///
+    /// ```
+    /// let k = cuda_mem::build::KernelCrate::new("kernels").auto_install(false);
+    /// ```
+    pub fn auto_install(mut self, yes: bool) -> Self {
+        self.auto_install = yes;
+        self
+    }
+
+    /// Compiles the crate and returns the path of the PTX file.
     ///
     /// ```no_run
     /// let ptx = cuda_mem::build::KernelCrate::new("kernels").build()?;
@@ -182,6 +232,13 @@ impl KernelCrate {
                 "kernel crate not found: {} has no Cargo.toml",
                 self.dir.display()
             )));
+        }
+        let in_build_script = std::env::var_os("OUT_DIR").is_some();
+        if in_build_script {
+            println!("cargo:rerun-if-env-changed={NO_AUTO_INSTALL}");
+            for rel in ["src", "Cargo.toml"] {
+                println!("cargo:rerun-if-changed={}", self.dir.join(rel).display());
+            }
         }
         let name = self
             .dir
@@ -202,30 +259,24 @@ impl KernelCrate {
             Some(p) => p,
             None => default_in_out_dir("-target")?,
         };
-        self.emit_rerun_if_changed();
-        self.check_toolchain()?;
+        let rustup = Rustup::find()?;
+        rustup.ensure(&self.toolchain, self.auto_install)?;
 
-        let mut cmd = Command::new("cargo");
-        cmd.current_dir(&self.dir)
-            .arg("rustc")
-            .arg("--release")
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .arg("--")
-            .arg(format!("--emit=asm={}", out.display()));
-        scrub_env(&mut cmd);
-        let output = cmd.output().map_err(|e| {
-            BuildError::new(format!(
-                "could not run `cargo` for the kernel crate {}: {e}; is rustup's cargo on PATH?",
-                self.dir.display()
-            ))
-        })?;
+        let output = self
+            .cargo_command(&rustup, &target_dir, &out)
+            .output()
+            .map_err(|e| {
+                BuildError::new(format!(
+                    "could not run cargo for the kernel crate {}: {e}",
+                    self.dir.display()
+                ))
+            })?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
             return Err(BuildError::new(format!(
-                "compiling the kernel crate {} for nvptx64-nvidia-cuda failed{}\n{stderr}",
+                "compiling the kernel crate {} for {TARGET} failed{}\n{stderr}",
                 self.dir.display(),
-                self.hint_for(&stderr),
+                hint_for(&stderr),
             )));
         }
         let ptx = std::fs::read_to_string(&out).map_err(|e| {
@@ -234,70 +285,280 @@ impl KernelCrate {
                 out.display()
             ))
         })?;
-        if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
+        if let Some(line) = ptx.lines().find(|l| is_forbidden_extern(l)) {
             return Err(BuildError::new(format!(
                 "the PTX of {} calls a function it does not define ({}); the driver would reject it. \
-                 Build with `-Cpanic=immediate-abort` in .cargo/config.toml rustflags and keep kernel \
-                 code in one crate or `#[inline]`",
+                 A function of another crate that the kernels call must be `#[inline]` (or generic)",
                 self.dir.display(),
                 line.trim()
             )));
         }
+        if in_build_script {
+            for source in read_dep_info(&target_dir, &rustup, &self.toolchain) {
+                println!("cargo:rerun-if-changed={}", source.display());
+            }
+        }
         Ok(out)
     }
 
-    fn emit_rerun_if_changed(&self) {
-        if std::env::var_os("OUT_DIR").is_none() {
-            return;
+    /// `rustup run <toolchain> cargo rustc ...` with the nvptx settings.
+    fn cargo_command(&self, rustup: &Rustup, target_dir: &Path, out: &Path) -> Command {
+        let flags = target_rustflags(&self.target_cpu)
+            .iter()
+            .map(|f| format!("{f:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut cmd = rustup.command(&self.toolchain, "cargo");
+        cmd.current_dir(&self.dir)
+            .args(["rustc", "--release", "--lib", "--target", TARGET])
+            .arg("--manifest-path")
+            .arg(self.dir.join("Cargo.toml"))
+            .args(["-Zbuild-std=core", "--config"])
+            .arg(format!("target.{TARGET}.rustflags = [{flags}]"))
+            // The workspace's release profile could ask for LTO, debug info or
+            // several codegen units, none of which `--emit=asm` can take.
+            .args(["--config", "profile.release.lto = false"])
+            .args(["--config", "profile.release.debug = false"])
+            .args(["--config", "profile.release.incremental = false"])
+            .args(["--config", "profile.release.codegen-units = 1"])
+            .args(["--config", "profile.release.opt-level = 3"])
+            .arg("--target-dir")
+            .arg(target_dir)
+            .arg("--")
+            .arg(format!("--emit=asm={}", out.display()));
+        scrub_env(&mut cmd);
+        cmd
+    }
+}
+
+/// A line of PTX that declares a function defined elsewhere. `vprintf` is
+/// fine: ptxas resolves it itself (device printing).
+fn is_forbidden_extern(line: &str) -> bool {
+    line.contains(".extern .func") && !line.contains("vprintf")
+}
+
+fn hint_for(stderr: &str) -> &'static str {
+    if stderr.contains("believes it's in a workspace when it's not") {
+        "; the kernel crate lies inside a workspace it is not a member of: add it to that \
+         workspace's `members` or `exclude`"
+    } else {
+        ""
+    }
+}
+
+/// The rustup binary and what it knows about toolchains.
+struct Rustup {
+    path: PathBuf,
+}
+
+impl Rustup {
+    /// `rustup` from `PATH`, else `$CARGO_HOME/bin` (or `~/.cargo/bin`).
+    fn find() -> Result<Self, BuildError> {
+        let on_path = std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .unwrap_or_default();
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+        let candidates = on_path
+            .into_iter()
+            .chain(cargo_home.map(|h| h.join("bin")))
+            .map(|dir| dir.join(format!("rustup{}", std::env::consts::EXE_SUFFIX)));
+        for path in candidates {
+            if path.is_file() {
+                return Ok(Self { path });
+            }
         }
-        for rel in [
-            "src",
-            "Cargo.toml",
-            "Cargo.lock",
-            "rust-toolchain.toml",
-            ".cargo/config.toml",
-        ] {
-            println!("cargo:rerun-if-changed={}", self.dir.join(rel).display());
-        }
+        Err(BuildError::new(format!(
+            "compiling Rust kernels needs rustup (for a nightly toolchain with rust-src), and it was \
+             not found on PATH or in $CARGO_HOME/bin; install it with: \
+             curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y && \
+             rustup toolchain install {PINNED_NIGHTLY} --profile minimal --component rust-src"
+        )))
     }
 
-    /// Fails early, with the command that fixes it, when the nightly toolchain or
-    /// its `rust-src` component is missing.
-    fn check_toolchain(&self) -> Result<(), BuildError> {
-        let tc = &self.toolchain;
-        let mut cmd = Command::new("rustc");
-        cmd.arg(format!("+{tc}")).args(["--print", "sysroot"]);
+    /// `rustup run <toolchain> <program>`, with the outer build's toolchain
+    /// selection removed from the environment.
+    fn command(&self, toolchain: &str, program: &str) -> Command {
+        let mut cmd = Command::new(&self.path);
+        cmd.args(["run", toolchain, program]);
         scrub_env(&mut cmd);
-        let sysroot = match cmd.output() {
-            Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-            _ => {
-                return Err(BuildError::new(format!(
-                "the `{tc}` Rust toolchain is needed to compile kernels for nvptx64-nvidia-cuda \
-                     but is not installed; run: rustup toolchain install {tc} --component rust-src"
-            )))
-            }
+        cmd
+    }
+
+    /// The sysroot of `toolchain`, if it is installed.
+    fn sysroot(&self, toolchain: &str) -> Option<PathBuf> {
+        let out = self
+            .command(toolchain, "rustc")
+            .args(["--print", "sysroot"])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    }
+
+    /// Makes sure `toolchain` and its `rust-src` are installed, installing
+    /// them when `auto_install` is set, or says how to.
+    fn ensure(&self, toolchain: &str, auto_install: bool) -> Result<(), BuildError> {
+        let install_toolchain = [
+            "toolchain",
+            "install",
+            toolchain,
+            "--profile",
+            "minimal",
+            "--component",
+            "rust-src",
+        ];
+        let add_src = ["component", "add", "rust-src", "--toolchain", toolchain];
+        let step: &[&str] = match self.sysroot(toolchain) {
+            None => &install_toolchain,
+            Some(root) if !root.join("lib/rustlib/src/rust/library/core").is_dir() => &add_src,
+            Some(_) => return Ok(()),
         };
-        if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
+        let command = format!("rustup {}", step.join(" "));
+        let why = format!(
+            "compiling Rust kernels for {TARGET} needs the `{toolchain}` toolchain with the \
+             `rust-src` component (-Zbuild-std builds `core` from source)"
+        );
+        if !auto_install {
             return Err(BuildError::new(format!(
-                "the `{tc}` toolchain has no `rust-src` component, which -Zbuild-std=core needs to build \
-                 `core` for nvptx64-nvidia-cuda; run: rustup component add rust-src --toolchain {tc}"
+                "{why}, which is not installed; run: {command}"
+            )));
+        }
+        announce(&format!(
+            "{why}; installing it now: {command} (set {NO_AUTO_INSTALL}=1 to get an error instead)"
+        ));
+        let _lock = InstallLock::acquire();
+        // Another build may have installed it while we waited for the lock.
+        if let Some(root) = self.sysroot(toolchain) {
+            if root.join("lib/rustlib/src/rust/library/core").is_dir() {
+                return Ok(());
+            }
+        }
+        let mut cmd = Command::new(&self.path);
+        cmd.args(step);
+        scrub_env(&mut cmd);
+        let output = cmd
+            .output()
+            .map_err(|e| BuildError::new(format!("{why}; running `{command}` failed: {e}")))?;
+        if !output.status.success() {
+            return Err(BuildError::new(format!(
+                "{why}; `{command}` failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
             )));
         }
         Ok(())
     }
+}
 
-    fn hint_for(&self, stderr: &str) -> String {
-        let tc = &self.toolchain;
-        if stderr.contains("is not installed")
-            || stderr.contains("toolchain") && stderr.contains("not found")
-        {
-            format!("; run: rustup toolchain install {tc} --component rust-src")
-        } else if stderr.contains("rust-src") || stderr.contains("can't find crate for `core`") {
-            format!("; run: rustup component add rust-src --toolchain {tc}")
-        } else {
-            String::new()
+/// Says something on stderr and, in a build script, as a cargo warning (cargo
+/// hides a build script's stderr unless it fails).
+fn announce(message: &str) {
+    eprintln!("cuda-mem: {message}");
+    if std::env::var_os("OUT_DIR").is_some() {
+        println!("cargo:warning=cuda-mem: {message}");
+    }
+}
+
+/// Serialises toolchain installs of concurrent build scripts (rustup does not
+/// lock its own installs). A directory is created atomically; one older than
+/// ten minutes is taken to be left over from a killed build.
+struct InstallLock(Option<PathBuf>);
+
+impl InstallLock {
+    fn acquire() -> Self {
+        let path = std::env::temp_dir().join("cuda-mem-toolchain-install.lock");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
+        while std::time::Instant::now() < deadline {
+            if std::fs::create_dir(&path).is_ok() {
+                return Self(Some(path));
+            }
+            let stale = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            if stale {
+                let _ = std::fs::remove_dir(&path);
+                continue;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        // Could not get it: install anyway rather than fail the build.
+        Self(None)
+    }
+}
+
+impl Drop for InstallLock {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            let _ = std::fs::remove_dir(path);
         }
     }
+}
+
+/// The source files the last kernel build read, from the dependency file cargo
+/// writes next to the library (`lib<name>.d`), without the toolchain's own
+/// sources (`core`) and the registry's, which do not change.
+fn read_dep_info(target_dir: &Path, rustup: &Rustup, toolchain: &str) -> Vec<PathBuf> {
+    let dir = target_dir.join(TARGET).join("release");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let sysroot = rustup.sysroot(toolchain);
+    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from);
+    let mut sources = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "d") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for file in parse_dep_info(&text) {
+            let external = sysroot.as_ref().is_some_and(|s| file.starts_with(s))
+                || cargo_home
+                    .as_ref()
+                    .is_some_and(|h| file.starts_with(h.join("registry")));
+            if !external && !sources.contains(&file) {
+                sources.push(file);
+            }
+        }
+    }
+    sources
+}
+
+/// The prerequisites of a Makefile-style dependency file (`out: in1 in2 ...`,
+/// spaces in names escaped as `\ `).
+fn parse_dep_info(text: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for line in text.lines() {
+        let Some((_, inputs)) = line.split_once(": ") else {
+            continue;
+        };
+        let mut current = String::new();
+        let mut chars = inputs.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    current.push(' ');
+                    chars.next();
+                }
+                ' ' => {
+                    if !current.is_empty() {
+                        files.push(PathBuf::from(std::mem::take(&mut current)));
+                    }
+                }
+                c => current.push(c),
+            }
+        }
+        if !current.is_empty() {
+            files.push(PathBuf::from(current));
+        }
+    }
+    files
 }
 
 fn scrub_env(cmd: &mut Command) {
@@ -308,5 +569,41 @@ fn scrub_env(cmd: &mut Command) {
         if cargo_setting || SCRUBBED_ENV.contains(&key) {
             cmd.env_remove(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dep_info_lists_every_input_with_escaped_spaces() {
+        let text = "/t/libk.rlib: /a/src/lib.rs /my\\ dir/shared.rs\n\n/x.d: /b/c.rs\n";
+        assert_eq!(
+            parse_dep_info(text),
+            [
+                PathBuf::from("/a/src/lib.rs"),
+                PathBuf::from("/my dir/shared.rs"),
+                PathBuf::from("/b/c.rs")
+            ]
+        );
+    }
+
+    #[test]
+    fn vprintf_is_the_only_allowed_extern() {
+        assert!(!is_forbidden_extern(
+            ".extern .func  (.param .b32 func_retval0) vprintf"
+        ));
+        assert!(is_forbidden_extern(
+            ".extern .func _ZN4core9panicking5panic17h"
+        ));
+        assert!(!is_forbidden_extern(".entry cuda_mem_fill_small("));
+    }
+
+    #[test]
+    fn the_target_flags_reach_core() {
+        let flags = target_rustflags("sm_80");
+        assert!(flags.contains(&"-Cpanic=immediate-abort".to_string()));
+        assert!(flags.contains(&"-Ctarget-cpu=sm_80".to_string()));
     }
 }

@@ -243,6 +243,8 @@ extern crate self as cuda_mem;
 mod device_copy;
 mod device_ptr;
 #[doc(hidden)]
+pub mod fill_pattern;
+#[doc(hidden)]
 pub mod private;
 
 #[doc(hidden)]

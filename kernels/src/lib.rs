@@ -1,5 +1,9 @@
 //! The fill kernels of `cuda-mem`, written in Rust and compiled to PTX for
-//! `nvptx64-nvidia-cuda` by `cuda-mem/build.rs`.
+//! `nvptx64-nvidia-cuda`. The PTX ships inside the cuda-mem package
+//! (`cuda-mem/ptx/fill-kernels.ptx`), so nobody who uses cuda-mem needs a
+//! nightly toolchain; the `ptx` test of `tests/` rebuilds it with
+//! `cuda_mem::build::KernelCrate` and fails when it differs from the shipped
+//! file (`CUDA_MEM_BLESS_PTX=1` writes the fresh one instead).
 //!
 //! Each kernel fills `rows` rows of `row_bytes` bytes, `pitch` bytes apart,
 //! starting at `base`, with a value of `size` bytes repeated from the start of
@@ -21,11 +25,9 @@
     feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
 )]
 
-pub mod pattern;
-
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use crate::pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
+    use cuda_mem::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
     use core::arch::asm;
     use core::arch::nvptx::{_block_dim_x, _block_idx_x, _block_idx_y, _grid_dim_x, _grid_dim_y, _thread_idx_x};
 

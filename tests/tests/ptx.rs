@@ -1,10 +1,53 @@
 //! The embedded PTX is valid: it assembles with ptxas for sm_80 and sm_90, has
-//! every kernel entry and calls no external function. Needs `ptxas` (no GPU):
-//! `bash .ci/test` installs it (PyPI `nvidia-cuda-nvcc`) and sets `PTXAS`.
+//! every kernel entry and calls no external function; and it is exactly what
+//! `kernels/` compiles to today. Needs `ptxas` (no GPU) and the pinned nightly
+//! with `rust-src`: `bash .ci/test` installs both (ptxas from PyPI
+//! `nvidia-cuda-nvcc`, into `PTXAS`).
 
 use std::path::PathBuf;
 
 use cuda_mem_tests::assemble_ptx as assemble;
+
+/// The fill kernels ship as PTX inside the cuda-mem package, so that nobody
+/// needs a nightly toolchain to build cuda-mem. This rebuilds `kernels/` with
+/// the pinned nightly and fails when the shipped file differs; with
+/// `CUDA_MEM_BLESS_PTX=1` it writes the fresh build over the shipped file
+/// instead (the maintainer step after changing a kernel).
+#[test]
+fn the_shipped_fill_ptx_is_a_fresh_build_of_kernels() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = root.join("target/fill-kernels");
+    let fresh = cuda_mem::build::KernelCrate::new(root.join("kernels"))
+        .target_dir(&target)
+        .ptx_path(target.join("fill-kernels.ptx"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fresh = std::fs::read_to_string(fresh).unwrap();
+    let shipped_path = root.join("cuda-mem/ptx/fill-kernels.ptx");
+    if std::env::var_os("CUDA_MEM_BLESS_PTX").is_some_and(|v| v == "1") {
+        std::fs::write(&shipped_path, &fresh).unwrap();
+        eprintln!("wrote {}", shipped_path.display());
+        return;
+    }
+    let shipped = std::fs::read_to_string(&shipped_path).unwrap();
+    if shipped != fresh {
+        let line = shipped
+            .lines()
+            .zip(fresh.lines())
+            .position(|(a, b)| a != b)
+            .map_or_else(|| "the lengths".to_string(), |i| format!("line {}", i + 1));
+        panic!(
+            "{} differs from a fresh build of kernels/ (first at {line}); after changing a kernel \
+             or the toolchain, run: CUDA_MEM_BLESS_PTX=1 cargo test -p cuda-mem-tests --test ptx",
+            shipped_path.display()
+        );
+    }
+    assert_eq!(
+        cuda_mem::fill_kernels_ptx(),
+        fresh,
+        "the PTX cuda-mem embeds is not the shipped file"
+    );
+}
 
 #[test]
 fn fill_kernels_assemble_for_sm80_and_sm90() {

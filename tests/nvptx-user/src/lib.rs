@@ -1,8 +1,9 @@
 //! A `no_std` kernel crate that uses a struct deriving `DeviceCopy`, exactly
 //! as a user's kernel crate would share its struct definitions with the host.
 //!
-//! Built for `nvptx64-nvidia-cuda` (see `.cargo/config.toml`); on the host the
-//! kernel ABI is gated off so the plain functions can still be checked.
+//! Built for `nvptx64-nvidia-cuda` by `cuda_mem::build::KernelCrate` (the
+//! `ptx` test); on the host the kernel ABI is gated off so the plain functions
+//! can still be checked.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
 

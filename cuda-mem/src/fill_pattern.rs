@@ -1,7 +1,10 @@
-//! Pure pattern arithmetic shared by the fill kernels.
+//! The pattern arithmetic of the fill kernels, shared by the host (which
+//! builds the kernel parameters) and the kernels in `kernels/` (which depend on
+//! cuda-mem without its host API). Nothing here touches the GPU, so the host
+//! unit tests of `fill` check it against a byte-by-byte reference.
 //!
-//! Nothing here touches the GPU, so the host unit tests of `cuda-mem` include this
-//! file (`#[path]`) and check it against a byte-by-byte reference.
+//! Not part of the public API: it is the layout of the fill kernels'
+//! parameters and may change with them.
 
 /// Number of 32-bit words in [`SmallPattern`]: the value (at most
 /// [`SMALL_PATTERN_MAX`] bytes) repeated up to 288 bytes, so that any 16-byte
