@@ -240,6 +240,7 @@
 
 extern crate self as cuda_mem;
 
+pub mod device;
 mod device_copy;
 mod device_ptr;
 #[doc(hidden)]
