@@ -152,7 +152,34 @@ use core::num::Wrapping;
             `DeviceCopy`: use integers, floats, arrays `[T; N]` and `#[repr(C)]` structs, \
             and `cuda_mem::DevicePtr<T>` for a device address"
 )]
-pub unsafe trait DeviceCopy: Copy {}
+pub unsafe trait DeviceCopy: Copy {
+    /// A fingerprint of the type's layout, identical for the type on the host
+    /// and on `nvptx64-nvidia-cuda`: kernel launches compare it (through the
+    /// kernel's signature fingerprint) with the one compiled into the PTX.
+    /// The default hashes the size and the alignment.
+    #[doc(hidden)]
+    const __LAYOUT: u64 =
+        layout_default(core::mem::size_of::<Self>(), core::mem::align_of::<Self>());
+}
+
+/// The default [`DeviceCopy::__LAYOUT`]: a 64-bit FNV-1a hash of `size` and
+/// `align` (each as 8 little-endian bytes).
+const fn layout_default(size: usize, align: usize) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let words = [size as u64, align as u64];
+    let mut w = 0;
+    while w < words.len() {
+        let bytes = words[w].to_le_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            hash ^= bytes[i] as u64;
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+            i += 1;
+        }
+        w += 1;
+    }
+    hash
+}
 
 // cuda-mem assumes the 64-bit host ABI that CUDA itself requires: `usize` is
 // `size_t` on both sides of a kernel launch.
@@ -299,6 +326,13 @@ mod tests {
         expected[..4].copy_from_slice(&1.0_f32.to_le_bytes());
         expected[4..].copy_from_slice(&(-2.0_f32).to_le_bytes());
         assert_eq!(bytes_of(&z), &expected);
+    }
+
+    #[test]
+    fn layout_fingerprints_tell_sizes_and_alignments_apart() {
+        assert_ne!(u32::__LAYOUT, u64::__LAYOUT);
+        assert_ne!(<[u8; 4]>::__LAYOUT, u32::__LAYOUT);
+        assert_eq!(<[u32; 2]>::__LAYOUT, <[u32; 2]>::__LAYOUT);
     }
 
     #[test]
