@@ -23,6 +23,7 @@ use syn::{Data, DeriveInput, Error};
 
 mod attr;
 mod fields;
+mod kernel;
 mod padding;
 mod repr;
 
@@ -113,6 +114,15 @@ mod output_tests;
 pub fn derive_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
     expand(&input).into()
+}
+
+#[doc = include_str!("kernel/doc.md")]
+#[proc_macro_attribute]
+pub fn kernel(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    kernel::expand(attr.into(), item.into()).into()
 }
 
 /// Collects errors so that every problem is reported at once.

@@ -62,6 +62,22 @@ pub enum Error {
     /// A call was invalid for this buffer.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
+    /// A kernel's PTX does not match the host's [`#[kernel]`](macro@crate::kernel)
+    /// declaration of it; nothing was launched.
+    #[error(
+        "kernel `{kernel}` of the kernel module `{module}`: {problem}; the PTX is stale or was \
+         built from other sources: rebuild the kernel crate so that its PTX comes from the same \
+         source as this program (its build script recompiles it whenever the kernel crate \
+         changes; `cargo clean -p <the crate whose build script builds it>` forces that)"
+    )]
+    KernelMismatch {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The module's name (the kernel crate's, for `include_kernels!`).
+        module: &'static str,
+        /// What does not match.
+        problem: KernelProblem,
+    },
     /// The driver returned an error.
     #[error("CUDA driver error in {op}: {name} ({code}): {description}")]
     Driver {
@@ -77,6 +93,49 @@ pub enum Error {
         #[source]
         source: DriverError,
     },
+}
+
+/// What [`Error::KernelMismatch`] found wrong with a kernel's PTX.
+///
+/// ```
+/// use cuda_mem::KernelProblem;
+/// let p = KernelProblem::Fingerprint { expected: 1, found: 2 };
+/// assert!(p.to_string().contains("0x0000000000000002 in the PTX"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KernelProblem {
+    /// The PTX has no kernel (`.entry`) of that name.
+    Missing,
+    /// The PTX has the kernel but not its signature fingerprint: it was not
+    /// compiled from a `#[kernel]` fn (or by another version of cuda-mem).
+    NoFingerprint,
+    /// The fingerprints differ: a parameter's type or layout, the kernel's
+    /// source or its safety is not what the host was compiled with.
+    Fingerprint {
+        /// The host's fingerprint.
+        expected: u64,
+        /// The one in the PTX.
+        found: u64,
+    },
+}
+
+impl core::fmt::Display for KernelProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("the PTX has no kernel of that name"),
+            Self::NoFingerprint => f.write_str(
+                "the PTX has the kernel but no signature fingerprint for it, so it was not \
+                 compiled from a `#[kernel]` fn of this cuda-mem version",
+            ),
+            Self::Fingerprint { expected, found } => write!(
+                f,
+                "its signature fingerprint is {found:#018x} in the PTX but {expected:#018x} in \
+                 this program: a parameter's type or struct layout, the kernel's source or its \
+                 `unsafe` differ"
+            ),
+        }
+    }
 }
 
 /// `Result<T, cuda_mem::Error>`.

@@ -245,15 +245,18 @@ mod device_copy;
 mod device_ptr;
 #[doc(hidden)]
 pub mod fill_pattern;
+pub mod launch;
 #[doc(hidden)]
 pub mod private;
 
 #[doc(hidden)]
 pub use private as __private;
 
+pub use cuda_mem_derive::kernel;
 pub use cuda_mem_derive::DeviceCopy;
 pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy};
 pub use device_ptr::DevicePtr;
+pub use launch::KernelParam;
 
 #[cfg(feature = "build")]
 #[allow(clippy::needless_doctest_main)]
@@ -296,9 +299,10 @@ pub use {
         PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
     context::{context, device_count, is_available},
-    cudarc::driver::{CudaContext, CudaStream},
-    error::{Error, Result},
+    cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
+    error::{Error, KernelProblem, Result},
     fill::{__set_fill_chunks_per_thread, fill_kernels_ptx},
+    launch::{LaunchArg, Module},
     memory::PinnedFlags,
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     pool::{MemPool, PoolUsage},

@@ -1,0 +1,522 @@
+//! `#[kernel]`: a Rust fn as a CUDA kernel with a type-checked host launcher.
+//!
+//! One expansion serves both targets, split by `cfg(target_arch = "nvptx64")`:
+//!
+//! * **nvptx64**: inside an anonymous `const`, the entry point
+//!   `#[no_mangle] unsafe extern "ptx-kernel" fn <name>(…)` that calls the
+//!   user's fn (kept as written, nested, `#[inline(always)]`), and the
+//!   fingerprint static `__cuda_mem_sig_<name>: u64`.
+//! * **host**: the user's fn, never called, so that the host build type-checks
+//!   the kernel body (`cargo check` reports kernel errors without a nightly),
+//!   and, through `cuda_mem::__kernel_host!` (which drops its input without
+//!   cuda-mem's `host` feature), a unit struct named like the kernel with the
+//!   constants `NAME` and `SIGNATURE` and the method `launch`.
+//!
+//! The signature fingerprint is computed in const evaluation from the same
+//! tokens on both sides: each parameter's `KernelParam::SIGNATURE` (spelled
+//! `__param_signature::<fn(Type), _>()`, so that elided lifetimes need no
+//! names), the kernel's safety, and a hash of its tokens ([`fingerprint`]).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Error, FnArg, GenericParam, ItemFn, LitStr, Path, ReturnType, Type};
+
+use crate::Errors;
+
+mod fingerprint;
+
+#[cfg(test)]
+mod output_tests;
+
+/// The attribute's expansion, or its errors as `compile_error!`s (all of
+/// them at once, each on the tokens it is about).
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function: ItemFn = match syn::parse2(item) {
+        Ok(function) => function,
+        Err(_) => {
+            return Error::new(
+                Span::call_site(),
+                "`#[kernel]` goes on a `fn` item: `#[kernel] pub fn name(params) { body }`",
+            )
+            .into_compile_error()
+        }
+    };
+    match Kernel::parse(attr, &function) {
+        Ok(kernel) => kernel.generate(&function),
+        Err(error) => error.into_compile_error(),
+    }
+}
+
+/// A validated kernel.
+struct Kernel {
+    /// Path to cuda-mem.
+    krate: Path,
+    /// The symbol name in the PTX (the fn's name without `r#`).
+    symbol: String,
+    is_unsafe: bool,
+    /// The parameter types, in order.
+    params: Vec<Type>,
+    /// `for<'a, …>` over the fn's lifetime parameters, or nothing.
+    binder: TokenStream,
+    /// Hash of the fn's tokens (signature and body).
+    source: u64,
+}
+
+impl Kernel {
+    fn parse(attr: TokenStream, function: &ItemFn) -> syn::Result<Self> {
+        let mut errors = Errors::default();
+        let krate = parse_options(attr, &mut errors);
+        let sig = &function.sig;
+        if let Some(constness) = &sig.constness {
+            errors.push(Error::new(
+                constness.span,
+                "a kernel cannot be a `const fn`",
+            ));
+        }
+        if let Some(asyncness) = &sig.asyncness {
+            errors.push(Error::new(
+                asyncness.span,
+                "a kernel cannot be an `async fn`",
+            ));
+        }
+        if let Some(abi) = &sig.abi {
+            errors.push(Error::new_spanned(
+                abi,
+                "leave out the ABI: `#[kernel]` makes the `extern \"ptx-kernel\"` entry point itself",
+            ));
+        }
+        for param in &sig.generics.params {
+            match param {
+                GenericParam::Lifetime(lifetime) if lifetime.bounds.is_empty() => {}
+                GenericParam::Lifetime(lifetime) => errors.push(Error::new_spanned(
+                    &lifetime.bounds,
+                    "a kernel's lifetime parameters cannot have bounds",
+                )),
+                GenericParam::Type(_) | GenericParam::Const(_) => errors.push(Error::new_spanned(
+                    param,
+                    "a kernel cannot be generic: the PTX holds one entry point per kernel; \
+                     write a kernel per type (a `macro_rules!` can stamp them out)",
+                )),
+            }
+        }
+        if let Some(where_clause) = &sig.generics.where_clause {
+            errors.push(Error::new_spanned(
+                where_clause,
+                "a kernel cannot have a `where` clause",
+            ));
+        }
+        if let Some(variadic) = &sig.variadic {
+            errors.push(Error::new_spanned(variadic, "a kernel cannot be variadic"));
+        }
+        if let ReturnType::Type(_, ty) = &sig.output {
+            let unit = matches!(&**ty, Type::Tuple(tuple) if tuple.elems.is_empty());
+            if !unit {
+                errors.push(Error::new_spanned(
+                    ty,
+                    "a kernel returns nothing: write its results into a `DeviceSliceMut` parameter",
+                ));
+            }
+        }
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                FnArg::Receiver(receiver) => errors.push(Error::new_spanned(
+                    receiver,
+                    "a kernel is a free fn: it cannot take `self`",
+                )),
+                FnArg::Typed(typed) => {
+                    check_param_type(&typed.ty, &mut errors);
+                    params.push((*typed.ty).clone());
+                }
+            }
+        }
+        errors.into_result()?;
+        let lifetimes: Vec<_> = sig.generics.lifetimes().map(|l| &l.lifetime).collect();
+        let binder = if lifetimes.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(for<#(#lifetimes),*>)
+        };
+        let mut tokens = sig.to_token_stream();
+        function.block.to_tokens(&mut tokens);
+        Ok(Self {
+            krate,
+            symbol: sig.ident.unraw().to_string(),
+            is_unsafe: sig.unsafety.is_some(),
+            params,
+            binder,
+            source: fingerprint::of_tokens(tokens),
+        })
+    }
+
+    /// `__kernel_signature(…)`: the fingerprint expression, the same on both sides.
+    fn signature(&self) -> TokenStream {
+        let krate = &self.krate;
+        let binder = &self.binder;
+        let is_unsafe = self.is_unsafe;
+        let source = proc_macro2::Literal::u64_suffixed(self.source);
+        // Spanned on each type, so that "`T` cannot be a kernel parameter"
+        // points at the parameter.
+        let params = self.params.iter().map(|ty| {
+            quote_spanned! {ty.span()=>
+                #krate::launch::__param_signature::<#binder fn(#ty), _>()
+            }
+        });
+        quote! {
+            #krate::launch::__kernel_signature(#is_unsafe, #source, &[#(#params),*])
+        }
+    }
+
+    fn generate(&self, function: &ItemFn) -> TokenStream {
+        let krate = &self.krate;
+        let name = &function.sig.ident;
+        let signature = self.signature();
+        let static_name = format_ident!("__cuda_mem_sig_{}", self.symbol);
+        let (docs, others): (Vec<_>, Vec<_>) = function
+            .attrs
+            .iter()
+            .partition(|attr| attr.path().is_ident("doc"));
+        let cfgs: Vec<&syn::Attribute> = others
+            .iter()
+            .copied()
+            .filter(|attr| attr.path().is_ident("cfg"))
+            .collect();
+        let sig = &function.sig;
+        let block = &function.block;
+
+        // The device entry point: the parameters under fresh names, passed to
+        // the user's fn (a nested item: its body is not inside the entry's
+        // `unsafe` context, so a safe kernel stays safe code).
+        let entry_params: Vec<_> = (0..self.params.len())
+            .map(|i| format_ident!("__cuda_mem_param{i}"))
+            .collect();
+        let entry_inputs = entry_params
+            .iter()
+            .zip(&self.params)
+            .map(|(p, ty)| quote!(#p: #ty));
+        let generics = &function.sig.generics;
+        let call = quote!(#name(#(#entry_params),*));
+        let call = if self.is_unsafe {
+            quote! {
+                // SAFETY: the host launched this kernel through its `unsafe`
+                // launcher, whose caller promised the kernel's preconditions.
+                unsafe { #call }
+            }
+        } else {
+            call
+        };
+        let device = quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #(#cfgs)*
+            const _: () = {
+                #(#docs)*
+                #[unsafe(no_mangle)]
+                pub unsafe extern "ptx-kernel" fn #name #generics (#(#entry_inputs),*) {
+                    #[inline(always)]
+                    #(#others)*
+                    #sig #block
+                    #call
+                }
+
+                /// The kernel's signature fingerprint, read by the host before
+                /// the first launch in a context.
+                #[unsafe(no_mangle)]
+                #[used]
+                pub static #static_name: u64 = #signature;
+            };
+        };
+
+        // Host: the fn, type-checked and never called, and the launcher.
+        let type_check = quote! {
+            #[cfg(not(target_arch = "nvptx64"))]
+            #(#cfgs)*
+            const _: () = {
+                #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
+                #(#others)*
+                #sig #block
+
+                // Reports parameter types that are not `KernelParam` without
+                // the host feature too.
+                const _: u64 = #signature;
+            };
+        };
+        let launcher = self.launcher(function, &docs, &signature);
+        quote! {
+            #device
+            #type_check
+            #[cfg(not(target_arch = "nvptx64"))]
+            #(#cfgs)*
+            #krate::__kernel_host! { #launcher }
+        }
+    }
+
+    /// The host launcher: a unit struct named like the kernel, and its `launch`.
+    fn launcher(
+        &self,
+        function: &ItemFn,
+        docs: &[&syn::Attribute],
+        signature: &TokenStream,
+    ) -> TokenStream {
+        let krate = &self.krate;
+        let core = quote!(#krate::__private::core);
+        let name = &function.sig.ident;
+        let vis = &function.vis;
+        let symbol = &self.symbol;
+        let unsafety = &function.sig.unsafety;
+        let binder = &self.binder;
+        let n = self.params.len();
+        // Named on each parameter's type, like the bounds below, so that
+        // rustc points "required by this bound" at the kernel's parameter.
+        let args: Vec<_> = (self.params.iter().enumerate())
+            .map(|(i, ty)| format_ident!("__CudaMemArg{i}", span = ty.span()))
+            .collect();
+        let params: Vec<_> = (self.params.iter().enumerate())
+            .map(|(i, ty)| format_ident!("__CudaMemParam{i}", span = ty.span()))
+            .collect();
+        let values: Vec<_> = (0..n).map(|i| format_ident!("__cuda_mem_arg{i}")).collect();
+        let bounds = self
+            .params
+            .iter()
+            .zip(&args)
+            .zip(&params)
+            .map(|((ty, a), p)| {
+                // `(for<'a> fn(T<'a>))`: parenthesised, or the binder would bind
+                // the whole predicate instead of making the fn pointer generic.
+                let fn_type = if binder.is_empty() {
+                    quote_spanned!(ty.span()=> fn(#ty))
+                } else {
+                    quote_spanned!(ty.span()=> (#binder fn(#ty)))
+                };
+                // Spanned on the parameter's type, every token (a span mixing
+                // contexts would fall back to the attribute): "required by this
+                // bound" points at the kernel's parameter.
+                crate::respan(
+                    quote! {
+                        #fn_type: #core::ops::Fn(#p),
+                        #a: #krate::LaunchArg<#p>,
+                    },
+                    ty.span(),
+                )
+            });
+        let pointers = values
+            .iter()
+            .zip(&params)
+            .map(|(v, p)| quote!((&mut #v as *mut #p).cast::<#core::ffi::c_void>()));
+        let finish = quote! {
+            __cuda_mem_launch.__finish(config, &mut [#(#pointers),*])
+        };
+        // SAFETY (of the generated block): each parameter was made by
+        // `param` for this launch from an argument of its declared type
+        // (borrowed for the call, ordered on `stream`), and the PTX's
+        // fingerprint matched the declaration. A safe kernel has no
+        // preconditions (see `cuda_mem::launch`); for an `unsafe fn` kernel
+        // the caller of the `unsafe fn launch` upholds them.
+        let finish = quote! {
+            unsafe { #finish }
+        };
+        let struct_doc = format!(
+            " The kernel `{symbol}` (`#[kernel]`): launch it with \
+             [`{name}.launch(&MODULE, &stream, config, ({}))`](Self::launch).",
+            self.param_names(function).join(", ") + if n == 1 { "," } else { "" }
+        );
+        let separator = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
+        let launch_doc = self.launch_doc(function);
+        quote! {
+            #(#docs)*
+            #separator
+            #[doc = #struct_doc]
+            #[allow(non_camel_case_types)]
+            #vis struct #name;
+
+            impl #core::clone::Clone for #name {
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
+
+            impl #core::marker::Copy for #name {}
+
+            impl #core::fmt::Debug for #name {
+                fn fmt(&self, f: &mut #core::fmt::Formatter<'_>) -> #core::fmt::Result {
+                    f.write_str(#symbol)
+                }
+            }
+
+            impl #name {
+                /// The kernel's name in the PTX.
+                pub const NAME: &'static str = #symbol;
+
+                /// The kernel's signature fingerprint: its parameters' kinds
+                /// and type layouts, its safety and its source tokens. The PTX
+                /// holds the same value, computed when it was compiled.
+                pub const SIGNATURE: u64 = #signature;
+
+                #(#[doc = #launch_doc])*
+                pub #unsafety fn launch<#(#args, #params),*>(
+                    &self,
+                    module: &'static #krate::Module,
+                    stream: &#krate::launch::__Arc<#krate::CudaStream>,
+                    config: #krate::LaunchConfig,
+                    args: (#(#args,)*),
+                ) -> #krate::Result<()>
+                where
+                    #(#bounds)*
+                {
+                    let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
+                    let (#(#values,)*) = args;
+                    #(let mut #values = __cuda_mem_launch.param::<#args, #params>(#values)?;)*
+                    #finish
+                }
+            }
+        }
+    }
+
+    /// The parameters' patterns as text (`data`, `factor`).
+    fn param_names(&self, function: &ItemFn) -> Vec<String> {
+        function
+            .sig
+            .inputs
+            .iter()
+            .map(|input| match input {
+                FnArg::Typed(typed) => tidy(&typed.pat.to_token_stream().to_string()),
+                FnArg::Receiver(_) => "self".into(),
+            })
+            .collect()
+    }
+
+    /// The lines of `launch`'s documentation.
+    fn launch_doc(&self, function: &ItemFn) -> Vec<String> {
+        let symbol = &self.symbol;
+        let mut lines = vec![
+            format!(" Queues the kernel `{symbol}` on `stream`, with the grid, block and dynamic"),
+            " shared memory of `config`.".into(),
+            String::new(),
+            " `args` are the kernel's arguments, one tuple in parameter order:".into(),
+            String::new(),
+        ];
+        if self.params.is_empty() {
+            lines.push(" - none: pass `()`".into());
+        }
+        for (name, ty) in self.param_names(function).iter().zip(&self.params) {
+            let ty = tidy(&ty.to_token_stream().to_string());
+            lines.push(format!(" - `{name}`: `{ty}`"));
+        }
+        lines.extend([
+            String::new(),
+            " A `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s, a".into(),
+            " `DeviceSliceMut<T>` parameter `&mut` a buffer or an exclusive view, and".into(),
+            " any other parameter a value of its type (the trait `LaunchArg`).".into(),
+            String::new(),
+            " Buffers and views are ordered on `stream` like `kernel_arg` /".into(),
+            " `kernel_arg_mut`: the kernel runs after earlier work on them, and later".into(),
+            " work, host access and their free wait for it; they are borrowed for".into(),
+            " this call only.".into(),
+            String::new(),
+            " # Errors".into(),
+            String::new(),
+            " `Err(KernelMismatch)` naming the kernel when the module's PTX lacks it or".into(),
+            " its signature fingerprint differs from [`SIGNATURE`](Self::SIGNATURE)".into(),
+            " (checked at the first launch in each context; nothing is launched), and".into(),
+            " the driver's errors (a stream of another context, a configuration the".into(),
+            " kernel cannot run with).".into(),
+        ]);
+        if self.is_unsafe {
+            lines.extend([
+                String::new(),
+                " # Safety".into(),
+                String::new(),
+                " The kernel is an `unsafe fn`: the caller upholds its preconditions (its".into(),
+                " `# Safety` section) for these arguments and this configuration.".into(),
+            ]);
+        }
+        lines
+    }
+}
+
+/// Token text with the spaces `to_string` puts around `<`, `>`, `,`, `::`,
+/// `&` and `'` removed where Rust style has none.
+fn tidy(text: &str) -> String {
+    let mut out = text.to_string();
+    for (from, to) in [
+        (" < ", "<"),
+        ("< ", "<"),
+        (" <", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" :: ", "::"),
+        (":: ", "::"),
+        ("& ", "&"),
+        ("' ", "'"),
+        (" ;", ";"),
+        ("[ ", "["),
+        (" ]", "]"),
+        ("( ", "("),
+        (" )", ")"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
+/// Rejects parameter types that cannot be named from the host launcher:
+/// `impl Trait` (a generic), `Self`, inferred types and macros.
+fn check_param_type(ty: &Type, errors: &mut Errors) {
+    struct Check<'e> {
+        errors: &'e mut Errors,
+    }
+    impl<'ast> Visit<'ast> for Check<'_> {
+        fn visit_type(&mut self, ty: &'ast Type) {
+            match ty {
+                Type::ImplTrait(_) => self.errors.push(Error::new_spanned(
+                    ty,
+                    "a kernel parameter cannot be `impl Trait`: a kernel cannot be generic",
+                )),
+                Type::Infer(_) => self
+                    .errors
+                    .push(Error::new_spanned(ty, "write the parameter's type out")),
+                Type::Macro(_) => self.errors.push(Error::new_spanned(
+                    ty,
+                    "a kernel parameter's type cannot be a macro call; use a type alias",
+                )),
+                _ => syn::visit::visit_type(self, ty),
+            }
+        }
+        fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+            if ident == "Self" {
+                self.errors.push(Error::new(
+                    ident.span(),
+                    "`Self` has no meaning in a kernel's parameters: a kernel is a free fn",
+                ));
+            }
+        }
+    }
+    Check { errors }.visit_type(ty);
+}
+
+/// Reads `#[kernel]` / `#[kernel(crate = "path")]`.
+fn parse_options(attr: TokenStream, errors: &mut Errors) -> Path {
+    let mut krate: Option<Path> = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let lit: LitStr = meta.value()?.parse().map_err(|_| {
+                meta.error("expected `crate = \"path::to::cuda_mem\"` (a string literal)")
+            })?;
+            if krate.is_some() {
+                return Err(meta.error("`crate` is given more than once; keep one"));
+            }
+            krate = Some(crate::attr::parse_crate_path(&lit)?);
+            Ok(())
+        } else {
+            Err(meta.error(
+                "unknown `kernel` option; the only option is `crate = \"path::to::cuda_mem\"`",
+            ))
+        }
+    });
+    if let Err(error) = syn::parse::Parser::parse2(parser, attr) {
+        errors.push(error);
+    }
+    krate.unwrap_or_else(|| syn::parse_quote!(::cuda_mem))
+}

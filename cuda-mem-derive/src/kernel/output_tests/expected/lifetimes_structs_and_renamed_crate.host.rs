@@ -1,0 +1,158 @@
+#[cfg(feature = "particles")]
+const _: () = {
+    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
+    #[cfg(feature = "particles")]
+    #[allow(clippy::needless_range_loop)]
+    fn step<'a>(
+        out: DeviceSliceMut<'a, Particle>,
+        input: DeviceSlice<'a, Particle>,
+        params: crate::Params,
+        mut steps: u32,
+    ) {
+        while steps > 0 {
+            steps -= 1;
+        }
+        let _ = (out, input, params);
+    }
+    const _: u64 = ::cm_renamed::launch::__kernel_signature(
+        false,
+        1523033959801330723u64,
+        &[
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSliceMut<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSlice<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
+        ],
+    );
+};
+/// The kernel `step` (`#[kernel]`): launch it with [`step.launch(&MODULE, &stream, config, (out, input, params, mut steps))`](Self::launch).
+#[allow(non_camel_case_types)]
+pub(crate) struct step;
+impl ::cm_renamed::__private::core::clone::Clone for step {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl ::cm_renamed::__private::core::marker::Copy for step {}
+impl ::cm_renamed::__private::core::fmt::Debug for step {
+    fn fmt(
+        &self,
+        f: &mut ::cm_renamed::__private::core::fmt::Formatter<'_>,
+    ) -> ::cm_renamed::__private::core::fmt::Result {
+        f.write_str("step")
+    }
+}
+impl step {
+    /// The kernel's name in the PTX.
+    pub const NAME: &'static str = "step";
+    /// The kernel's signature fingerprint: its parameters' kinds
+    /// and type layouts, its safety and its source tokens. The PTX
+    /// holds the same value, computed when it was compiled.
+    pub const SIGNATURE: u64 = ::cm_renamed::launch::__kernel_signature(
+        false,
+        1523033959801330723u64,
+        &[
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSliceMut<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSlice<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
+        ],
+    );
+    /// Queues the kernel `step` on `stream`, with the grid, block and dynamic
+    /// shared memory of `config`.
+    ///
+    /// `args` are the kernel's arguments, one tuple in parameter order:
+    ///
+    /// - `out`: `DeviceSliceMut<'a, Particle>`
+    /// - `input`: `DeviceSlice<'a, Particle>`
+    /// - `params`: `crate::Params`
+    /// - `mut steps`: `u32`
+    ///
+    /// A `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s, a
+    /// `DeviceSliceMut<T>` parameter `&mut` a buffer or an exclusive view, and
+    /// any other parameter a value of its type (the trait `LaunchArg`).
+    ///
+    /// Buffers and views are ordered on `stream` like `kernel_arg` /
+    /// `kernel_arg_mut`: the kernel runs after earlier work on them, and later
+    /// work, host access and their free wait for it; they are borrowed for
+    /// this call only.
+    ///
+    /// # Errors
+    ///
+    /// `Err(KernelMismatch)` naming the kernel when the module's PTX lacks it or
+    /// its signature fingerprint differs from [`SIGNATURE`](Self::SIGNATURE)
+    /// (checked at the first launch in each context; nothing is launched), and
+    /// the driver's errors (a stream of another context, a configuration the
+    /// kernel cannot run with).
+    pub fn launch<
+        __CudaMemArg0,
+        __CudaMemParam0,
+        __CudaMemArg1,
+        __CudaMemParam1,
+        __CudaMemArg2,
+        __CudaMemParam2,
+        __CudaMemArg3,
+        __CudaMemParam3,
+    >(
+        &self,
+        module: &'static ::cm_renamed::Module,
+        stream: &::cm_renamed::launch::__Arc<::cm_renamed::CudaStream>,
+        config: ::cm_renamed::LaunchConfig,
+        args: (__CudaMemArg0, __CudaMemArg1, __CudaMemArg2, __CudaMemArg3),
+    ) -> ::cm_renamed::Result<()>
+    where
+        (for<'a> fn(
+            DeviceSliceMut<'a, Particle>,
+        )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam0),
+        __CudaMemArg0: ::cm_renamed::LaunchArg<__CudaMemParam0>,
+        (for<'a> fn(
+            DeviceSlice<'a, Particle>,
+        )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam1),
+        __CudaMemArg1: ::cm_renamed::LaunchArg<__CudaMemParam1>,
+        (for<'a> fn(
+            crate::Params,
+        )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam2),
+        __CudaMemArg2: ::cm_renamed::LaunchArg<__CudaMemParam2>,
+        (for<'a> fn(u32)): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam3),
+        __CudaMemArg3: ::cm_renamed::LaunchArg<__CudaMemParam3>,
+    {
+        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
+        let (__cuda_mem_arg0, __cuda_mem_arg1, __cuda_mem_arg2, __cuda_mem_arg3) = args;
+        let mut __cuda_mem_arg0 = __cuda_mem_launch
+            .param::<__CudaMemArg0, __CudaMemParam0>(__cuda_mem_arg0)?;
+        let mut __cuda_mem_arg1 = __cuda_mem_launch
+            .param::<__CudaMemArg1, __CudaMemParam1>(__cuda_mem_arg1)?;
+        let mut __cuda_mem_arg2 = __cuda_mem_launch
+            .param::<__CudaMemArg2, __CudaMemParam2>(__cuda_mem_arg2)?;
+        let mut __cuda_mem_arg3 = __cuda_mem_launch
+            .param::<__CudaMemArg3, __CudaMemParam3>(__cuda_mem_arg3)?;
+        unsafe {
+            __cuda_mem_launch
+                .__finish(
+                    config,
+                    &mut [
+                        (&mut __cuda_mem_arg0 as *mut __CudaMemParam0)
+                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
+                        (&mut __cuda_mem_arg1 as *mut __CudaMemParam1)
+                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
+                        (&mut __cuda_mem_arg2 as *mut __CudaMemParam2)
+                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
+                        (&mut __cuda_mem_arg3 as *mut __CudaMemParam3)
+                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
+                    ],
+                )
+        }
+    }
+}

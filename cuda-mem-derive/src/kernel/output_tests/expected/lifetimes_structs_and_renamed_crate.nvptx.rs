@@ -1,0 +1,46 @@
+#[cfg(feature = "particles")]
+const _: () = {
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn step<'a>(
+        __cuda_mem_param0: DeviceSliceMut<'a, Particle>,
+        __cuda_mem_param1: DeviceSlice<'a, Particle>,
+        __cuda_mem_param2: crate::Params,
+        __cuda_mem_param3: u32,
+    ) {
+        #[inline(always)]
+        #[cfg(feature = "particles")]
+        #[allow(clippy::needless_range_loop)]
+        fn step<'a>(
+            out: DeviceSliceMut<'a, Particle>,
+            input: DeviceSlice<'a, Particle>,
+            params: crate::Params,
+            mut steps: u32,
+        ) {
+            while steps > 0 {
+                steps -= 1;
+            }
+            let _ = (out, input, params);
+        }
+        step(__cuda_mem_param0, __cuda_mem_param1, __cuda_mem_param2, __cuda_mem_param3)
+    }
+    /// The kernel's signature fingerprint, read by the host before
+    /// the first launch in a context.
+    #[unsafe(no_mangle)]
+    #[used]
+    pub static __cuda_mem_sig_step: u64 = ::cm_renamed::launch::__kernel_signature(
+        false,
+        1523033959801330723u64,
+        &[
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSliceMut<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<
+                for<'a> fn(DeviceSlice<'a, Particle>),
+                _,
+            >(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
+            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
+        ],
+    );
+};

@@ -1,0 +1,72 @@
+const _: () = {
+    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
+    fn tick() {}
+    const _: u64 = ::cuda_mem::launch::__kernel_signature(
+        false,
+        8761116119685133851u64,
+        &[],
+    );
+};
+/// The kernel `tick` (`#[kernel]`): launch it with [`tick.launch(&MODULE, &stream, config, ())`](Self::launch).
+#[allow(non_camel_case_types)]
+struct tick;
+impl ::cuda_mem::__private::core::clone::Clone for tick {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl ::cuda_mem::__private::core::marker::Copy for tick {}
+impl ::cuda_mem::__private::core::fmt::Debug for tick {
+    fn fmt(
+        &self,
+        f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
+    ) -> ::cuda_mem::__private::core::fmt::Result {
+        f.write_str("tick")
+    }
+}
+impl tick {
+    /// The kernel's name in the PTX.
+    pub const NAME: &'static str = "tick";
+    /// The kernel's signature fingerprint: its parameters' kinds
+    /// and type layouts, its safety and its source tokens. The PTX
+    /// holds the same value, computed when it was compiled.
+    pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
+        false,
+        8761116119685133851u64,
+        &[],
+    );
+    /// Queues the kernel `tick` on `stream`, with the grid, block and dynamic
+    /// shared memory of `config`.
+    ///
+    /// `args` are the kernel's arguments, one tuple in parameter order:
+    ///
+    /// - none: pass `()`
+    ///
+    /// A `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s, a
+    /// `DeviceSliceMut<T>` parameter `&mut` a buffer or an exclusive view, and
+    /// any other parameter a value of its type (the trait `LaunchArg`).
+    ///
+    /// Buffers and views are ordered on `stream` like `kernel_arg` /
+    /// `kernel_arg_mut`: the kernel runs after earlier work on them, and later
+    /// work, host access and their free wait for it; they are borrowed for
+    /// this call only.
+    ///
+    /// # Errors
+    ///
+    /// `Err(KernelMismatch)` naming the kernel when the module's PTX lacks it or
+    /// its signature fingerprint differs from [`SIGNATURE`](Self::SIGNATURE)
+    /// (checked at the first launch in each context; nothing is launched), and
+    /// the driver's errors (a stream of another context, a configuration the
+    /// kernel cannot run with).
+    pub fn launch(
+        &self,
+        module: &'static ::cuda_mem::Module,
+        stream: &::cuda_mem::launch::__Arc<::cuda_mem::CudaStream>,
+        config: ::cuda_mem::LaunchConfig,
+        args: (),
+    ) -> ::cuda_mem::Result<()> {
+        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
+        let () = args;
+        unsafe { __cuda_mem_launch.__finish(config, &mut []) }
+    }
+}

@@ -1,0 +1,106 @@
+const _: () = {
+    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
+    fn scale(data: DeviceSliceMut<f32>, factor: f32) {
+        for x in data.iter_mut() {
+            *x *= factor;
+        }
+    }
+    const _: u64 = ::cuda_mem::launch::__kernel_signature(
+        false,
+        16737446012672916488u64,
+        &[
+            ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
+            ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
+        ],
+    );
+};
+/// Multiplies every element by `factor`.
+///
+/// The kernel `scale` (`#[kernel]`): launch it with [`scale.launch(&MODULE, &stream, config, (data, factor))`](Self::launch).
+#[allow(non_camel_case_types)]
+pub struct scale;
+impl ::cuda_mem::__private::core::clone::Clone for scale {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl ::cuda_mem::__private::core::marker::Copy for scale {}
+impl ::cuda_mem::__private::core::fmt::Debug for scale {
+    fn fmt(
+        &self,
+        f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
+    ) -> ::cuda_mem::__private::core::fmt::Result {
+        f.write_str("scale")
+    }
+}
+impl scale {
+    /// The kernel's name in the PTX.
+    pub const NAME: &'static str = "scale";
+    /// The kernel's signature fingerprint: its parameters' kinds
+    /// and type layouts, its safety and its source tokens. The PTX
+    /// holds the same value, computed when it was compiled.
+    pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
+        false,
+        16737446012672916488u64,
+        &[
+            ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
+            ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
+        ],
+    );
+    /// Queues the kernel `scale` on `stream`, with the grid, block and dynamic
+    /// shared memory of `config`.
+    ///
+    /// `args` are the kernel's arguments, one tuple in parameter order:
+    ///
+    /// - `data`: `DeviceSliceMut<f32>`
+    /// - `factor`: `f32`
+    ///
+    /// A `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s, a
+    /// `DeviceSliceMut<T>` parameter `&mut` a buffer or an exclusive view, and
+    /// any other parameter a value of its type (the trait `LaunchArg`).
+    ///
+    /// Buffers and views are ordered on `stream` like `kernel_arg` /
+    /// `kernel_arg_mut`: the kernel runs after earlier work on them, and later
+    /// work, host access and their free wait for it; they are borrowed for
+    /// this call only.
+    ///
+    /// # Errors
+    ///
+    /// `Err(KernelMismatch)` naming the kernel when the module's PTX lacks it or
+    /// its signature fingerprint differs from [`SIGNATURE`](Self::SIGNATURE)
+    /// (checked at the first launch in each context; nothing is launched), and
+    /// the driver's errors (a stream of another context, a configuration the
+    /// kernel cannot run with).
+    pub fn launch<__CudaMemArg0, __CudaMemParam0, __CudaMemArg1, __CudaMemParam1>(
+        &self,
+        module: &'static ::cuda_mem::Module,
+        stream: &::cuda_mem::launch::__Arc<::cuda_mem::CudaStream>,
+        config: ::cuda_mem::LaunchConfig,
+        args: (__CudaMemArg0, __CudaMemArg1),
+    ) -> ::cuda_mem::Result<()>
+    where
+        fn(DeviceSliceMut<f32>): ::cuda_mem::__private::core::ops::Fn(__CudaMemParam0),
+        __CudaMemArg0: ::cuda_mem::LaunchArg<__CudaMemParam0>,
+        fn(f32): ::cuda_mem::__private::core::ops::Fn(__CudaMemParam1),
+        __CudaMemArg1: ::cuda_mem::LaunchArg<__CudaMemParam1>,
+    {
+        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
+        let (__cuda_mem_arg0, __cuda_mem_arg1) = args;
+        let mut __cuda_mem_arg0 = __cuda_mem_launch
+            .param::<__CudaMemArg0, __CudaMemParam0>(__cuda_mem_arg0)?;
+        let mut __cuda_mem_arg1 = __cuda_mem_launch
+            .param::<__CudaMemArg1, __CudaMemParam1>(__cuda_mem_arg1)?;
+        unsafe {
+            __cuda_mem_launch
+                .__finish(
+                    config,
+                    &mut [
+                        (&mut __cuda_mem_arg0 as *mut __CudaMemParam0)
+                            .cast::<::cuda_mem::__private::core::ffi::c_void>(),
+                        (&mut __cuda_mem_arg1 as *mut __CudaMemParam1)
+                            .cast::<::cuda_mem::__private::core::ffi::c_void>(),
+                    ],
+                )
+        }
+    }
+}

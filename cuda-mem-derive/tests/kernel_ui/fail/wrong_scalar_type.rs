@@ -1,0 +1,21 @@
+//! An `f64` where the kernel takes an `f32`.
+#![allow(dead_code)]
+use cm_renamed::device::{DeviceSlice, DeviceSliceMut};
+use cm_renamed::{kernel, CudaStream, DeviceBuffer, LaunchConfig, Module};
+use std::sync::Arc;
+
+#[kernel(crate = "cm_renamed")]
+fn scale(data: DeviceSliceMut<f32>, factor: f32) {
+    let _ = (data, factor);
+}
+
+#[kernel(crate = "cm_renamed")]
+fn sum(input: DeviceSlice<u32>, out: DeviceSliceMut<u64>) {
+    let _ = (input, out);
+}
+
+fn launch(m: &'static Module, s: &Arc<CudaStream>, c: LaunchConfig, b: &mut DeviceBuffer<f32>) -> cm_renamed::Result<()> {
+    scale.launch(m, s, c, (b, 2.0f64))
+}
+
+fn main() {}

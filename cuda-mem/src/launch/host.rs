@@ -1,0 +1,389 @@
+//! The host side of typed launches: [`Module`] (a kernel crate's PTX, loaded
+//! once per context and checked kernel by kernel), [`LaunchArg`] (which host
+//! values a parameter accepts) and the launch itself.
+
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
+
+use crate::buffer::{Buffer, MemoryKind};
+use crate::context::ContextState;
+use crate::device::{DeviceSlice, DeviceSliceMut};
+use crate::error::{DriverResultExt, Error, KernelProblem, Result};
+use crate::view::{Elems, View, ViewMut};
+use crate::DeviceCopy;
+
+/// The name of a kernel's fingerprint static is this prefix and the kernel's
+/// name (`#[kernel]` spells the same string).
+const SIGNATURE_PREFIX: &str = "__cuda_mem_sig_";
+
+/// The PTX of a kernel crate, embedded in the program, from which
+/// [`#[kernel]`](macro@crate::kernel) fns are launched.
+///
+/// Declare it once, as a `static`, with [`include_kernels!`](crate::include_kernels)
+/// (the PTX that `cuda_mem::build::KernelCrate` wrote into `OUT_DIR`):
+///
+/// ```ignore
+/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
+/// ```
+///
+/// The module is loaded into a context at the first launch there
+/// (`cuModuleLoadData`), and each kernel is checked at its first launch in a
+/// context: the PTX must have the kernel, and the kernel's signature
+/// fingerprint in the PTX must equal the one the host computed from the same
+/// `#[kernel]` declaration (see [`launch`](crate::launch) for why). Both
+/// results are cached, so later launches do no loading, lookup by name or
+/// allocation: they find the function handle in a short list under one
+/// uncontended lock. The loaded module, and with it its context, is kept
+/// until the process exits (a `static` is never dropped).
+///
+/// A module that fails to load (PTX for a newer GPU or driver) is an `Err`
+/// of the launch, retried at the next one.
+pub struct Module {
+    name: &'static str,
+    ptx: &'static str,
+    loaded: Mutex<Vec<Loaded>>,
+}
+
+/// The module loaded into one context, with the kernels checked there so far.
+struct Loaded {
+    /// Keeps the context (and so `module` and the function handles) alive.
+    ctx: Arc<CudaContext>,
+    module: sys::CUmodule,
+    kernels: Vec<(&'static str, sys::CUfunction)>,
+}
+
+// SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
+// thread; the context they live in is kept alive by `ctx` and never unloaded.
+unsafe impl Send for Loaded {}
+
+impl Module {
+    /// A module named `name` (for error messages) with the PTX text `ptx`.
+    /// [`include_kernels!`](crate::include_kernels) calls it with the PTX that
+    /// the kernel crate's build wrote.
+    ///
+    /// ```
+    /// static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", ".version 8.0\n");
+    /// assert_eq!(KERNELS.name(), "mine");
+    /// ```
+    #[must_use]
+    pub const fn new(name: &'static str, ptx: &'static str) -> Self {
+        Self {
+            name,
+            ptx,
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The module's name.
+    ///
+    /// ```
+    /// # static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", "");
+    /// println!("{}", KERNELS.name());
+    /// ```
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    ///
+    /// ```
+    /// # static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", ".version 8.0\n");
+    /// assert!(KERNELS.ptx().starts_with(".version"));
+    /// ```
+    #[must_use]
+    pub const fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Loaded>> {
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The function `kernel` in `state`'s context, after checking (once)
+    /// that its signature fingerprint in the PTX is `signature`.
+    fn function(
+        &'static self,
+        state: &ContextState,
+        kernel: &'static str,
+        signature: u64,
+    ) -> Result<sys::CUfunction> {
+        let mut loaded = self.lock();
+        let key = state.ctx.cu_ctx();
+        let index = match loaded.iter().position(|l| l.ctx.cu_ctx() == key) {
+            Some(index) => index,
+            None => {
+                loaded.push(self.load(state)?);
+                loaded.len() - 1
+            }
+        };
+        let entry = &mut loaded[index];
+        if let Some(&(_, function)) = entry.kernels.iter().find(|(name, _)| *name == kernel) {
+            return Ok(function);
+        }
+        let function = self.check(state, entry.module, kernel, signature)?;
+        entry.kernels.push((kernel, function));
+        Ok(function)
+    }
+
+    /// Loads the PTX into `state`'s context.
+    fn load(&self, state: &ContextState) -> Result<Loaded> {
+        let ptx = CString::new(self.ptx).map_err(|_| {
+            Error::InvalidArgument("the PTX text of a kernel module contains a NUL byte")
+        })?;
+        state.bind()?;
+        // SAFETY: `ptx` is a NUL-terminated PTX text, and the context is current.
+        let module = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
+            .op("cuModuleLoadData (a #[kernel] module)")?;
+        Ok(Loaded {
+            ctx: state.ctx.clone(),
+            module,
+            kernels: Vec::new(),
+        })
+    }
+
+    /// Looks `kernel` up in `module` and compares its fingerprint static with
+    /// `expected`.
+    fn check(
+        &self,
+        state: &ContextState,
+        module: sys::CUmodule,
+        kernel: &'static str,
+        expected: u64,
+    ) -> Result<sys::CUfunction> {
+        let mismatch = |problem| Error::KernelMismatch {
+            kernel,
+            module: self.name,
+            problem,
+        };
+        let not_found = |e: &result::DriverError| e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND;
+        let name = CString::new(kernel).map_err(|_| mismatch(KernelProblem::Missing))?;
+        let fingerprint = CString::new(format!("{SIGNATURE_PREFIX}{kernel}"))
+            .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
+        state.bind()?;
+        // SAFETY: `module` is loaded in the current context and never unloaded.
+        let function = match unsafe { result::module::get_function(module, name) } {
+            Ok(function) => function,
+            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::Missing)),
+            Err(e) => return Err(Error::driver("cuModuleGetFunction", e)),
+        };
+        // SAFETY: as above.
+        let (addr, bytes) = match unsafe { result::module::get_global(module, fingerprint) } {
+            Ok(global) => global,
+            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::NoFingerprint)),
+            Err(e) => return Err(Error::driver("cuModuleGetGlobal", e)),
+        };
+        if bytes != size_of::<u64>() {
+            return Err(mismatch(KernelProblem::NoFingerprint));
+        }
+        let mut found = [0u8; 8];
+        // SAFETY: `addr` is the 8-byte global of a module of the current
+        // context; the copy is synchronous and writes only `found`.
+        unsafe { result::memcpy_dtoh_sync(&mut found, addr) }.op("cuMemcpyDtoH")?;
+        let found = u64::from_le_bytes(found);
+        if found != expected {
+            return Err(mismatch(KernelProblem::Fingerprint { expected, found }));
+        }
+        Ok(function)
+    }
+
+    /// Starts a launch of `kernel` (whose host-side fingerprint is
+    /// `signature`) on `stream`: checks the stream, and finds and checks the
+    /// kernel. Called by the code `#[kernel]` generates.
+    #[doc(hidden)]
+    pub fn __begin<'s>(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        stream: &'s Arc<CudaStream>,
+    ) -> Result<Launch<'s>> {
+        let state = ContextState::of(stream.context())?;
+        state.check_stream(stream)?;
+        let function = self.function(&state, kernel, signature)?;
+        Ok(Launch {
+            state,
+            stream,
+            function,
+        })
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("name", &self.name)
+            .field("ptx_bytes", &self.ptx.len())
+            .finish()
+    }
+}
+
+/// A launch under way: the checked function and the stream. Made by
+/// [`Module::__begin`]; the generated launcher turns each argument into its
+/// parameter with [`Launch::param`], then calls [`Launch::__finish`].
+#[doc(hidden)]
+pub struct Launch<'s> {
+    state: Arc<ContextState>,
+    stream: &'s Arc<CudaStream>,
+    function: sys::CUfunction,
+}
+
+impl Launch<'_> {
+    /// The parameter value of `arg`, ordered on the launch's stream.
+    #[doc(hidden)]
+    pub fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
+        arg.__into_param(self.stream)
+    }
+
+    /// Queues the kernel.
+    ///
+    /// # Safety
+    ///
+    /// `params` point to the kernel's parameters, of its parameter types and
+    /// in order, each made by [`Launch::param`] on this launch; the kernel's
+    /// preconditions (none for a safe `#[kernel]` fn) hold.
+    #[doc(hidden)]
+    pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
+        self.state.bind()?;
+        let (grid, block) = (config.grid_dim, config.block_dim);
+        // SAFETY: the function belongs to the current context (checked and
+        // cached per context) and the stream to the same context (checked in
+        // `__begin`); the caller guarantees the parameters.
+        unsafe {
+            sys::cuLaunchKernel(
+                self.function,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                config.shared_mem_bytes,
+                self.stream.cu_stream(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .op("cuLaunchKernel")
+    }
+}
+
+/// A host value that can be passed for a kernel parameter of type `P`.
+///
+/// | parameter | argument |
+/// | --- | --- |
+/// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
+/// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
+/// | any [`DeviceCopy`] type `T` | a `T`, by value |
+///
+/// Buffers and views are ordered on the launch's stream like
+/// [`kernel_arg`](crate::Buffer::kernel_arg) and
+/// [`kernel_arg_mut`](crate::Buffer::kernel_arg_mut): the kernel runs after
+/// earlier work on the memory, and later work, host access and the free wait
+/// for it. The borrow lasts for the call only.
+///
+/// # Safety
+///
+/// Implementing it promises that the parameter value made for a launch on a
+/// stream is valid for a kernel of that parameter type queued there next:
+/// for a slice, memory of `len` elements that nothing else writes (nothing
+/// else at all, for `DeviceSliceMut`) until the kernel is done.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
+    label = "not an argument for a `{P}` parameter",
+    note = "a `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s (`&buf`, `buf.slice(..)?`), \
+            a `DeviceSliceMut<T>` parameter takes `&mut` a buffer or an exclusive view \
+            (`&mut buf`, `buf.slice_mut(..)?`), and any other parameter a value of its own type",
+    note = "the arguments are one tuple, in the kernel's parameter order: `(&mut out, &input, 2.0)`; \
+            a kernel with one parameter takes `(arg,)`"
+)]
+pub unsafe trait LaunchArg<P> {
+    /// The parameter value, ordered on `stream`.
+    #[doc(hidden)]
+    fn __into_param(self, stream: &Arc<CudaStream>) -> Result<P>;
+}
+
+// SAFETY: a `DeviceCopy` value is its own parameter, pushed byte for byte.
+unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
+    #[inline]
+    fn __into_param(self, _stream: &Arc<CudaStream>) -> Result<T> {
+        Ok(self)
+    }
+}
+
+/// `elems` claimed on `stream` (ordered after earlier work, later work and
+/// host access waiting for the kernel), as a read-only slice.
+fn shared<'p, T: DeviceCopy>(
+    elems: Elems<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<DeviceSlice<'p, T>> {
+    let ptr = elems.claim(stream)?;
+    // SAFETY: `len` elements of a live allocation at `ptr` (null only for an
+    // empty slice, which is never dereferenced), borrowed by the caller for
+    // the launch; the claim orders every other write to the allocation
+    // before or after the kernel.
+    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+}
+
+/// Like [`shared`], writable: the caller holds the memory exclusively.
+fn exclusive<'p, T: DeviceCopy>(
+    elems: Elems<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<DeviceSliceMut<'p, T>> {
+    let ptr = elems.claim(stream)?;
+    // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
+    // no other argument of this launch and no host reference aliases it.
+    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len) })
+}
+
+macro_rules! slice_args {
+    ($make:ident, $param:ident: $([$($gen:tt)*] $arg:ty, $elems:expr;)*) => { $(
+        // SAFETY: see `shared` / `exclusive`: the argument borrows the memory
+        // (exclusively for `DeviceSliceMut`) for the launch, and the claim
+        // orders it on the launch's stream.
+        unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, T>> for $arg {
+            #[inline]
+            fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
+                let elems: fn(&Self) -> Elems<'_, T> = $elems;
+                $make(elems(&self), stream)
+            }
+        }
+    )* };
+}
+
+slice_args! { shared, DeviceSlice:
+    ['b, T: DeviceCopy, K: MemoryKind] &'b Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['v, T: DeviceCopy] View<'v, T>, |v| v.elems;
+    ['b, 'v, T: DeviceCopy] &'b View<'v, T>, |v| v.elems;
+    ['b, 'v, T: DeviceCopy] &'b ViewMut<'v, T>, |v| v.elems;
+    ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
+}
+
+slice_args! { exclusive, DeviceSliceMut:
+    ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
+    ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
+}
+
+/// A [`Module`] holding the PTX that `cuda_mem::build::KernelCrate` built
+/// from the kernel crate `name` (its directory name) in this package's build
+/// script: `$OUT_DIR/<name>.ptx`, embedded with `include_str!`.
+///
+/// ```ignore
+/// // build.rs: cuda_mem::build::KernelCrate::new("my-kernels").build().unwrap_or_else(|e| e.exit());
+/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
+///
+/// my_kernels::scale.launch(&KERNELS, &stream, config, (&mut data, 2.0))?;
+/// ```
+#[macro_export]
+macro_rules! include_kernels {
+    ($name:literal) => {
+        $crate::Module::new(
+            $name,
+            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx")),
+        )
+    };
+}

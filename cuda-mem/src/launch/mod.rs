@@ -1,0 +1,247 @@
+//! Type-checked kernel launches: the parameter types a
+//! [`#[kernel]`](macro@crate::kernel) fn may take ([`KernelParam`]), the
+//! signature fingerprint that the host and the PTX must agree on, and (on host
+//! builds) the [`Module`] a kernel is launched from and the host values each
+//! parameter accepts ([`LaunchArg`]).
+//!
+//! This module builds on every target: the kernel crate computes the
+//! fingerprint of each kernel when it is compiled for `nvptx64-nvidia-cuda`
+//! (and embeds it in the PTX), and the host computes it again, from the same
+//! definitions, when it compiles the launcher.
+//!
+//! # Why a launch of a safe kernel is safe
+//!
+//! A `#[kernel]` fn that is not `unsafe` gets a safe `launch`. What makes that
+//! sound:
+//!
+//! 1. **The host passes exactly what the kernel declares.** Each argument must
+//!    implement [`LaunchArg<P>`] for its parameter's type `P`, so the types
+//!    are checked at compile time (a wrong type, a wrong count, `&` where the
+//!    kernel writes, a parameter type that is not a [`KernelParam`]: all
+//!    compile errors). The PTX actually loaded is checked too: before a
+//!    kernel's first launch in a context, its signature fingerprint in the PTX
+//!    (a hash of every parameter's kind and type layout, of the kernel's own
+//!    source tokens and of its safety) is compared with the host's, and any
+//!    difference (a stale PTX, another version of a struct, a kernel that is
+//!    not there) is an `Err` naming the kernel, never a launch.
+//! 2. **The memory is the kernel's while it runs.** A
+//!    [`DeviceSliceMut`](crate::device::DeviceSliceMut) argument is `&mut` a
+//!    buffer or an exclusive view and a
+//!    [`DeviceSlice`](crate::device::DeviceSlice) argument `&` one, held for
+//!    the whole call, so the borrow checker rules out aliasing between the
+//!    arguments and any host reference into the memory at the time of the
+//!    launch. Each buffer argument is ordered on the launch's stream exactly as
+//!    [`kernel_arg`](crate::Buffer::kernel_arg) /
+//!    [`kernel_arg_mut`](crate::Buffer::kernel_arg_mut) are: the kernel runs
+//!    after every earlier operation on the allocation, and later operations,
+//!    host access (`as_slice`, `as_mut_slice`, `to_vec`) and the free wait for
+//!    it. So no other work and no host code touches the memory while the
+//!    kernel runs, except other readers of what it only reads.
+//! 3. **Safe device code cannot misuse what it gets.** With only the safe API
+//!    of [`cuda_mem::device`](crate::device) a kernel cannot write an element
+//!    that another thread of the grid writes (each thread only reaches
+//!    elements of its own, whatever the grid), cannot index out of bounds (a
+//!    failed check traps: the kernel stops, and the stream and the context
+//!    report an error), and cannot write through a `DeviceSlice`. Raw device
+//!    addresses ([`DevicePtr`](crate::DevicePtr)) can only be dereferenced in
+//!    `unsafe` code. A safe kernel body that contains `unsafe` blocks is its
+//!    author's promise that they keep these rules, as for any safe Rust fn.
+//! 4. **The launch configuration cannot break any of this.** The grid and
+//!    block sizes only decide how many threads run and how they are numbered;
+//!    the safe device API derives every thread's elements from its own index,
+//!    and bounds-checks everything else (shared memory included), so no
+//!    configuration makes two threads meet on an element or leave a slice. An
+//!    impossible configuration (a block of 2048 threads, too much shared
+//!    memory) is refused by the driver: an `Err`.
+//!
+//! An `unsafe fn` kernel (raw pointers, unchecked indexing, writes that
+//! depend on the grid covering the data exactly once) has preconditions that
+//! no type can express, so its `launch` is an `unsafe fn` whose caller
+//! promises them; everything else above still holds.
+
+use crate::device::{DeviceSlice, DeviceSliceMut};
+use crate::DeviceCopy;
+
+#[cfg(feature = "host")]
+mod host;
+
+#[cfg(feature = "host")]
+pub use host::{LaunchArg, Module};
+
+#[cfg(feature = "host")]
+#[doc(hidden)]
+pub use {host::Launch, std::sync::Arc as __Arc};
+
+/// A type that a [`#[kernel]`](macro@crate::kernel) fn can take as a
+/// parameter: every [`DeviceCopy`] type (passed by value: integers, floats,
+/// arrays, `#[derive(DeviceCopy)]` structs, [`DevicePtr`](crate::DevicePtr)),
+/// [`DeviceSlice<T>`] (elements the kernel reads) and [`DeviceSliceMut<T>`]
+/// (elements the kernel writes).
+///
+/// # Safety
+///
+/// The type must have the same size, alignment and field layout on the host
+/// and on `nvptx64-nvidia-cuda` (the host pushes its bytes as the kernel
+/// parameter), and [`SIGNATURE`](Self::SIGNATURE) must tell apart every two
+/// parameter types whose values the host builds differently.
+///
+/// ```
+/// use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
+/// use cuda_mem::KernelParam;
+/// assert_ne!(<DeviceSlice<'_, f32>>::SIGNATURE, <DeviceSliceMut<'_, f32>>::SIGNATURE);
+/// assert_ne!(<DeviceSlice<'_, f32>>::SIGNATURE, <DeviceSlice<'_, f64>>::SIGNATURE);
+/// assert_ne!(<u32>::SIGNATURE, <DeviceSlice<'_, u32>>::SIGNATURE);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a kernel parameter",
+    label = "not a kernel parameter type",
+    note = "kernel parameters are `DeviceCopy` values (integers, floats, arrays, \
+            `#[derive(DeviceCopy)]` structs, `cuda_mem::DevicePtr<T>`), \
+            `cuda_mem::device::DeviceSlice<T>` (elements the kernel reads) and \
+            `cuda_mem::device::DeviceSliceMut<T>` (elements it writes)"
+)]
+pub unsafe trait KernelParam {
+    /// A fingerprint of the parameter's kind (value, read-only slice, written
+    /// slice, ...) and of its element type's layout
+    /// ([`DeviceCopy`]'s layout fingerprint), the same on the host and the
+    /// device.
+    const SIGNATURE: u64;
+}
+
+/// Kinds of kernel parameters, the first word of their fingerprints.
+mod tag {
+    pub(super) const VALUE: u64 = 0x0056_414c_5545; // "VALUE"
+    pub(super) const SLICE: u64 = 0x0053_4c49_4345; // "SLICE"
+    pub(super) const SLICE_MUT: u64 = 0x534c_4943_454d_5554; // "SLICEMUT"
+    pub(super) const KERNEL: u64 = 0x4b45_524e_454c; // "KERNEL"
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Mixes `word` into `hash`: FNV-1a over its 8 little-endian bytes.
+const fn mix(mut hash: u64, word: u64) -> u64 {
+    let bytes = word.to_le_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(FNV_PRIME);
+        i += 1;
+    }
+    hash
+}
+
+/// The fingerprint of a parameter of kind `tag` over elements with the layout
+/// fingerprint `layout`.
+const fn param(tag: u64, layout: u64) -> u64 {
+    mix(mix(FNV_OFFSET, tag), layout)
+}
+
+// SAFETY: a `DeviceCopy` type has a C-compatible layout with no padding and
+// no host pointers, the same on the host and the device; its layout
+// fingerprint tells sizes and alignments (and, for derived structs, fields)
+// apart, and the tag sets values apart from slices.
+unsafe impl<T: DeviceCopy> KernelParam for T {
+    const SIGNATURE: u64 = param(tag::VALUE, T::__LAYOUT);
+}
+
+// SAFETY: `#[repr(C)] { ptr, len }`, 16 bytes aligned to 8 on every 64-bit
+// target; the host builds it from a buffer or view that nothing writes while
+// the kernel runs. The tag differs from `DeviceSliceMut`'s.
+unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
+    const SIGNATURE: u64 = param(tag::SLICE, T::__LAYOUT);
+}
+
+// SAFETY: as for `DeviceSlice`; the host builds it from memory borrowed
+// exclusively for the launch.
+unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
+    const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
+}
+
+/// The fingerprint of the single parameter of the fn pointer type `F`
+/// (`fn(DeviceSliceMut<f32>)`): `#[kernel]` spells each parameter type this
+/// way so that elided lifetimes need no names.
+///
+/// ```
+/// use cuda_mem::device::DeviceSlice;
+/// use cuda_mem::{launch::__param_signature, KernelParam};
+/// const S: u64 = __param_signature::<fn(DeviceSlice<u8>), _>();
+/// assert_eq!(S, <DeviceSlice<'static, u8>>::SIGNATURE);
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __param_signature<F: Fn(P), P: KernelParam>() -> u64 {
+    P::SIGNATURE
+}
+
+/// A kernel's signature fingerprint: its parameters' fingerprints in order,
+/// whether it is `unsafe`, and `source`, a hash of its tokens.
+///
+/// ```
+/// use cuda_mem::launch::__kernel_signature;
+/// let a = __kernel_signature(false, 1, &[2, 3]);
+/// assert_ne!(a, __kernel_signature(false, 1, &[3, 2]));
+/// assert_ne!(a, __kernel_signature(true, 1, &[2, 3]));
+/// assert_ne!(a, __kernel_signature(false, 0, &[2, 3]));
+/// assert_ne!(a, __kernel_signature(false, 1, &[2]));
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __kernel_signature(is_unsafe: bool, source: u64, params: &[u64]) -> u64 {
+    let mut hash = mix(mix(FNV_OFFSET, tag::KERNEL), params.len() as u64);
+    let mut i = 0;
+    while i < params.len() {
+        hash = mix(hash, params[i]);
+        i += 1;
+    }
+    mix(mix(hash, is_unsafe as u64), source)
+}
+
+/// Passes its tokens through on host builds (feature `host`), where they are
+/// the launcher of a [`#[kernel]`](macro@crate::kernel); drops them without
+/// the host API.
+#[cfg(feature = "host")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_host {
+    ($($tokens:tt)*) => { $($tokens)* };
+}
+
+/// Passes its tokens through on host builds (feature `host`), where they are
+/// the launcher of a [`#[kernel]`](macro@crate::kernel); drops them without
+/// the host API.
+#[cfg(not(feature = "host"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_host {
+    ($($tokens:tt)*) => {};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_kinds_and_element_layouts_are_told_apart() {
+        let all = [
+            <u32>::SIGNATURE,
+            <u64>::SIGNATURE,
+            <[u32; 2]>::SIGNATURE,
+            <DeviceSlice<'_, u32>>::SIGNATURE,
+            <DeviceSliceMut<'_, u32>>::SIGNATURE,
+            <DeviceSlice<'_, u64>>::SIGNATURE,
+            <DeviceSliceMut<'_, u64>>::SIGNATURE,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn a_parameter_signature_ignores_lifetimes() {
+        const ELIDED: u64 = __param_signature::<fn(DeviceSliceMut<f32>), _>();
+        assert_eq!(ELIDED, <DeviceSliceMut<'static, f32>>::SIGNATURE);
+    }
+}
