@@ -7,7 +7,9 @@
 //! `cuda_mem::device` included, end up in the one PTX module; there is no
 //! linker). It asks rustc for assembly (`--emit=asm`), which for nvptx is
 //! PTX. The kernel crate is a plain `#![no_std]` library: no
-//! `rust-toolchain.toml`, no `.cargo/config.toml`.
+//! `rust-toolchain.toml`, no `.cargo/config.toml`, and no `#![feature]` for
+//! the `ptx-kernel` ABI of [`#[kernel]`](macro@crate::kernel) entry points
+//! (the builder enables it in every crate of the build).
 //!
 //! It needs a nightly toolchain with `rust-src` (for `-Zbuild-std`), by
 //! default the one cuda-mem is tested with, [`PINNED_NIGHTLY`]. When that
@@ -130,7 +132,7 @@ const SCRUBBED_ENV: &[&str] = &[
 
 /// The flags every crate of the kernel build gets (`core` included: only
 /// target rustflags reach the crates `-Zbuild-std` compiles).
-fn target_rustflags(target_cpu: &str) -> [String; 4] {
+fn target_rustflags(target_cpu: &str) -> [String; 6] {
     [
         // `-Cpanic=immediate-abort` is unstable; without it a `%` or a bounds
         // check in `core` leaves `.extern .func ...panic...` in the PTX, which
@@ -141,6 +143,11 @@ fn target_rustflags(target_cpu: &str) -> [String; 4] {
         // No linker: a function of another crate that is not inlined stays an
         // `.extern .func`. This makes every function of every crate inlinable.
         "-Zcross-crate-inline-threshold=always".into(),
+        // The `extern "ptx-kernel"` ABI of the entry points `#[kernel]`
+        // writes is unstable: enable it in every crate, so kernel crates need
+        // no `#![feature]` line (one that has it anyway is fine).
+        "-Zcrate-attr=feature(abi_ptx)".into(),
+        "-Aduplicate-features".into(),
     ]
 }
 
@@ -605,5 +612,6 @@ mod tests {
         let flags = target_rustflags("sm_80");
         assert!(flags.contains(&"-Cpanic=immediate-abort".to_string()));
         assert!(flags.contains(&"-Ctarget-cpu=sm_80".to_string()));
+        assert!(flags.contains(&"-Zcrate-attr=feature(abi_ptx)".to_string()));
     }
 }
