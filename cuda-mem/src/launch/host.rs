@@ -51,7 +51,11 @@ struct Loaded {
     /// Keeps the context (and so `module` and the function handles) alive.
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
-    kernels: Vec<(&'static str, sys::CUfunction)>,
+    /// Checked kernels: name, the fingerprint they were checked against,
+    /// function. Keyed by both, so that a launcher whose fingerprint differs
+    /// from the checked one (another crate's kernel of the same name) is
+    /// checked, and refused, too.
+    kernels: Vec<(&'static str, u64, sys::CUfunction)>,
 }
 
 // SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
@@ -60,15 +64,25 @@ unsafe impl Send for Loaded {}
 
 impl Module {
     /// A module named `name` (for error messages) with the PTX text `ptx`.
-    /// [`include_kernels!`](crate::include_kernels) calls it with the PTX that
-    /// the kernel crate's build wrote.
+    /// [`include_kernels!`](crate::include_kernels) is the safe way to make
+    /// one: it embeds the PTX that `KernelCrate` compiled from the kernel
+    /// crate's sources in this build.
+    ///
+    /// # Safety
+    ///
+    /// Safe launches trust the PTX: the fingerprint check proves that a
+    /// kernel's parameters are the ones the host declares, not what its code
+    /// does. So every kernel in `ptx` that has a signature fingerprint
+    /// (`__cuda_mem_sig_<name>`) must have been compiled by `#[kernel]` from
+    /// Rust source (any version of it), never written or edited by hand.
     ///
     /// ```
-    /// static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", ".version 8.0\n");
+    /// // SAFETY: no kernels at all.
+    /// static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", ".version 8.0\n") };
     /// assert_eq!(KERNELS.name(), "mine");
     /// ```
     #[must_use]
-    pub const fn new(name: &'static str, ptx: &'static str) -> Self {
+    pub const unsafe fn new(name: &'static str, ptx: &'static str) -> Self {
         Self {
             name,
             ptx,
@@ -79,7 +93,7 @@ impl Module {
     /// The module's name.
     ///
     /// ```
-    /// # static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", "");
+    /// # static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", "") };
     /// println!("{}", KERNELS.name());
     /// ```
     #[must_use]
@@ -90,7 +104,7 @@ impl Module {
     /// The PTX text.
     ///
     /// ```
-    /// # static KERNELS: cuda_mem::Module = cuda_mem::Module::new("mine", ".version 8.0\n");
+    /// # static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", ".version 8.0\n") };
     /// assert!(KERNELS.ptx().starts_with(".version"));
     /// ```
     #[must_use]
@@ -120,11 +134,15 @@ impl Module {
             }
         };
         let entry = &mut loaded[index];
-        if let Some(&(_, function)) = entry.kernels.iter().find(|(name, _)| *name == kernel) {
+        let checked = entry
+            .kernels
+            .iter()
+            .find(|(name, sig, _)| *sig == signature && *name == kernel);
+        if let Some(&(_, _, function)) = checked {
             return Ok(function);
         }
         let function = self.check(state, entry.module, kernel, signature)?;
-        entry.kernels.push((kernel, function));
+        entry.kernels.push((kernel, signature, function));
         Ok(function)
     }
 
@@ -381,9 +399,14 @@ slice_args! { exclusive, DeviceSliceMut:
 #[macro_export]
 macro_rules! include_kernels {
     ($name:literal) => {
-        $crate::Module::new(
-            $name,
-            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx")),
-        )
+        // SAFETY: the PTX that `cuda_mem::build::KernelCrate` compiled from
+        // the kernel crate `$name` in this package's build script: every
+        // fingerprinted kernel in it comes from a `#[kernel]` fn.
+        unsafe {
+            $crate::Module::new(
+                $name,
+                ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx")),
+            )
+        }
     };
 }

@@ -14,6 +14,11 @@
 //! A `#[kernel]` fn that is not `unsafe` gets a safe `launch`. What makes that
 //! sound:
 //!
+//! 0. **The code that runs is the Rust code.** A [`Module`]'s PTX is the one
+//!    `cuda_mem::build::KernelCrate` compiled from the kernel crate in this
+//!    build ([`include_kernels!`](crate::include_kernels)); making a `Module`
+//!    from any other PTX text is `unsafe` ([`Module::new`]), because a
+//!    hand-written PTX could claim any signature.
 //! 1. **The host passes exactly what the kernel declares.** Each argument must
 //!    implement [`LaunchArg<P>`] for its parameter's type `P`, so the types
 //!    are checked at compile time (a wrong type, a wrong count, `&` where the

@@ -2,6 +2,7 @@
 //! warnings: the generated launcher needs neither.
 #![forbid(unsafe_code)]
 #![deny(warnings)]
+#![allow(non_snake_case)]
 
 use cm_renamed::device::{DeviceSlice, DeviceSliceMut};
 use cm_renamed::{kernel, CudaStream, DeviceBuffer, DeviceCopy, DevicePtr, LaunchConfig, Module, PinnedBuffer};
@@ -35,24 +36,22 @@ pub fn pointer(mut p: DevicePtr<u32>, [a, b]: [u32; 2]) {
     let _ = (p, a, b);
 }
 
-static KERNELS: Module = Module::new("kernels", "");
-
-pub fn launches(s: &Arc<CudaStream>, out: &mut DeviceBuffer<f32>, input: &PinnedBuffer<f32>) -> cm_renamed::Result<()> {
+pub fn launches(KERNELS: &'static Module, s: &Arc<CudaStream>, out: &mut DeviceBuffer<f32>, input: &PinnedBuffer<f32>) -> cm_renamed::Result<()> {
     let c = LaunchConfig::for_num_elems(out.len() as u32);
     let params = Params { scale: 2.0, count: 3 };
-    map.launch(&KERNELS, s, c, (&mut *out, input, params, [1, 2]))?;
-    map.launch(&KERNELS, s, c, (out.slice_mut(1..)?, input.slice(1..)?, params, [1, 2]))?;
+    map.launch(KERNELS, s, c, (&mut *out, input, params, [1, 2]))?;
+    map.launch(KERNELS, s, c, (out.slice_mut(1..)?, input.slice(1..)?, params, [1, 2]))?;
     {
         let mut view = out.slice_mut(..)?;
-        map.launch(&KERNELS, s, c, (&mut view, &input.slice(..)?, params, [0; 2]))?;
+        map.launch(KERNELS, s, c, (&mut view, &input.slice(..)?, params, [0; 2]))?;
         let shared = input.slice(..)?;
-        map.launch(&KERNELS, s, c, (view, &shared, params, [0; 2]))?;
+        map.launch(KERNELS, s, c, (view, &shared, params, [0; 2]))?;
     }
     // Integer and float literals take the parameter's type.
     let mut bytes = DeviceBuffer::<u8>::new(out.context(), 4)?;
-    one.launch(&KERNELS, s, c, (&mut bytes,))?;
-    none.launch(&KERNELS, s, c, ())?;
-    pointer.launch(&KERNELS, s, c, (bytes.as_device_ptr().cast(), [1, 2]))?;
+    one.launch(KERNELS, s, c, (&mut bytes,))?;
+    none.launch(KERNELS, s, c, ())?;
+    pointer.launch(KERNELS, s, c, (bytes.as_device_ptr().cast(), [1, 2]))?;
     // After the call the buffers are free again.
     out.fill(1.0)?;
     Ok(())
