@@ -235,6 +235,14 @@
 //! constructor returns `Err` ([`is_available`] says so up front). Errors of
 //! cudarc calls convert with `?`.
 #![cfg_attr(not(feature = "std"), no_std)]
+// On nvptx64 (nightly only): inline assembly, and the shared-memory macros
+// (`device::shared`) may expand `global_asm!` in the kernel crate without
+// that crate enabling the feature itself.
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(asm_experimental_arch, allow_internal_unstable),
+    allow(internal_features)
+)]
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
