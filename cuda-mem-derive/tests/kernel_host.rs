@@ -76,3 +76,24 @@ fn launches_type_check(
     nothing.launch(module, &stream, config, ())?;
     Ok(())
 }
+
+#[test]
+fn a_kernel_runs_on_the_host_as_a_grid_of_one_thread() {
+    #[kernel(crate = "cm_renamed")]
+    fn double(mut data: DeviceSliceMut<u32>, input: DeviceSlice<u32>) {
+        for (i, x) in data.grid_stride_mut() {
+            *x = 2 * input[i];
+        }
+    }
+    let input = [1u32, 2, 3];
+    let mut out = [0u32; 3];
+    // SAFETY: both arrays outlive the slices, and `out` is only used through its slice.
+    let (out_slice, in_slice) = unsafe {
+        (
+            DeviceSliceMut::from_raw_parts(out.as_mut_ptr(), 3),
+            DeviceSlice::from_raw_parts(input.as_ptr(), 3),
+        )
+    };
+    double::on_host(out_slice, in_slice);
+    assert_eq!(out, [2, 4, 6]);
+}

@@ -783,7 +783,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
 
     /// Orders `stream` after earlier work and records it as a deferred user
     /// (a kernel argument launched later; see `order`).
-    fn claim(&self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
+    pub(crate) fn claim(&self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.state.check_stream(stream)?;
         self.mem
             .order

@@ -229,35 +229,26 @@ impl Kernel {
             };
         };
 
-        // Host: the fn, type-checked and never called, and the launcher.
-        let type_check = quote! {
-            #[cfg(not(target_arch = "nvptx64"))]
-            #(#cfgs)*
-            const _: () = {
-                #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
-                #(#others)*
-                #sig #block
-
-                // Reports parameter types that are not `KernelParam` without
-                // the host feature too.
-                const _: u64 = #signature;
-            };
-        };
-        let launcher = self.launcher(function, &docs, &signature);
+        let host = self.host_items(function, &docs, &others, &cfgs, &signature);
+        let launcher = self.launcher(function);
         quote! {
             #device
-            #type_check
+            #host
             #[cfg(not(target_arch = "nvptx64"))]
             #(#cfgs)*
             #krate::__kernel_host! { #launcher }
         }
     }
 
-    /// The host launcher: a unit struct named like the kernel, and its `launch`.
-    fn launcher(
+    /// For the host: a unit struct named like the kernel, with the constants
+    /// `NAME` and `SIGNATURE` and the kernel's body as `on_host` (so the host
+    /// build type-checks it, and tests can run it in the one-thread model).
+    fn host_items(
         &self,
         function: &ItemFn,
         docs: &[&syn::Attribute],
+        others: &[&syn::Attribute],
+        cfgs: &[&syn::Attribute],
         signature: &TokenStream,
     ) -> TokenStream {
         let krate = &self.krate;
@@ -265,6 +256,76 @@ impl Kernel {
         let name = &function.sig.ident;
         let vis = &function.vis;
         let symbol = &self.symbol;
+        let n = self.params.len();
+        let mut on_host = function.sig.clone();
+        on_host.ident = syn::Ident::new("on_host", name.span());
+        let block = &function.block;
+        let struct_doc = format!(
+            " The kernel `{symbol}` (`#[kernel]`): launch it with \
+             [`{name}.launch(&MODULE, &stream, config, ({}))`](Self::launch).",
+            self.param_names(function).join(", ") + if n == 1 { "," } else { "" }
+        );
+        let separator = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
+        let on_host_doc = [
+            " Runs the kernel's body on the CPU, in the host model of",
+            " `cuda_mem::device`: a grid of one thread (block and grid of size 1, a",
+            " warp of one lane), so the thread's grid-stride loops visit every",
+            " index. For unit tests of a kernel's logic; slice parameters come from",
+            " their `from_raw_parts` over host memory.",
+        ];
+        let allow = quote!(#[allow(dead_code, clippy::all, clippy::pedantic)]);
+        quote! {
+            #[cfg(not(target_arch = "nvptx64"))]
+            #(#cfgs)*
+            #(#docs)*
+            #separator
+            #[doc = #struct_doc]
+            #[allow(non_camel_case_types, dead_code)]
+            #vis struct #name;
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            #(#cfgs)*
+            const _: () = {
+                impl #core::clone::Clone for #name {
+                    fn clone(&self) -> Self {
+                        *self
+                    }
+                }
+
+                impl #core::marker::Copy for #name {}
+
+                impl #core::fmt::Debug for #name {
+                    fn fmt(&self, f: &mut #core::fmt::Formatter<'_>) -> #core::fmt::Result {
+                        f.write_str(#symbol)
+                    }
+                }
+
+                impl #name {
+                    /// The kernel's name in the PTX.
+                    #allow
+                    pub const NAME: &'static str = #symbol;
+
+                    /// The kernel's signature fingerprint: its parameters'
+                    /// kinds and type layouts, its safety and its source
+                    /// tokens. The PTX holds the same value, computed when it
+                    /// was compiled.
+                    #allow
+                    pub const SIGNATURE: u64 = #signature;
+
+                    #(#[doc = #on_host_doc])*
+                    #allow
+                    #(#others)*
+                    pub #on_host #block
+                }
+            };
+        }
+    }
+
+    /// The host launcher: `launch`, for cuda-mem's `host` feature.
+    fn launcher(&self, function: &ItemFn) -> TokenStream {
+        let krate = &self.krate;
+        let core = quote!(#krate::__private::core);
+        let name = &function.sig.ident;
         let unsafety = &function.sig.unsafety;
         let binder = &self.binder;
         let n = self.params.len();
@@ -317,43 +378,9 @@ impl Kernel {
         let finish = quote! {
             unsafe { #finish }
         };
-        let struct_doc = format!(
-            " The kernel `{symbol}` (`#[kernel]`): launch it with \
-             [`{name}.launch(&MODULE, &stream, config, ({}))`](Self::launch).",
-            self.param_names(function).join(", ") + if n == 1 { "," } else { "" }
-        );
-        let separator = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
         let launch_doc = self.launch_doc(function);
         quote! {
-            #(#docs)*
-            #separator
-            #[doc = #struct_doc]
-            #[allow(non_camel_case_types)]
-            #vis struct #name;
-
-            impl #core::clone::Clone for #name {
-                fn clone(&self) -> Self {
-                    *self
-                }
-            }
-
-            impl #core::marker::Copy for #name {}
-
-            impl #core::fmt::Debug for #name {
-                fn fmt(&self, f: &mut #core::fmt::Formatter<'_>) -> #core::fmt::Result {
-                    f.write_str(#symbol)
-                }
-            }
-
             impl #name {
-                /// The kernel's name in the PTX.
-                pub const NAME: &'static str = #symbol;
-
-                /// The kernel's signature fingerprint: its parameters' kinds
-                /// and type layouts, its safety and its source tokens. The PTX
-                /// holds the same value, computed when it was compiled.
-                pub const SIGNATURE: u64 = #signature;
-
                 #(#[doc = #launch_doc])*
                 pub #unsafety fn launch<#(#args, #params),*>(
                     &self,
@@ -381,7 +408,10 @@ impl Kernel {
             .inputs
             .iter()
             .map(|input| match input {
-                FnArg::Typed(typed) => tidy(&typed.pat.to_token_stream().to_string()),
+                FnArg::Typed(typed) => match &*typed.pat {
+                    syn::Pat::Ident(ident) => ident.ident.unraw().to_string(),
+                    pattern => tidy(&pattern.to_token_stream().to_string()),
+                },
                 FnArg::Receiver(_) => "self".into(),
             })
             .collect()

@@ -9,8 +9,11 @@ use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
 
 use crate::buffer::{Buffer, MemoryKind};
 use crate::context::ContextState;
-use crate::device::{DeviceSlice, DeviceSliceMut};
+use crate::device::{
+    DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
+};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
+use crate::pitched::PitchedBuffer;
 use crate::view::{Elems, View, ViewMut};
 use crate::DeviceCopy;
 
@@ -294,6 +297,9 @@ impl Launch<'_> {
 /// | --- | --- |
 /// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
 /// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
+/// | [`DeviceAtomicSlice<T>`](crate::device::DeviceAtomicSlice) | the same as `DeviceSliceMut<T>` (no host reference may see the atomic updates) |
+/// | [`PitchedSlice<T>`](crate::device::PitchedSlice) | `&` (or `&mut`) a [`PitchedBuffer<T>`](crate::PitchedBuffer) |
+/// | [`PitchedSliceMut<T>`](crate::device::PitchedSliceMut), [`PitchedRowsMut<T>`](crate::device::PitchedRowsMut) | `&mut` a `PitchedBuffer<T>` |
 /// | any [`DeviceCopy`] type `T` | a `T`, by value |
 ///
 /// Buffers and views are ordered on the launch's stream like
@@ -312,8 +318,9 @@ impl Launch<'_> {
     message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
     label = "not an argument for a `{P}` parameter",
     note = "a `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s (`&buf`, `buf.slice(..)?`), \
-            a `DeviceSliceMut<T>` parameter takes `&mut` a buffer or an exclusive view \
-            (`&mut buf`, `buf.slice_mut(..)?`), and any other parameter a value of its own type",
+            a `DeviceSliceMut<T>` or `DeviceAtomicSlice<T>` parameter takes `&mut` a buffer or an \
+            exclusive view (`&mut buf`, `buf.slice_mut(..)?`), the pitched ones a `PitchedBuffer<T>` \
+            (`&mut` for the writable forms), and any other parameter a value of its own type",
     note = "the arguments are one tuple, in the kernel's parameter order: `(&mut out, &input, 2.0)`; \
             a kernel with one parameter takes `(arg,)`"
 )]
@@ -356,6 +363,17 @@ fn exclusive<'p, T: DeviceCopy>(
     Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len) })
 }
 
+/// Like [`exclusive`], for atomic access by every thread.
+fn atomic<'p, T: DeviceCopy>(
+    elems: Elems<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<DeviceAtomicSlice<'p, T>> {
+    let ptr = elems.claim(stream)?;
+    // SAFETY: as in `exclusive`; inside the kernel every access through the
+    // slice is atomic.
+    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+}
+
 macro_rules! slice_args {
     ($make:ident, $param:ident: $([$($gen:tt)*] $arg:ty, $elems:expr;)*) => { $(
         // SAFETY: see `shared` / `exclusive`: the argument borrows the memory
@@ -384,6 +402,59 @@ slice_args! { exclusive, DeviceSliceMut:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
+}
+
+slice_args! { atomic, DeviceAtomicSlice:
+    ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
+    ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
+}
+
+/// `buffer` claimed on `stream`, as the parts of a pitched parameter:
+/// `(ptr, pitch, width, height)`, with the pitch checked against `T`'s
+/// alignment (which the device types require).
+fn pitched<T: DeviceCopy>(
+    buffer: &PitchedBuffer<T>,
+    stream: &Arc<CudaStream>,
+) -> Result<(*mut T, usize, usize, usize)> {
+    if !buffer.pitch().is_multiple_of(align_of::<T>()) {
+        return Err(Error::InvalidArgument(
+            "the pitch of this PitchedBuffer is not a multiple of the element type's alignment, \
+             which pitched kernel parameters need; use an element type of alignment 16 or less",
+        ));
+    }
+    let ptr = buffer.claim(stream)?;
+    Ok((
+        ptr.as_raw(),
+        buffer.pitch(),
+        buffer.width(),
+        buffer.height(),
+    ))
+}
+
+macro_rules! pitched_args {
+    ($($param:ident: $arg:ty, $ptr:ty;)*) => { $(
+        // SAFETY: `height` rows of `width` elements, `pitch` bytes apart, of
+        // a live allocation (rows never overlap: `pitch >= width *
+        // size_of::<T>()`, checked at allocation; `pitch` a multiple of the
+        // alignment, checked above), borrowed for the launch (exclusively
+        // for the writable forms) and ordered on the launch's stream.
+        unsafe impl<'p, 'b, T: DeviceCopy> LaunchArg<$param<'p, T>> for $arg {
+            #[inline]
+            fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
+                let (ptr, pitch, width, height) = pitched(&*self, stream)?;
+                // SAFETY: see above.
+                Ok(unsafe { $param::from_raw_parts(ptr as $ptr, pitch, width, height) })
+            }
+        }
+    )* };
+}
+
+pitched_args! {
+    PitchedSlice: &'b PitchedBuffer<T>, *const T;
+    PitchedSlice: &'b mut PitchedBuffer<T>, *const T;
+    PitchedSliceMut: &'b mut PitchedBuffer<T>, *mut T;
+    PitchedRowsMut: &'b mut PitchedBuffer<T>, *mut T;
 }
 
 /// A [`Module`] holding the PTX that `cuda_mem::build::KernelCrate` built

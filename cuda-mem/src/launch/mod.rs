@@ -64,7 +64,9 @@
 //! no type can express, so its `launch` is an `unsafe fn` whose caller
 //! promises them; everything else above still holds.
 
-use crate::device::{DeviceSlice, DeviceSliceMut};
+use crate::device::{
+    DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
+};
 use crate::DeviceCopy;
 
 #[cfg(feature = "host")]
@@ -80,8 +82,10 @@ pub use {host::Launch, std::sync::Arc as __Arc};
 /// A type that a [`#[kernel]`](macro@crate::kernel) fn can take as a
 /// parameter: every [`DeviceCopy`] type (passed by value: integers, floats,
 /// arrays, `#[derive(DeviceCopy)]` structs, [`DevicePtr`](crate::DevicePtr)),
-/// [`DeviceSlice<T>`] (elements the kernel reads) and [`DeviceSliceMut<T>`]
-/// (elements the kernel writes).
+/// [`DeviceSlice<T>`] (elements the kernel reads), [`DeviceSliceMut<T>`]
+/// (elements each thread writes), [`DeviceAtomicSlice<T>`] (elements any
+/// thread updates atomically), and the pitched 2D forms [`PitchedSlice<T>`],
+/// [`PitchedSliceMut<T>`] and [`PitchedRowsMut<T>`].
 ///
 /// # Safety
 ///
@@ -101,9 +105,10 @@ pub use {host::Launch, std::sync::Arc as __Arc};
     message = "`{Self}` cannot be a kernel parameter",
     label = "not a kernel parameter type",
     note = "kernel parameters are `DeviceCopy` values (integers, floats, arrays, \
-            `#[derive(DeviceCopy)]` structs, `cuda_mem::DevicePtr<T>`), \
-            `cuda_mem::device::DeviceSlice<T>` (elements the kernel reads) and \
-            `cuda_mem::device::DeviceSliceMut<T>` (elements it writes)"
+            `#[derive(DeviceCopy)]` structs, `cuda_mem::DevicePtr<T>`) and the parameter \
+            types of `cuda_mem::device`: `DeviceSlice<T>` (elements the kernel reads), \
+            `DeviceSliceMut<T>` (elements each thread writes), `DeviceAtomicSlice<T>`, \
+            `PitchedSlice<T>`, `PitchedSliceMut<T>`, `PitchedRowsMut<T>`"
 )]
 pub unsafe trait KernelParam {
     /// A fingerprint of the parameter's kind (value, read-only slice, written
@@ -118,6 +123,10 @@ mod tag {
     pub(super) const VALUE: u64 = 0x0056_414c_5545; // "VALUE"
     pub(super) const SLICE: u64 = 0x0053_4c49_4345; // "SLICE"
     pub(super) const SLICE_MUT: u64 = 0x534c_4943_454d_5554; // "SLICEMUT"
+    pub(super) const ATOMIC: u64 = 0x4154_4f4d_4943; // "ATOMIC"
+    pub(super) const PITCHED: u64 = 0x0050_4954_4348_4544; // "PITCHED"
+    pub(super) const PITCHED_MUT: u64 = 0x5049_5443_4845_444d; // "PITCHEDM"
+    pub(super) const PITCHED_ROWS: u64 = 0x5049_5443_4845_4452; // "PITCHEDR"
     pub(super) const KERNEL: u64 = 0x4b45_524e_454c; // "KERNEL"
 }
 
@@ -161,6 +170,29 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
 // exclusively for the launch.
 unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
+}
+
+// SAFETY: `#[repr(C)] { ptr, len }` like `DeviceSliceMut`; the host builds
+// it from memory borrowed exclusively for the launch. Its own tag.
+unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
+    const SIGNATURE: u64 = param(tag::ATOMIC, T::__LAYOUT);
+}
+
+// SAFETY: `#[repr(C)] { ptr, pitch, width, height }`, 32 bytes aligned to 8
+// on every 64-bit target, built by the host from a `PitchedBuffer` that
+// nothing writes while the kernel runs. One tag per form.
+unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
+    const SIGNATURE: u64 = param(tag::PITCHED, T::__LAYOUT);
+}
+
+// SAFETY: as for `PitchedSlice`, from a `PitchedBuffer` borrowed exclusively.
+unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
+    const SIGNATURE: u64 = param(tag::PITCHED_MUT, T::__LAYOUT);
+}
+
+// SAFETY: as for `PitchedSliceMut`.
+unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
+    const SIGNATURE: u64 = param(tag::PITCHED_ROWS, T::__LAYOUT);
 }
 
 /// The fingerprint of the single parameter of the fn pointer type `F`
@@ -236,6 +268,10 @@ mod tests {
             <DeviceSliceMut<'_, u32>>::SIGNATURE,
             <DeviceSlice<'_, u64>>::SIGNATURE,
             <DeviceSliceMut<'_, u64>>::SIGNATURE,
+            <DeviceAtomicSlice<'_, u32>>::SIGNATURE,
+            <PitchedSlice<'_, u32>>::SIGNATURE,
+            <PitchedSliceMut<'_, u32>>::SIGNATURE,
+            <PitchedRowsMut<'_, u32>>::SIGNATURE,
         ];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {

@@ -29,6 +29,7 @@ fn attrs_of(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
     match item {
         syn::Item::Const(item) => Some(&mut item.attrs),
         syn::Item::Macro(item) => Some(&mut item.attrs),
+        syn::Item::Struct(item) => Some(&mut item.attrs),
         _ => None,
     }
 }

@@ -1,75 +1,73 @@
 #[cfg(feature = "particles")]
-const _: () = {
-    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
-    #[cfg(feature = "particles")]
-    #[allow(clippy::needless_range_loop)]
-    fn step<'a>(
-        out: DeviceSliceMut<'a, Particle>,
-        input: DeviceSlice<'a, Particle>,
-        params: crate::Params,
-        mut steps: u32,
-    ) {
-        while steps > 0 {
-            steps -= 1;
-        }
-        let _ = (out, input, params);
-    }
-    const _: u64 = ::cm_renamed::launch::__kernel_signature(
-        false,
-        1523033959801330723u64,
-        &[
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSliceMut<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSlice<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
-        ],
-    );
-};
-/// The kernel `step` (`#[kernel]`): launch it with [`step.launch(&MODULE, &stream, config, (out, input, params, mut steps))`](Self::launch).
-#[allow(non_camel_case_types)]
+/// The kernel `step` (`#[kernel]`): launch it with [`step.launch(&MODULE, &stream, config, (out, input, params, steps))`](Self::launch).
+#[allow(non_camel_case_types, dead_code)]
 pub(crate) struct step;
-impl ::cm_renamed::__private::core::clone::Clone for step {
-    fn clone(&self) -> Self {
-        *self
+#[cfg(feature = "particles")]
+const _: () = {
+    impl ::cm_renamed::__private::core::clone::Clone for step {
+        fn clone(&self) -> Self {
+            *self
+        }
     }
-}
-impl ::cm_renamed::__private::core::marker::Copy for step {}
-impl ::cm_renamed::__private::core::fmt::Debug for step {
-    fn fmt(
-        &self,
-        f: &mut ::cm_renamed::__private::core::fmt::Formatter<'_>,
-    ) -> ::cm_renamed::__private::core::fmt::Result {
-        f.write_str("step")
+    impl ::cm_renamed::__private::core::marker::Copy for step {}
+    impl ::cm_renamed::__private::core::fmt::Debug for step {
+        fn fmt(
+            &self,
+            f: &mut ::cm_renamed::__private::core::fmt::Formatter<'_>,
+        ) -> ::cm_renamed::__private::core::fmt::Result {
+            f.write_str("step")
+        }
     }
-}
+    impl step {
+        /// The kernel's name in the PTX.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const NAME: &'static str = "step";
+        /// The kernel's signature fingerprint: its parameters'
+        /// kinds and type layouts, its safety and its source
+        /// tokens. The PTX holds the same value, computed when it
+        /// was compiled.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const SIGNATURE: u64 = ::cm_renamed::launch::__kernel_signature(
+            false,
+            1523033959801330723u64,
+            &[
+                ::cm_renamed::launch::__param_signature::<
+                    for<'a> fn(DeviceSliceMut<'a, Particle>),
+                    _,
+                >(),
+                ::cm_renamed::launch::__param_signature::<
+                    for<'a> fn(DeviceSlice<'a, Particle>),
+                    _,
+                >(),
+                ::cm_renamed::launch::__param_signature::<
+                    for<'a> fn(crate::Params),
+                    _,
+                >(),
+                ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
+            ],
+        );
+        /// Runs the kernel's body on the CPU, in the host model of
+        /// `cuda_mem::device`: a grid of one thread (block and grid of size 1, a
+        /// warp of one lane), so the thread's grid-stride loops visit every
+        /// index. For unit tests of a kernel's logic; slice parameters come from
+        /// their `from_raw_parts` over host memory.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        #[cfg(feature = "particles")]
+        #[allow(clippy::needless_range_loop)]
+        pub fn on_host<'a>(
+            out: DeviceSliceMut<'a, Particle>,
+            input: DeviceSlice<'a, Particle>,
+            params: crate::Params,
+            mut steps: u32,
+        ) {
+            while steps > 0 {
+                steps -= 1;
+            }
+            let _ = (out, input, params);
+        }
+    }
+};
 impl step {
-    /// The kernel's name in the PTX.
-    pub const NAME: &'static str = "step";
-    /// The kernel's signature fingerprint: its parameters' kinds
-    /// and type layouts, its safety and its source tokens. The PTX
-    /// holds the same value, computed when it was compiled.
-    pub const SIGNATURE: u64 = ::cm_renamed::launch::__kernel_signature(
-        false,
-        1523033959801330723u64,
-        &[
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSliceMut<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSlice<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
-        ],
-    );
     /// Queues the kernel `step` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///
@@ -78,7 +76,7 @@ impl step {
     /// - `out`: `DeviceSliceMut<'a, Particle>`
     /// - `input`: `DeviceSlice<'a, Particle>`
     /// - `params`: `crate::Params`
-    /// - `mut steps`: `u32`
+    /// - `steps`: `u32`
     ///
     /// A `DeviceSlice<T>` parameter takes `&` a buffer or view of `T`s, a
     /// `DeviceSliceMut<T>` parameter `&mut` a buffer or an exclusive view, and

@@ -1,40 +1,45 @@
-const _: () = {
-    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
-    fn tick() {}
-    const _: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        8761116119685133851u64,
-        &[],
-    );
-};
 /// The kernel `tick` (`#[kernel]`): launch it with [`tick.launch(&MODULE, &stream, config, ())`](Self::launch).
-#[allow(non_camel_case_types)]
+#[allow(non_camel_case_types, dead_code)]
 struct tick;
-impl ::cuda_mem::__private::core::clone::Clone for tick {
-    fn clone(&self) -> Self {
-        *self
+const _: () = {
+    impl ::cuda_mem::__private::core::clone::Clone for tick {
+        fn clone(&self) -> Self {
+            *self
+        }
     }
-}
-impl ::cuda_mem::__private::core::marker::Copy for tick {}
-impl ::cuda_mem::__private::core::fmt::Debug for tick {
-    fn fmt(
-        &self,
-        f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
-    ) -> ::cuda_mem::__private::core::fmt::Result {
-        f.write_str("tick")
+    impl ::cuda_mem::__private::core::marker::Copy for tick {}
+    impl ::cuda_mem::__private::core::fmt::Debug for tick {
+        fn fmt(
+            &self,
+            f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
+        ) -> ::cuda_mem::__private::core::fmt::Result {
+            f.write_str("tick")
+        }
     }
-}
+    impl tick {
+        /// The kernel's name in the PTX.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const NAME: &'static str = "tick";
+        /// The kernel's signature fingerprint: its parameters'
+        /// kinds and type layouts, its safety and its source
+        /// tokens. The PTX holds the same value, computed when it
+        /// was compiled.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
+            false,
+            8761116119685133851u64,
+            &[],
+        );
+        /// Runs the kernel's body on the CPU, in the host model of
+        /// `cuda_mem::device`: a grid of one thread (block and grid of size 1, a
+        /// warp of one lane), so the thread's grid-stride loops visit every
+        /// index. For unit tests of a kernel's logic; slice parameters come from
+        /// their `from_raw_parts` over host memory.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub fn on_host() {}
+    }
+};
 impl tick {
-    /// The kernel's name in the PTX.
-    pub const NAME: &'static str = "tick";
-    /// The kernel's signature fingerprint: its parameters' kinds
-    /// and type layouts, its safety and its source tokens. The PTX
-    /// holds the same value, computed when it was compiled.
-    pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        8761116119685133851u64,
-        &[],
-    );
     /// Queues the kernel `tick` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///

@@ -1,52 +1,54 @@
-const _: () = {
-    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
-    fn scale(data: DeviceSliceMut<f32>, factor: f32) {
-        for x in data.iter_mut() {
-            *x *= factor;
-        }
-    }
-    const _: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        16737446012672916488u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
-        ],
-    );
-};
 /// Multiplies every element by `factor`.
 ///
 /// The kernel `scale` (`#[kernel]`): launch it with [`scale.launch(&MODULE, &stream, config, (data, factor))`](Self::launch).
-#[allow(non_camel_case_types)]
+#[allow(non_camel_case_types, dead_code)]
 pub struct scale;
-impl ::cuda_mem::__private::core::clone::Clone for scale {
-    fn clone(&self) -> Self {
-        *self
+const _: () = {
+    impl ::cuda_mem::__private::core::clone::Clone for scale {
+        fn clone(&self) -> Self {
+            *self
+        }
     }
-}
-impl ::cuda_mem::__private::core::marker::Copy for scale {}
-impl ::cuda_mem::__private::core::fmt::Debug for scale {
-    fn fmt(
-        &self,
-        f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
-    ) -> ::cuda_mem::__private::core::fmt::Result {
-        f.write_str("scale")
+    impl ::cuda_mem::__private::core::marker::Copy for scale {}
+    impl ::cuda_mem::__private::core::fmt::Debug for scale {
+        fn fmt(
+            &self,
+            f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
+        ) -> ::cuda_mem::__private::core::fmt::Result {
+            f.write_str("scale")
+        }
     }
-}
+    impl scale {
+        /// The kernel's name in the PTX.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const NAME: &'static str = "scale";
+        /// The kernel's signature fingerprint: its parameters'
+        /// kinds and type layouts, its safety and its source
+        /// tokens. The PTX holds the same value, computed when it
+        /// was compiled.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
+            false,
+            16737446012672916488u64,
+            &[
+                ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
+                ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
+            ],
+        );
+        /// Runs the kernel's body on the CPU, in the host model of
+        /// `cuda_mem::device`: a grid of one thread (block and grid of size 1, a
+        /// warp of one lane), so the thread's grid-stride loops visit every
+        /// index. For unit tests of a kernel's logic; slice parameters come from
+        /// their `from_raw_parts` over host memory.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub fn on_host(data: DeviceSliceMut<f32>, factor: f32) {
+            for x in data.iter_mut() {
+                *x *= factor;
+            }
+        }
+    }
+};
 impl scale {
-    /// The kernel's name in the PTX.
-    pub const NAME: &'static str = "scale";
-    /// The kernel's signature fingerprint: its parameters' kinds
-    /// and type layouts, its safety and its source tokens. The PTX
-    /// holds the same value, computed when it was compiled.
-    pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        16737446012672916488u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
-        ],
-    );
     /// Queues the kernel `scale` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///

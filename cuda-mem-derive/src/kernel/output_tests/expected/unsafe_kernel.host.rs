@@ -1,53 +1,55 @@
-const _: () = {
-    #[allow(dead_code, unused, clippy::all, clippy::pedantic)]
-    unsafe fn poke(ptr: DevicePtr<u32>, value: u32) {
-        unsafe { *ptr.as_raw() = value };
-    }
-    const _: u64 = ::cuda_mem::launch::__kernel_signature(
-        true,
-        1287833718837152191u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DevicePtr<u32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(u32), _>(),
-        ],
-    );
-};
 /// Writes `value` at `ptr`.
 ///
 /// # Safety
 /// `ptr` points to a `u32` in device memory that no one else uses.
 ///
 /// The kernel `poke` (`#[kernel]`): launch it with [`poke.launch(&MODULE, &stream, config, (ptr, value))`](Self::launch).
-#[allow(non_camel_case_types)]
+#[allow(non_camel_case_types, dead_code)]
 struct poke;
-impl ::cuda_mem::__private::core::clone::Clone for poke {
-    fn clone(&self) -> Self {
-        *self
+const _: () = {
+    impl ::cuda_mem::__private::core::clone::Clone for poke {
+        fn clone(&self) -> Self {
+            *self
+        }
     }
-}
-impl ::cuda_mem::__private::core::marker::Copy for poke {}
-impl ::cuda_mem::__private::core::fmt::Debug for poke {
-    fn fmt(
-        &self,
-        f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
-    ) -> ::cuda_mem::__private::core::fmt::Result {
-        f.write_str("poke")
+    impl ::cuda_mem::__private::core::marker::Copy for poke {}
+    impl ::cuda_mem::__private::core::fmt::Debug for poke {
+        fn fmt(
+            &self,
+            f: &mut ::cuda_mem::__private::core::fmt::Formatter<'_>,
+        ) -> ::cuda_mem::__private::core::fmt::Result {
+            f.write_str("poke")
+        }
     }
-}
+    impl poke {
+        /// The kernel's name in the PTX.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const NAME: &'static str = "poke";
+        /// The kernel's signature fingerprint: its parameters'
+        /// kinds and type layouts, its safety and its source
+        /// tokens. The PTX holds the same value, computed when it
+        /// was compiled.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
+            true,
+            1287833718837152191u64,
+            &[
+                ::cuda_mem::launch::__param_signature::<fn(DevicePtr<u32>), _>(),
+                ::cuda_mem::launch::__param_signature::<fn(u32), _>(),
+            ],
+        );
+        /// Runs the kernel's body on the CPU, in the host model of
+        /// `cuda_mem::device`: a grid of one thread (block and grid of size 1, a
+        /// warp of one lane), so the thread's grid-stride loops visit every
+        /// index. For unit tests of a kernel's logic; slice parameters come from
+        /// their `from_raw_parts` over host memory.
+        #[allow(dead_code, clippy::all, clippy::pedantic)]
+        pub unsafe fn on_host(ptr: DevicePtr<u32>, value: u32) {
+            unsafe { *ptr.as_raw() = value };
+        }
+    }
+};
 impl poke {
-    /// The kernel's name in the PTX.
-    pub const NAME: &'static str = "poke";
-    /// The kernel's signature fingerprint: its parameters' kinds
-    /// and type layouts, its safety and its source tokens. The PTX
-    /// holds the same value, computed when it was compiled.
-    pub const SIGNATURE: u64 = ::cuda_mem::launch::__kernel_signature(
-        true,
-        1287833718837152191u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DevicePtr<u32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(u32), _>(),
-        ],
-    );
     /// Queues the kernel `poke` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///
