@@ -3,35 +3,35 @@
 //!
 //!     cargo run --release --example particles
 //!
-//! - `Particle` and `step` live in `examples/particles-shared`, a `#![no_std]`
-//!   crate that both the host and the kernel crate depend on.
-//! - The kernel `particles_step` lives in `examples/particles-kernels`, a
-//!   `#![no_std]` crate for `nvptx64-nvidia-cuda`. `examples/build.rs`
-//!   compiles it to PTX with `cuda_mem::build::KernelCrate` during the normal
-//!   `cargo build`, and this file embeds the PTX with `include_str!`.
+//! - `Particle`, `step` and the kernel `particles_step` (a `#[kernel]` fn)
+//!   live in `examples/particles-shared`, a `#![no_std]` crate compiled for
+//!   the host (this program's check) and, by `examples/build.rs` with
+//!   `cuda_mem::build::KernelCrate`, for `nvptx64-nvidia-cuda`. This file
+//!   embeds that PTX with `cuda_mem::include_kernels!`.
 //! - The particles live in a `UnifiedBuffer`: the host writes them in place,
 //!   `prefetch_to_device` moves them to the GPU before the kernel runs,
 //!   `prefetch_to_host` brings them back, and `as_slice` waits for all of it.
-//! - The kernel is launched with cudarc's `launch_builder`; the buffer goes in
-//!   as `kernel_arg_mut(&stream)`, which orders the launch after earlier work
-//!   on the buffer and makes later host access wait for the kernel.
+//! - The kernel is launched with its typed launcher,
+//!   `particles_step.launch(&KERNELS, &stream, config, (&mut particles, DT,
+//!   STEPS))`: the argument types are checked at compile time, the PTX's
+//!   signature at the first launch, and the buffer is ordered on the stream
+//!   (host access waits for the kernel). No `unsafe` anywhere.
 //!
 //! The GPU's result is compared with the CPU's bit for bit: the time step is
 //! a power of two, so contraction into fused multiply-adds cannot change a
 //! result (see the docs of `particles-shared`). Exits with status 1 if any
 //! particle differs.
+#![forbid(unsafe_code)]
 
 use std::error::Error;
 use std::time::Instant;
 
-use cuda_mem::cudarc::driver::{LaunchConfig, PushKernelArg};
-use cuda_mem::cudarc::nvrtc::Ptx;
-use cuda_mem::UnifiedBuffer;
+use cuda_mem::{LaunchConfig, Module, UnifiedBuffer};
 use cuda_mem_examples::{gpu_or_exit, unit_f32, Checks};
-use particles_shared::{step, Particle, DT, FLOOR};
+use particles_shared::{particles_step, step, Particle, DT, FLOOR};
 
-/// The kernels of `examples/particles-kernels`, compiled to PTX by `examples/build.rs`.
-const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-kernels.ptx"));
+/// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
+static KERNELS: Module = cuda_mem::include_kernels!("particles-shared");
 
 /// Number of particles: not a multiple of the block size, so the last block is partial.
 const PARTICLES: usize = 1_000_003;
@@ -82,40 +82,23 @@ fn main() -> Result<(), Box<dyn Error>> {
     let ctx = gpu_or_exit("particles");
     println!("device: {}", ctx.name()?);
     let stream = ctx.new_stream()?;
-    let module = ctx.load_module(Ptx::from_src(KERNELS_PTX))?;
-    let particles_step = module.load_function("particles_step")?;
 
     // Initialise in place on the host: unified memory is host-accessible.
     let initial: Vec<Particle> = (0..PARTICLES).map(scattered).collect();
     let mut particles = UnifiedBuffer::<Particle>::new(&ctx, PARTICLES)?;
     particles.as_mut_slice()?.copy_from_slice(&initial);
 
+    // Load the PTX and check the kernel's signature now, not in the timed part.
+    particles_step.check(&KERNELS, &ctx)?;
     let gpu_start = Instant::now();
     particles.prefetch_to_device(&stream)?;
-    {
-        let n: usize = particles.len();
-        let grid = (n as u32).div_ceil(BLOCK);
-        let config = LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let particles_arg = particles.kernel_arg_mut(&stream)?;
-        // SAFETY: the arguments match the kernel's signature
-        // `particles_step(*mut Particle, usize, f32, u32)`; `particles_arg`
-        // points to `n` particles of a live buffer, which it keeps borrowed,
-        // and it ordered `stream` after every earlier use of the buffer, so
-        // the kernel is the only user of the memory while it runs.
-        unsafe {
-            stream
-                .launch_builder(&particles_step)
-                .arg(&particles_arg)
-                .arg(&n)
-                .arg(&DT)
-                .arg(&STEPS)
-                .launch(config)?;
-        }
-    }
+    let config = LaunchConfig {
+        grid_dim: ((PARTICLES as u32).div_ceil(BLOCK), 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // Type-checked: `(DeviceSliceMut<Particle>, f32, u32)`.
+    particles_step.launch(&KERNELS, &stream, config, (&mut particles, DT, STEPS))?;
     particles.prefetch_to_host(&stream)?;
     // Waits for the prefetch, the kernel and the prefetch back.
     let gpu = particles.as_slice()?;

@@ -6,9 +6,10 @@
 //!
 //! 256 MiB of `f32` go through the GPU in 16 chunks: each chunk is copied from
 //! a `PinnedBuffer` to the device (`copy_from_host_async`), multiplied by a
-//! factor by the Rust kernel `scale_f32` (from `examples/particles-kernels`,
-//! built by `examples/build.rs`), and copied back into another
-//! `PinnedBuffer` (`copy_to_host_async`). Only pinned memory makes these
+//! factor by the Rust kernel `scale_f32` (a `#[kernel]` fn of
+//! `examples/particles-shared`, built by `examples/build.rs` and launched
+//! with its typed launcher), and copied back into another `PinnedBuffer`
+//! (`copy_to_host_async`). No `unsafe` anywhere. Only pinned memory makes these
 //! copies truly asynchronous, which is why the async copies of cuda-mem take
 //! a `PinnedBuffer` (or a `UnifiedBuffer`) and not a `&[T]`.
 //!
@@ -22,18 +23,18 @@
 //! Each chunk has its own pinned buffers: cuda-mem orders all the work on one
 //! allocation, so chunks that were views of one big buffer would be
 //! serialised across the streams.
+#![forbid(unsafe_code)]
 
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuda_mem::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use cuda_mem::cudarc::nvrtc::Ptx;
-use cuda_mem::{CudaStream, DeviceBuffer, PinnedBuffer};
+use cuda_mem::{CudaStream, DeviceBuffer, LaunchConfig, Module, PinnedBuffer};
 use cuda_mem_examples::{gb_per_s, gpu_or_exit, unit_f32, Checks};
+use particles_shared::scale_f32;
 
-/// The kernels of `examples/particles-kernels`, compiled to PTX by `examples/build.rs`.
-const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-kernels.ptx"));
+/// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
+static KERNELS: Module = cuda_mem::include_kernels!("particles-shared");
 
 /// Number of chunks the data is split into.
 const CHUNKS: usize = 16;
@@ -59,7 +60,6 @@ struct Pipeline {
     outputs: Vec<PinnedBuffer<f32>>,
     /// One working buffer on the device per stream.
     device: Vec<DeviceBuffer<f32>>,
-    scale_f32: CudaFunction,
 }
 
 impl Pipeline {
@@ -83,26 +83,13 @@ impl Pipeline {
             let lane = chunk % streams.len();
             let (stream, device) = (&streams[lane], &mut self.device[lane]);
             device.copy_from_host_async(input, stream)?;
-            {
-                let n: usize = device.len();
-                let config = LaunchConfig {
-                    grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1),
-                    block_dim: (BLOCK, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let data = device.kernel_arg_mut(stream)?;
-                // SAFETY: the arguments match `scale_f32(*mut f32, usize, f32)`;
-                // `data` points to the `n` floats of a live device buffer, which
-                // it keeps borrowed, ordered on `stream` after the upload.
-                unsafe {
-                    stream
-                        .launch_builder(&self.scale_f32)
-                        .arg(&data)
-                        .arg(&n)
-                        .arg(&FACTOR)
-                        .launch(config)?;
-                }
-            }
+            let config = LaunchConfig {
+                grid_dim: ((device.len() as u32).div_ceil(BLOCK), 1, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // Ordered on `stream` after the upload; the download waits for it.
+            scale_f32.launch(&KERNELS, stream, config, (&mut *device, FACTOR))?;
             device.copy_to_host_async(output, stream)?;
         }
         for stream in streams {
@@ -129,7 +116,7 @@ impl Pipeline {
 fn main() -> Result<(), Box<dyn Error>> {
     let ctx = gpu_or_exit("pipeline");
     println!("device: {}", ctx.name()?);
-    let module = ctx.load_module(Ptx::from_src(KERNELS_PTX))?;
+    scale_f32.check(&KERNELS, &ctx)?;
 
     let mut inputs = Vec::with_capacity(CHUNKS);
     let mut outputs = Vec::with_capacity(CHUNKS);
@@ -148,7 +135,6 @@ fn main() -> Result<(), Box<dyn Error>> {
         inputs,
         outputs,
         device,
-        scale_f32: module.load_function("scale_f32")?,
     };
     let streams = (0..PIPELINE_STREAMS)
         .map(|_| ctx.new_stream())
@@ -163,7 +149,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
 
     let mut checks = Checks::new("pipeline");
-    // A first, untimed run: the first launch loads the module onto the GPU.
+    // A first, untimed run.
     pipeline.run(&streams)?;
     let wrong = pipeline.wrong_outputs()?;
     checks.check(

@@ -1,35 +1,61 @@
-//! The examples' kernels (`particles-kernels`, built by `build.rs`) are valid
-//! PTX with the properties the examples rely on. Needs `ptxas` (no GPU):
-//! `bash .ci/test` installs it and sets `PTXAS`.
+//! The examples' kernels (the `#[kernel]` fns of `particles-shared`, built by
+//! `build.rs`) are valid PTX with the properties the examples rely on, and
+//! carry the signature fingerprints the host's launchers expect. Needs
+//! `ptxas` (no GPU): `bash .ci/test` installs it and sets `PTXAS`.
 
-const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-kernels.ptx"));
+use cuda_mem_tests::{ptx_fingerprint, ptx_kernel};
+use particles_shared::{particles_step, reduce::reduce_samples, scale_f32};
 
-/// The text of the kernel `name`, from its `.entry` to the next one.
-fn kernel(name: &str) -> &'static str {
-    let start = PTX
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("no .entry {name} in the PTX"));
-    let rest = &PTX[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |i| i + 1);
-    &rest[..end]
-}
+const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-shared.ptx"));
+
+/// Every kernel with the host's name and fingerprint.
+const KERNELS: [(&str, u64); 3] = [
+    (particles_step::NAME, particles_step::SIGNATURE),
+    (scale_f32::NAME, scale_f32::SIGNATURE),
+    (reduce_samples::NAME, reduce_samples::SIGNATURE),
+];
 
 #[test]
 fn every_kernel_is_an_entry_and_calls_nothing_external() {
-    for name in ["particles_step", "scale_f32"] {
-        kernel(name);
+    for (name, _) in KERNELS {
+        ptx_kernel(PTX, name);
     }
     assert!(
         !PTX.contains(".extern .func"),
-        "the PTX calls an external function (a panic path, or a non-#[inline] function of another crate)"
+        "the PTX calls an external function (a panic path, or a non-inlined function of another crate)"
     );
+}
+
+/// The PTX holds each kernel's fingerprint as a visible 8-byte global, equal
+/// to the one the host computed from the same `#[kernel]` declaration (the
+/// host and the kernel build run on different compilers).
+#[test]
+fn the_fingerprints_in_the_ptx_are_the_hosts() {
+    for (name, signature) in KERNELS {
+        assert_eq!(
+            ptx_fingerprint(PTX, name),
+            Some(signature),
+            "fingerprint of {name} in the PTX"
+        );
+    }
+}
+
+/// The simple kernels keep everything in registers.
+#[test]
+fn the_simple_kernels_use_no_local_memory() {
+    for name in [particles_step::NAME, scale_f32::NAME] {
+        assert!(
+            !ptx_kernel(PTX, name).contains(".local"),
+            "{name} uses local memory"
+        );
+    }
 }
 
 /// The `particles` example compares GPU and CPU bit for bit; that needs IEEE
 /// division and no flush-to-zero of subnormals (see `particles-shared`).
 #[test]
 fn the_particle_step_uses_ieee_arithmetic() {
-    let step = kernel("particles_step");
+    let step = ptx_kernel(PTX, particles_step::NAME);
     assert!(
         step.contains("div.rn.f32"),
         "no IEEE division in particles_step"
@@ -41,12 +67,28 @@ fn the_particle_step_uses_ieee_arithmetic() {
         );
     }
     assert!(
-        kernel("scale_f32").contains("mul.rn.f32"),
+        ptx_kernel(PTX, scale_f32::NAME).contains("mul.rn.f32"),
         "scale_f32 does not multiply with IEEE rounding"
     );
 }
 
+/// The reduction uses what it is an example of: warp shuffles, shared-memory
+/// and global atomics, and barriers.
+#[test]
+fn the_reduction_uses_shuffles_shared_atomics_and_barriers() {
+    let reduce = ptx_kernel(PTX, reduce_samples::NAME);
+    for needle in [
+        "shfl.sync.down",
+        "atom.relaxed.cta",
+        "atom.relaxed.gpu",
+        "barrier.sync",
+        "ld.v4",
+    ] {
+        assert!(reduce.contains(needle), "reduce_samples has no {needle}");
+    }
+}
+
 #[test]
 fn the_kernels_assemble_for_sm80_and_sm90() {
-    cuda_mem_tests::assemble_ptx(PTX, "particles-kernels");
+    cuda_mem_tests::assemble_ptx(PTX, "particles-shared");
 }

@@ -219,6 +219,39 @@ pub fn ptxas() -> PathBuf {
     })
 }
 
+/// The text of the kernel `name` in `ptx`, from its `.entry` to the next one
+/// (or the end); panics if the PTX has no such kernel.
+pub fn ptx_kernel<'p>(ptx: &'p str, name: &str) -> &'p str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no .entry {name} in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map_or(rest.len(), |i| i + 1);
+    &rest[..end]
+}
+
+/// The signature fingerprint that `#[kernel]` embedded in `ptx` for the
+/// kernel `name` (the 8-byte global `__cuda_mem_sig_<name>`, as the compiler
+/// writes it: `.visible .global .align 8 .b8 __cuda_mem_sig_k[8] = {…};`), or
+/// `None` if it is missing or not 8 initialised bytes.
+///
+/// ```
+/// let ptx = ".visible .global .align 8 .b8 __cuda_mem_sig_k[8] = {1, 2, 0, 0, 0, 0, 0, 0};";
+/// assert_eq!(cuda_mem_tests::ptx_fingerprint(ptx, "k"), Some(0x0201));
+/// assert_eq!(cuda_mem_tests::ptx_fingerprint(ptx, "j"), None);
+/// ```
+pub fn ptx_fingerprint(ptx: &str, name: &str) -> Option<u64> {
+    let declaration = format!(".visible .global .align 8 .b8 __cuda_mem_sig_{name}[8] = {{");
+    let start = ptx.find(&declaration)? + declaration.len();
+    let bytes: Vec<u8> = ptx[start..]
+        .split('}')
+        .next()?
+        .split(',')
+        .map(|b| b.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
 /// Assembles `ptx` with [`ptxas`] for sm_80 and sm_90; panics with ptxas's
 /// message if it is rejected.
 pub fn assemble_ptx(ptx: &str, name: &str) {

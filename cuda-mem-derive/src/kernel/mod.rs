@@ -379,8 +379,28 @@ impl Kernel {
             unsafe { #finish }
         };
         let launch_doc = self.launch_doc(function);
+        let check_doc = [
+            " Loads `module` into `ctx` (once per context) and checks that its PTX",
+            " has this kernel with this [`SIGNATURE`](Self::SIGNATURE), as the",
+            " kernel's first launch in a context does: to report a stale PTX at",
+            " start-up, or to keep the loading out of a timed section.",
+            "",
+            " # Errors",
+            "",
+            " `Err(KernelMismatch)` as for `launch`, and the driver's errors of",
+            " loading the module.",
+        ];
         quote! {
             impl #name {
+                #(#[doc = #check_doc])*
+                pub fn check(
+                    &self,
+                    module: &'static #krate::Module,
+                    ctx: &#krate::launch::__Arc<#krate::CudaContext>,
+                ) -> #krate::Result<()> {
+                    module.__check(Self::NAME, Self::SIGNATURE, ctx)
+                }
+
                 #(#[doc = #launch_doc])*
                 pub #unsafety fn launch<#(#args, #params),*>(
                     &self,

@@ -210,6 +210,20 @@ impl Module {
         Ok(function)
     }
 
+    /// Loads the module into `ctx` (once) and checks `kernel` against
+    /// `signature`, as its first launch there would. Called by the `check`
+    /// method `#[kernel]` generates.
+    #[doc(hidden)]
+    pub fn __check(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        ctx: &Arc<CudaContext>,
+    ) -> Result<()> {
+        let state = ContextState::of(ctx)?;
+        self.function(&state, kernel, signature).map(drop)
+    }
+
     /// Starts a launch of `kernel` (whose host-side fingerprint is
     /// `signature`) on `stream`: checks the stream, and finds and checks the
     /// kernel. Called by the code `#[kernel]` generates.

@@ -1,13 +1,23 @@
-//! The [`Particle`] of the `particles` example and its update [`step`], defined
-//! once and compiled twice: for the host (the CPU check in
-//! `examples/examples/particles.rs`) and for `nvptx64-nvidia-cuda` (the kernel
-//! `particles_step` in `examples/particles-kernels`).
+//! The structs and kernels of the examples, defined once and compiled twice:
+//! for the host (the CPU checks and the typed launchers of the examples) and,
+//! by `examples/build.rs` with `cuda_mem::build::KernelCrate`, for
+//! `nvptx64-nvidia-cuda` (the PTX the examples launch from).
+//!
+//! - [`Particle`], its update [`step`] and the kernel [`particles_step`]
+//!   (example `particles`);
+//! - the kernel [`scale_f32`] (example `pipeline`);
+//! - [`reduce::Sample`] and the kernel [`reduce::reduce_samples`] (example
+//!   `reduce`).
+//!
+//! The kernels are safe fns (`#[kernel]`): each thread writes only its own
+//! elements (`grid_stride_mut`), reads through `DeviceSlice`s and updates
+//! shared results atomically, so their launches need no `unsafe`.
 //!
 //! # Why the CPU and the GPU agree bit for bit
 //!
-//! The example compares the GPU's particles with the CPU's exactly, not within
-//! a tolerance. That holds because every floating-point operation in [`step`]
-//! is rounded the same way on both sides:
+//! The `particles` example compares the GPU's particles with the CPU's
+//! exactly, not within a tolerance. That holds because every floating-point
+//! operation in [`step`] is rounded the same way on both sides:
 //!
 //! - `+`, `-`, `*` and `/` on `f32` are IEEE-754 operations, correctly rounded
 //!   to nearest on x86-64 (SSE) and in PTX (`add.rn`, `mul.rn`, `div.rn`; rustc
@@ -26,7 +36,10 @@
 //! bit after contraction; compare with a relative tolerance then.
 #![no_std]
 
-use cuda_mem::DeviceCopy;
+use cuda_mem::device::DeviceSliceMut;
+use cuda_mem::{kernel, DeviceCopy};
+
+pub mod reduce;
 
 /// A point mass: position and velocity in metres and metres per second, mass
 /// in kilograms. 28 bytes, no padding (the derive proves it), the layout of
@@ -65,10 +78,6 @@ pub const RESTITUTION: f32 = 0.75;
 /// Advances `p` by `dt` seconds: semi-implicit Euler under [`GRAVITY`] and
 /// [`WIND`], then a bounce off the [`FLOOR`].
 ///
-/// `#[inline]` so that the kernel crate, which calls it from another crate,
-/// gets it inlined: a call to a function outside the kernel crate would
-/// leave an `.extern .func` in the PTX, which the driver rejects.
-///
 /// ```
 /// use particles_shared::{step, Particle, DT};
 /// let mut p = Particle { pos: [0.0, 1.0, 0.0], vel: [0.0; 3], mass: 1.0 };
@@ -87,6 +96,29 @@ pub fn step(p: &mut Particle, dt: f32) {
         // velocity, losing some of it.
         p.pos[1] = FLOOR + (FLOOR - p.pos[1]);
         p.vel[1] = -p.vel[1] * RESTITUTION;
+    }
+}
+
+/// Advances each particle by `steps` steps of `dt` seconds with [`step`],
+/// the function the host's check uses. Each thread keeps its particles in
+/// registers for all the steps: one load and one store per particle. Any
+/// grid covers any number of particles (a grid-stride loop).
+#[kernel]
+pub fn particles_step(mut particles: DeviceSliceMut<Particle>, dt: f32, steps: u32) {
+    for (_, slot) in particles.grid_stride_mut() {
+        let mut p = *slot;
+        for _ in 0..steps {
+            step(&mut p, dt);
+        }
+        *slot = p;
+    }
+}
+
+/// Multiplies every float by `factor`, in place (example `pipeline`).
+#[kernel]
+pub fn scale_f32(mut data: DeviceSliceMut<f32>, factor: f32) {
+    for (_, x) in data.grid_stride_mut() {
+        *x *= factor;
     }
 }
 
@@ -145,6 +177,27 @@ mod tests {
                     "step {i} of {start:?}: {plain:?} vs {fused:?}"
                 );
             }
+        }
+    }
+
+    /// The kernel's body on the CPU (the one-thread model of
+    /// `cuda_mem::device`) is [`step`] applied `steps` times to each particle.
+    #[test]
+    fn the_kernel_body_runs_step_on_every_particle() {
+        let start: [Particle; 3] = core::array::from_fn(|i| Particle {
+            pos: [i as f32, 2.0, 0.5],
+            vel: [0.25, -1.0, 0.0],
+            mass: 1.0 + i as f32,
+        });
+        let mut gpu_model = start;
+        // SAFETY: the array outlives the slice, which is its only user.
+        let slice = unsafe { DeviceSliceMut::from_raw_parts(gpu_model.as_mut_ptr(), 3) };
+        particles_step::on_host(slice, DT, 10);
+        for (p, mut expected) in gpu_model.iter().zip(start) {
+            for _ in 0..10 {
+                step(&mut expected, DT);
+            }
+            assert_eq!(bits(p), bits(&expected));
         }
     }
 

@@ -68,6 +68,22 @@ const _: () = {
     }
 };
 impl step {
+    /// Loads `module` into `ctx` (once per context) and checks that its PTX
+    /// has this kernel with this [`SIGNATURE`](Self::SIGNATURE), as the
+    /// kernel's first launch in a context does: to report a stale PTX at
+    /// start-up, or to keep the loading out of a timed section.
+    ///
+    /// # Errors
+    ///
+    /// `Err(KernelMismatch)` as for `launch`, and the driver's errors of
+    /// loading the module.
+    pub fn check(
+        &self,
+        module: &'static ::cm_renamed::Module,
+        ctx: &::cm_renamed::launch::__Arc<::cm_renamed::CudaContext>,
+    ) -> ::cm_renamed::Result<()> {
+        module.__check(Self::NAME, Self::SIGNATURE, ctx)
+    }
     /// Queues the kernel `step` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///
