@@ -62,6 +62,20 @@ pub enum Error {
     /// A call was invalid for this buffer.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
+    /// A stream whose work cuda-mem cannot order against its other uses of
+    /// the memory: the per-thread or legacy default stream passed in by
+    /// handle, or a stream capturing a CUDA graph.
+    #[error("cuda-mem cannot order work on this stream: {0}")]
+    UnsupportedStream(&'static str),
+    /// NCCL returned an error (feature `nccl`).
+    #[cfg(feature = "nccl")]
+    #[error("NCCL error in {op}: {result}; check that every rank makes the same call with the same counts (NCCL_DEBUG=WARN says more)")]
+    Nccl {
+        /// The NCCL call that failed.
+        op: &'static str,
+        /// The `ncclResult_t`, e.g. `ncclInvalidArgument`.
+        result: String,
+    },
     /// The driver returned an error.
     #[error("CUDA driver error in {op}: {name} ({code}): {description}")]
     Driver {

@@ -146,7 +146,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, width: usize, height: usize) -> Result<Self> {
-        let (_, row_bytes) = logical_bytes(width, height, size_of::<T>())?;
+        let (_, row_bytes) = logical_bytes(width, height, crate::memory::element_size::<T>())?;
         let state = ContextState::of(ctx)?;
         let (mem, pitch) =
             RawMemory::pitched(state, row_bytes, height, element_size_hint(size_of::<T>()))?;
@@ -801,8 +801,9 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.mem.order.wait(Access::Shared)
     }
 
-    /// Test helper: the whole allocation, `pitch() * height()` bytes,
-    /// padding included (as bytes, never as `T`).
+    /// Test helper (feature `test-hooks`): the whole allocation, `pitch() *
+    /// height()` bytes, padding included (as bytes, never as `T`).
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn raw_padded_bytes(&self) -> Result<Vec<u8>> {
         let bytes = self.mem.bytes;
@@ -821,8 +822,9 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         Ok(out)
     }
 
-    /// Test helper: sets every byte of the allocation, padding included, to
-    /// `byte`.
+    /// Test helper (feature `test-hooks`): sets every byte of the
+    /// allocation, padding included, to `byte`.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn raw_memset_padded(&mut self, byte: u8) -> Result<()> {
         let stream = self.mem.state.default_stream.clone();
