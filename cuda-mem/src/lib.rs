@@ -149,11 +149,11 @@
 //! depends on `cuda-mem` with `default-features = false` (and on the crate
 //! that holds your shared structs), and compile it from your `build.rs` with
 //! `cuda_mem::build::KernelCrate` (feature `build`): it runs a nested nightly
-//! cargo for the kernel crate, writes the PTX into `OUT_DIR`, fails with the
-//! fixing command when the nightly toolchain or `rust-src` is missing, and
-//! prints `cargo:rerun-if-changed` for the kernel crate (add the crates it
-//! depends on by path yourself). The module docs of `cuda_mem::build` list the
-//! kernel crate's `rust-toolchain.toml` and `.cargo/config.toml`.
+//! cargo for the kernel crate with the target, `-Zbuild-std=core` and the
+//! flags it needs (the kernel crate needs no configuration files), writes the
+//! PTX into `OUT_DIR`, installs the pinned nightly with `rust-src` through
+//! rustup when it is missing (and says so), and prints
+//! `cargo:rerun-if-changed` for every source file the kernels read.
 //!
 //! ```ignore
 //! // build.rs (cuda-mem as a build-dependency, default-features = false, features = ["build"])
