@@ -193,7 +193,7 @@ unsafe impl Allocator for PinnedAllocator {
         let result = (|| {
             if !pages.is_aliased() {
                 // A copy cudarc queued through a slice of it may still run.
-                crate::context::synchronize_all_contexts()?;
+                crate::context::synchronize_all_contexts(&self.state)?;
             }
             self.state.bind()?;
             pages.free()

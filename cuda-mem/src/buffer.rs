@@ -534,7 +534,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     fn wait_for_host_access(&self, access: Access) -> Result<()> {
         self.mem.order.wait(access)?;
         if self.mem.host_view_is_registered() {
-            crate::context::synchronize_all_contexts()?;
+            crate::context::synchronize_all_contexts(&self.mem.state)?;
         }
         Ok(())
     }

@@ -148,11 +148,15 @@ pub(crate) fn managed_support(managed: bool, concurrent_access: bool) -> Result<
 
 /// Waits for all work of every context cuda-mem knows, and of every active
 /// primary context (cudarc's `CudaContext::new`), whether cuda-mem queued it
-/// or not. Host access to memory whose host view the driver copies
-/// asynchronously (managed memory; pinned memory without a host alias) uses
-/// it, because cudarc's safe copies through a host slice are not in any
-/// allocation's order.
-pub(crate) fn synchronize_all_contexts() -> Result<()> {
+/// or not. Host access to memory of `own`'s context whose host view the
+/// driver copies asynchronously (managed memory; pinned memory without a host
+/// alias) uses it, because cudarc's safe copies through a host slice are in
+/// no allocation's order.
+///
+/// Only `own`'s error is returned: a context whose synchronisation fails has
+/// a sticky error, and its queued work will never run, so it cannot touch the
+/// memory any more.
+pub(crate) fn synchronize_all_contexts(own: &ContextState) -> Result<()> {
     let states: Vec<Arc<ContextState>> = REGISTRY
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -160,18 +164,22 @@ pub(crate) fn synchronize_all_contexts() -> Result<()> {
         .filter_map(|r| r.state.upgrade())
         .collect();
     for state in &states {
-        state.bind()?;
-        state.ctx.synchronize().op("cuCtxSynchronize")?;
+        let synced = state
+            .bind()
+            .and_then(|()| state.ctx.synchronize().op("cuCtxSynchronize"));
+        if state.ctx.cu_ctx() == own.ctx.cu_ctx() {
+            synced?;
+        }
     }
     for ordinal in 0..device_count()? {
         let known = states
             .iter()
             .any(|s| s.ctx.is_primary() && s.ctx.ordinal() == ordinal);
         if !known {
-            synchronize_primary(ordinal)?;
+            let _ = synchronize_primary(ordinal);
         }
     }
-    Ok(())
+    own.bind()
 }
 
 /// Waits for the primary context of device `ordinal`, if it is active.

@@ -416,7 +416,7 @@ impl RawMemory {
         self.order.wait(Access::Exclusive)?;
         if self.host_view_is_registered() {
             // A DMA that cudarc queued through a host slice is not in the order.
-            crate::context::synchronize_all_contexts()?;
+            crate::context::synchronize_all_contexts(&self.state)?;
         }
         self.state.bind()?;
         match &mut self.kind {

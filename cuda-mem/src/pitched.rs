@@ -87,6 +87,13 @@ enum Side {
     HostDst(*mut c_void),
 }
 
+/// `host`, or, when it is a slice of cuda-mem's pinned memory (an
+/// unregistered alias, see `pinned_pages`), the registered mapping of the
+/// same pages, so that the copy is a DMA rather than a staged pageable copy.
+fn host_dma_or_self(host: *mut c_void, bytes: usize) -> *mut c_void {
+    crate::pinned_pages::dma_address(host.cast_const().cast(), bytes).map_or(host, |p| p.cast())
+}
+
 /// The `CUDA_MEMCPY2D` of a copy of `height` rows of `width_bytes` bytes.
 ///
 /// Built as a struct literal rather than `mem::zeroed()`: `CUmemorytype` is a
@@ -458,14 +465,17 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         let p = memcpy2d(
             Side::Device(self.mem.addr),
             self.pitch,
-            Side::HostSrc(src.as_ptr().cast()),
+            Side::HostSrc(
+                host_dma_or_self(src.as_ptr().cast_mut().cast(), size_of_val(src)).cast_const(),
+            ),
             row,
             row,
             self.height,
         );
         // Why `p` is valid: `src` is a live slice of `height` packed rows of
-        // `row` bytes, which the synchronous copy has read when it returns;
-        // the destination rows lie inside the allocation.
+        // `row` bytes (or the registered mapping of the same pinned pages),
+        // which the synchronous copy has read when it returns; the
+        // destination rows lie inside the allocation.
         self.copy_2d_sync(&p)
     }
 
@@ -491,7 +501,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         }
         let row = self.row_bytes();
         let p = memcpy2d(
-            Side::HostDst(dst.as_mut_ptr().cast()),
+            Side::HostDst(host_dma_or_self(dst.as_mut_ptr().cast(), size_of_val(dst))),
             row,
             Side::Device(self.mem.addr),
             self.pitch,
