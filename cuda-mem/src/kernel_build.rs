@@ -427,7 +427,7 @@ impl Rustup {
         let add_src = ["component", "add", "rust-src", "--toolchain", toolchain];
         let step: &[&str] = match self.sysroot(toolchain) {
             None => &install_toolchain,
-            Some(root) if !root.join("lib/rustlib/src/rust/library/core").is_dir() => &add_src,
+            Some(_) if !self.has_rust_src(toolchain) => &add_src,
             Some(_) => return Ok(()),
         };
         let command = format!("rustup {}", step.join(" "));
@@ -445,24 +445,53 @@ impl Rustup {
         ));
         let _lock = InstallLock::acquire();
         // Another build may have installed it while we waited for the lock.
-        if let Some(root) = self.sysroot(toolchain) {
-            if root.join("lib/rustlib/src/rust/library/core").is_dir() {
-                return Ok(());
-            }
+        if self.has_rust_src(toolchain) {
+            return Ok(());
         }
+        self.run(step, &why)?;
+        if !self.has_rust_src(toolchain) {
+            // rustup can list rust-src as installed while its files are gone
+            // (a toolchain copied without them); it then calls `add` a no-op.
+            self.run(
+                &["component", "remove", "rust-src", "--toolchain", toolchain],
+                &why,
+            )?;
+            self.run(&add_src, &why)?;
+        }
+        if self.has_rust_src(toolchain) {
+            Ok(())
+        } else {
+            Err(BuildError::new(format!(
+                "{why}; `{command}` succeeded but the toolchain still has no rust-src; \
+                 run: rustup component remove rust-src --toolchain {toolchain} && \
+                 rustup component add rust-src --toolchain {toolchain}"
+            )))
+        }
+    }
+
+    /// Whether `toolchain` is installed with the sources of `core`.
+    fn has_rust_src(&self, toolchain: &str) -> bool {
+        self.sysroot(toolchain)
+            .is_some_and(|root| root.join("lib/rustlib/src/rust/library/core").is_dir())
+    }
+
+    /// Runs `rustup <args>`; an error carries `why` and rustup's message.
+    fn run(&self, args: &[&str], why: &str) -> Result<(), BuildError> {
+        let command = format!("rustup {}", args.join(" "));
         let mut cmd = Command::new(&self.path);
-        cmd.args(step);
+        cmd.args(args);
         scrub_env(&mut cmd);
         let output = cmd
             .output()
             .map_err(|e| BuildError::new(format!("{why}; running `{command}` failed: {e}")))?;
-        if !output.status.success() {
-            return Err(BuildError::new(format!(
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(BuildError::new(format!(
                 "{why}; `{command}` failed:\n{}",
                 String::from_utf8_lossy(&output.stderr)
-            )));
+            )))
         }
-        Ok(())
     }
 }
 
