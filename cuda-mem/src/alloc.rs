@@ -27,6 +27,7 @@ use cudarc::driver::{result, sys, CudaContext};
 use crate::context::ContextState;
 use crate::error::{record_in, DriverResultExt, Error, Result};
 use crate::memory::{PinnedFlags, RawMemory};
+use crate::pinned_pages::PinnedPages;
 use crate::view::{Elems, View, ViewMut};
 use crate::{AsView, DevicePtr};
 
@@ -62,20 +63,6 @@ fn dangling(layout: Layout) -> NonNull<[u8]> {
     NonNull::slice_from_raw_parts(ptr, 0)
 }
 
-fn pinned_flag_bits(flags: PinnedFlags) -> u32 {
-    let mut bits = 0;
-    if flags.portable {
-        bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
-    }
-    if flags.device_map {
-        bits |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
-    }
-    if flags.write_combined {
-        bits |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
-    }
-    bits
-}
-
 /// Page-locked host memory (`cuMemHostAlloc`) for allocator-aware code:
 /// `allocator_api2::vec::Vec<T, PinnedAllocator>`, `allocator_api2::boxed::Box`,
 /// hashbrown maps. Data in it is copied to and from the device at full
@@ -102,7 +89,7 @@ fn pinned_flag_bits(flags: PinnedFlags) -> u32 {
 #[derive(Clone)]
 pub struct PinnedAllocator {
     state: Arc<ContextState>,
-    flags: u32,
+    flags: PinnedFlags,
 }
 
 impl PinnedAllocator {
@@ -127,7 +114,7 @@ impl PinnedAllocator {
     pub fn with_flags(ctx: &Arc<CudaContext>, flags: PinnedFlags) -> Result<Self> {
         Ok(Self {
             state: ContextState::of(ctx)?,
-            flags: pinned_flag_bits(flags),
+            flags,
         })
     }
 
@@ -172,25 +159,22 @@ unsafe fn hand_out(
 // SAFETY: blocks are live, exclusively owned host memory of `layout.size()`
 // bytes aligned to `layout.align()` (checked), zeroed, until `deallocate`;
 // they stay valid while any clone lives (each holds the context); clones free
-// with the same `cuMemFreeHost`.
+// them the same way (`PinnedPages::free`).
 unsafe impl Allocator for PinnedAllocator {
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         let Some(size) = host_request(layout, PINNED_MAX_ALIGN)? else {
             return Ok(dangling(layout));
         };
-        self.state.bind().map_err(|_| AllocError)?;
-        // SAFETY: the context is current; the memory is zeroed below before
-        // anyone can read it.
-        let host = unsafe { result::malloc_host(size, self.flags) }
-            .map_err(|_| AllocError)?
-            .cast::<u8>();
-        // SAFETY: `host` is a fresh pinned allocation of `size` bytes, writable
-        // from the host; `cuMemFreeHost` is its free.
-        unsafe {
-            hand_out(host, size, layout, || {
-                let _ = result::free_host(host.cast());
-            })
+        // Zeroed, and page aligned (`PINNED_MAX_ALIGN`); the host address is
+        // the block's unregistered alias where there is one (`pinned_pages`).
+        let pages = PinnedPages::new(&self.state, size, self.flags).map_err(|_| AllocError)?;
+        if !(pages.host() as usize).is_multiple_of(layout.align()) {
+            // Never handed out.
+            let _ = pages.free();
+            return Err(AllocError);
         }
+        let host = NonNull::new(pages.into_host()).ok_or(AllocError)?;
+        Ok(NonNull::slice_from_raw_parts(host, size))
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -202,12 +186,18 @@ unsafe impl Allocator for PinnedAllocator {
         if layout.size() == 0 {
             return;
         }
-        let result = self.state.bind().and_then(|()| {
-            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
-            // allocator (or a clone: the same `cuMemHostAlloc`) and is no
-            // longer used.
-            unsafe { result::free_host(ptr.as_ptr().cast()) }.op("cuMemFreeHost")
-        });
+        // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+        // allocator (or a clone), which handed it out with `into_host`, and is
+        // no longer used.
+        let pages = unsafe { PinnedPages::from_host(ptr.as_ptr()) };
+        let result = (|| {
+            if !pages.is_aliased() {
+                // A copy cudarc queued through a slice of it may still run.
+                crate::context::synchronize_all_contexts(&self.state)?;
+            }
+            self.state.bind()?;
+            pages.free()
+        })();
         record_in(&self.state.ctx, result);
     }
 }
@@ -260,11 +250,6 @@ impl UnifiedAllocator {
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         let state = ContextState::of(ctx)?;
         state.require_managed_memory()?;
-        if !state.concurrent_managed_access {
-            return Err(Error::NotSupported(
-                "this device has no concurrent managed access, so host code may not touch managed memory while kernels run",
-            ));
-        }
         Ok(Self { state })
     }
 
@@ -677,12 +662,16 @@ mod tests {
 
     #[test]
     fn pinned_flags_map_to_driver_bits() {
-        assert_eq!(pinned_flag_bits(PinnedFlags::default()), 0);
+        assert_eq!(PinnedFlags::default().alloc_bits(), 0);
         let all = PinnedFlags {
             portable: true,
             device_map: true,
             write_combined: true,
         };
-        assert_eq!(pinned_flag_bits(all), 7);
+        assert_eq!(all.alloc_bits(), 7);
+        assert_eq!(
+            all.register_bits(),
+            sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP
+        );
     }
 }

@@ -191,6 +191,16 @@ impl HostAccessible for Unified {}
 /// # Ok(()) }
 /// ```
 ///
+/// Zero-sized element types are refused when the buffer type is used (a
+/// buffer of them has no bytes to tell its elements apart, so host slices,
+/// copies and `to_vec` would have to invent them):
+///
+/// ```compile_fail,E0080
+/// let ctx = cuda_mem::context(0)?;
+/// let markers = cuda_mem::PinnedBuffer::<std::marker::PhantomData<u32>>::new(&ctx, 10)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+///
 /// And only [`DeviceCopy`] types go in (a `bool` read back from memory the GPU
 /// wrote could hold any byte):
 ///
@@ -293,7 +303,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
-        let bytes = byte_len(len, size_of::<T>())?;
+        let bytes = byte_len::<T>(len)?;
         Ok(Self::from_raw(
             RawMemory::device(state_of(ctx)?, bytes)?,
             len,
@@ -346,7 +356,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn with_flags(ctx: &Arc<CudaContext>, len: usize, flags: PinnedFlags) -> Result<Self> {
-        let bytes = byte_len(len, size_of::<T>())?;
+        let bytes = byte_len::<T>(len)?;
         Ok(Self::from_raw(
             RawMemory::pinned(state_of(ctx)?, bytes, flags)?,
             len,
@@ -375,7 +385,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
-        let bytes = byte_len(len, size_of::<T>())?;
+        let bytes = byte_len::<T>(len)?;
         Ok(Self::from_raw(
             RawMemory::unified(state_of(ctx)?, bytes)?,
             len,
@@ -394,18 +404,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         Ok(buf)
     }
 
-    fn require_concurrent_access(&self, what: &'static str) -> Result<()> {
-        if self.mem.state.concurrent_managed_access {
-            Ok(())
-        } else {
-            Err(Error::NotSupported(what))
-        }
-    }
-
     fn prefetch(&self, location: sys::CUmemLocation, stream: &Arc<CudaStream>) -> Result<()> {
-        self.require_concurrent_access(
-            "prefetching managed memory needs concurrent managed access",
-        )?;
         let e = self.elems();
         if e.byte_size() == 0 {
             return self.mem.state.check_stream(stream);
@@ -527,15 +526,15 @@ pub enum Advice {
 }
 
 impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
-    /// Waits for queued work that uses the buffer; for managed memory on a
-    /// device without concurrent managed access, for the whole device.
+    /// Waits for queued work that uses the buffer. When the host view is
+    /// memory the driver copies asynchronously (managed memory; pinned
+    /// memory without a host alias), also for every context: a copy cudarc
+    /// queued through an earlier slice of it is in no allocation's order
+    /// (see the crate docs, "Soundness").
     fn wait_for_host_access(&self, access: Access) -> Result<()> {
         self.mem.order.wait(access)?;
-        if let crate::memory::AllocKind::Unified = self.mem.kind {
-            if !self.mem.state.concurrent_managed_access {
-                self.mem.state.bind()?;
-                self.mem.state.ctx.synchronize().op("cuCtxSynchronize")?;
-            }
+        if self.mem.host_view_is_registered() {
+            crate::context::synchronize_all_contexts(&self.mem.state)?;
         }
         Ok(())
     }
@@ -592,7 +591,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
-        let bytes = byte_len(len, size_of::<T>())?;
+        let bytes = byte_len::<T>(len)?;
         let state = state_of(stream.context())?;
         Ok(Self::from_raw(
             RawMemory::pooled(state, bytes, stream, None)?,
@@ -609,7 +608,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
-        let bytes = byte_len(len, size_of::<T>())?;
+        let bytes = byte_len::<T>(len)?;
         let state = state_of(stream.context())?;
         Ok(Self::from_raw(
             RawMemory::pooled(state, bytes, stream, Some(pool.clone()))?,

@@ -80,6 +80,139 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
 
+/// Refuses a stream whose work cuda-mem cannot order against the other uses
+/// of an allocation:
+///
+/// - the per-thread default stream (handle `0x2`): one handle that is a
+///   different stream on every thread, so two uses from two threads look
+///   like one stream and would not be ordered;
+/// - the legacy default stream passed by handle (`0x0`, `0x1`): cuda-mem
+///   queues its own stream-less calls there, in its own order; work a caller
+///   queues on it through its own handle is refused like the per-thread one,
+///   so that only streams with one identity reach the ordering;
+/// - a stream that is capturing a CUDA graph (cudarc's `begin_capture`):
+///   work recorded there runs later, at every launch of the graph, where
+///   cuda-mem cannot order it (and may run after the buffer is freed).
+pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
+    match stream.cu_stream() as usize {
+        0 | 1 => Err(Error::UnsupportedStream(
+            "it is the legacy default stream, passed by handle; use a stream from \
+             `ctx.new_stream()`, or the method without a stream argument (cuda-mem orders \
+             those on the default stream itself)",
+        )),
+        2 => Err(Error::UnsupportedStream(
+            "it is the per-thread default stream, which is a different stream on every \
+             thread behind one handle; use a stream from `ctx.new_stream()`",
+        )),
+        _ if is_capturing(stream)? => Err(Error::UnsupportedStream(
+            "it is capturing a CUDA graph, and work recorded there would replay later \
+             without cuda-mem's ordering; end the capture first (or record on another stream)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`). The
+/// legacy default stream never captures.
+pub(crate) fn is_capturing(stream: &CudaStream) -> Result<bool> {
+    if stream.cu_stream().is_null() {
+        return Ok(false);
+    }
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: a live stream handle (the `CudaStream` is borrowed) and a valid
+    // out-pointer; the call only reads the stream's capture state.
+    unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status).result() }
+        .op("cuStreamIsCapturing")?;
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// Whether cuda-mem can hand out managed memory on a device with these
+/// attributes (`CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`,
+/// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`). Without concurrent access
+/// (Windows, GPUs before Pascal) the host must not touch managed memory while
+/// *any* kernel runs on the device, which a slice that outlives the call that
+/// made it cannot know: a kernel another thread launches would fault the
+/// host's access.
+pub(crate) fn managed_support(managed: bool, concurrent_access: bool) -> Result<()> {
+    match (managed, concurrent_access) {
+        (false, _) => Err(Error::NotSupported(
+            "this device has no managed (unified) memory",
+        )),
+        (true, false) => Err(Error::NotSupported(
+            "this device has no concurrent managed access, so host code may not touch managed \
+             memory while kernels run; use a DeviceBuffer with PinnedBuffer copies instead",
+        )),
+        (true, true) => Ok(()),
+    }
+}
+
+/// Waits for all work of every context cuda-mem knows, and of every active
+/// primary context (cudarc's `CudaContext::new`), whether cuda-mem queued it
+/// or not. Host access to memory of `own`'s context whose host view the
+/// driver copies asynchronously (managed memory; pinned memory without a host
+/// alias) uses it, because cudarc's safe copies through a host slice are in
+/// no allocation's order.
+///
+/// Only `own`'s error is returned: a context whose synchronisation fails has
+/// a sticky error, and its queued work will never run, so it cannot touch the
+/// memory any more.
+pub(crate) fn synchronize_all_contexts(own: &ContextState) -> Result<()> {
+    let states: Vec<Arc<ContextState>> = REGISTRY
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(|r| r.state.upgrade())
+        .collect();
+    for state in &states {
+        let synced = state
+            .bind()
+            .and_then(|()| state.ctx.synchronize().op("cuCtxSynchronize"));
+        if state.ctx.cu_ctx() == own.ctx.cu_ctx() {
+            synced?;
+        }
+    }
+    for ordinal in 0..device_count()? {
+        let known = states
+            .iter()
+            .any(|s| s.ctx.is_primary() && s.ctx.ordinal() == ordinal);
+        if !known {
+            let _ = synchronize_primary(ordinal);
+        }
+    }
+    own.bind()
+}
+
+/// Waits for the primary context of device `ordinal`, if it is active.
+fn synchronize_primary(ordinal: usize) -> Result<()> {
+    let mut device = 0;
+    // SAFETY: a valid out-pointer; the ordinal is below the device count.
+    unsafe { sys::cuDeviceGet(&mut device, ordinal as i32).result() }.op("cuDeviceGet")?;
+    let (mut flags, mut active) = (0u32, 0i32);
+    // SAFETY: valid out-pointers for a valid device.
+    unsafe { sys::cuDevicePrimaryCtxGetState(device, &mut flags, &mut active).result() }
+        .op("cuDevicePrimaryCtxGetState")?;
+    if active == 0 {
+        return Ok(());
+    }
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the retain is released below.
+    unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, device).result() }
+        .op("cuDevicePrimaryCtxRetain")?;
+    // SAFETY: `ctx` is the retained primary context; pushed and popped here.
+    let synced = unsafe {
+        sys::cuCtxPushCurrent_v2(ctx).result().and_then(|()| {
+            let synced = sys::cuCtxSynchronize().result();
+            let mut popped = std::ptr::null_mut();
+            sys::cuCtxPopCurrent_v2(&mut popped).result()?;
+            synced
+        })
+    };
+    // SAFETY: balances the retain above.
+    let released = unsafe { sys::cuDevicePrimaryCtxRelease_v2(device).result() };
+    synced.op("cuCtxSynchronize")?;
+    released.op("cuDevicePrimaryCtxRelease")
+}
+
 /// The state of every context cuda-mem has used, by `CUcontext` handle:
 /// held for the whole run for primary contexts, weakly for the others.
 static REGISTRY: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
@@ -112,6 +245,12 @@ pub(crate) struct ContextState {
     pub(crate) ctx: Arc<CudaContext>,
     /// The legacy default stream, used by the calls that take no stream.
     pub(crate) default_stream: Arc<CudaStream>,
+    /// The stream buffers report to cudarc (`DeviceSlice::stream`). cuda-mem
+    /// queues nothing on it: cudarc passes it back to `device_ptr` only when
+    /// the work will run on a stream it does not name (a copy between two
+    /// contexts, whose stream is the destination's), so such a use is
+    /// refused (see `Elems::order_for_cudarc`).
+    pub(crate) cudarc_stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
     /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: see [`ContextState::require_managed_memory`].
     managed_memory: bool,
@@ -193,9 +332,11 @@ impl ContextState {
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let managed = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)?;
         let cma = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?;
+        let cudarc_stream = ctx.new_stream().op("cuStreamCreate")?;
         let state = Arc::new(Self {
             ctx: ctx.clone(),
             default_stream: ctx.default_stream(),
+            cudarc_stream,
             sm_count: sm_count.max(1) as u32,
             managed_memory: managed != 0,
             concurrent_managed_access: cma != 0,
@@ -264,28 +405,44 @@ impl ContextState {
         .map(drop)
     }
 
-    /// `Err(NotSupported)` unless the device has managed (unified) memory.
+    /// `Err(NotSupported)` unless the device has managed (unified) memory
+    /// that the host may touch while kernels run (see [`managed_support`]).
     pub(crate) fn require_managed_memory(&self) -> Result<()> {
-        if self.managed_memory {
-            Ok(())
-        } else {
-            Err(Error::NotSupported(
-                "this device has no managed (unified) memory",
-            ))
-        }
+        managed_support(self.managed_memory, self.concurrent_managed_access)
     }
 
-    /// Checks that `stream` belongs to this context.
+    /// Checks that `stream` belongs to this context and that cuda-mem can
+    /// order work on it (see [`check_orderable`]). The context's own default
+    /// stream, which cuda-mem uses for the calls that take no stream, passes.
     pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
-        if stream.context().cu_ctx() == self.ctx.cu_ctx() {
-            Ok(())
-        } else {
-            Err(Error::ContextMismatch("the stream"))
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            return Err(Error::ContextMismatch("the stream"));
         }
+        if std::ptr::eq(stream, &*self.default_stream) {
+            return Ok(());
+        }
+        check_orderable(stream)
     }
 
     /// Makes this context current on the calling thread.
     pub(crate) fn bind(&self) -> Result<()> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managed_memory_needs_concurrent_access() {
+        assert!(managed_support(true, true).is_ok());
+        let refused = managed_support(true, false).unwrap_err().to_string();
+        assert!(
+            refused.contains("no concurrent managed access"),
+            "{refused}"
+        );
+        let none = managed_support(false, true).unwrap_err().to_string();
+        assert!(none.contains("no managed (unified) memory"), "{none}");
     }
 }

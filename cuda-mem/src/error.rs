@@ -78,6 +78,20 @@ pub enum Error {
         /// What does not match.
         problem: KernelProblem,
     },
+    /// A stream whose work cuda-mem cannot order against its other uses of
+    /// the memory: the per-thread or legacy default stream passed in by
+    /// handle, or a stream capturing a CUDA graph.
+    #[error("cuda-mem cannot order work on this stream: {0}")]
+    UnsupportedStream(&'static str),
+    /// NCCL returned an error (feature `nccl`).
+    #[cfg(feature = "nccl")]
+    #[error("NCCL error in {op}: {result}; check that every rank makes the same call with the same counts (NCCL_DEBUG=WARN says more)")]
+    Nccl {
+        /// The NCCL call that failed.
+        op: &'static str,
+        /// The `ncclResult_t`, e.g. `ncclInvalidArgument`.
+        result: String,
+    },
     /// The driver returned an error.
     #[error("CUDA driver error in {op}: {name} ({code}): {description}")]
     Driver {

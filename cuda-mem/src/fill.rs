@@ -46,6 +46,7 @@ static CHUNKS_PER_THREAD: [AtomicU32; 2] = [AtomicU32::new(8), AtomicU32::new(16
 /// part is at most 16: 12, 48, 128, 256, ...; default 8) and for longer ones
 /// (100, 200, 255, ...; default 16); 0 makes the grid one wave of long-lived
 /// blocks.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn __set_fill_chunks_per_thread(short_periods: u32, long_periods: u32) {
     CHUNKS_PER_THREAD[0].store(short_periods, Ordering::Relaxed);

@@ -45,6 +45,7 @@
 //! workspace's directory that is neither must be listed in the workspace's
 //! `exclude` (cargo's rule; the error says so).
 
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -361,12 +362,25 @@ struct Rustup {
 impl Rustup {
     /// `rustup` from `PATH`, else `$CARGO_HOME/bin` (or `~/.cargo/bin`).
     fn find() -> Result<Self, BuildError> {
-        let on_path = std::env::var_os("PATH")
+        Self::find_in(
+            std::env::var_os("PATH"),
+            std::env::var_os("CARGO_HOME"),
+            std::env::var_os("HOME"),
+        )
+    }
+
+    /// [`Rustup::find`] with the environment given.
+    fn find_in(
+        path: Option<OsString>,
+        cargo_home: Option<OsString>,
+        home: Option<OsString>,
+    ) -> Result<Self, BuildError> {
+        let on_path = path
             .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
             .unwrap_or_default();
-        let cargo_home = std::env::var_os("CARGO_HOME")
+        let cargo_home = cargo_home
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+            .or_else(|| home.map(|h| PathBuf::from(h).join(".cargo")));
         let candidates = on_path
             .into_iter()
             .chain(cargo_home.map(|h| h.join("bin")))
@@ -420,7 +434,7 @@ impl Rustup {
         let add_src = ["component", "add", "rust-src", "--toolchain", toolchain];
         let step: &[&str] = match self.sysroot(toolchain) {
             None => &install_toolchain,
-            Some(root) if !root.join("lib/rustlib/src/rust/library/core").is_dir() => &add_src,
+            Some(_) if !self.has_rust_src(toolchain) => &add_src,
             Some(_) => return Ok(()),
         };
         let command = format!("rustup {}", step.join(" "));
@@ -438,24 +452,53 @@ impl Rustup {
         ));
         let _lock = InstallLock::acquire();
         // Another build may have installed it while we waited for the lock.
-        if let Some(root) = self.sysroot(toolchain) {
-            if root.join("lib/rustlib/src/rust/library/core").is_dir() {
-                return Ok(());
-            }
+        if self.has_rust_src(toolchain) {
+            return Ok(());
         }
+        self.run(step, &why)?;
+        if !self.has_rust_src(toolchain) {
+            // rustup can list rust-src as installed while its files are gone
+            // (a toolchain copied without them); it then calls `add` a no-op.
+            self.run(
+                &["component", "remove", "rust-src", "--toolchain", toolchain],
+                &why,
+            )?;
+            self.run(&add_src, &why)?;
+        }
+        if self.has_rust_src(toolchain) {
+            Ok(())
+        } else {
+            Err(BuildError::new(format!(
+                "{why}; `{command}` succeeded but the toolchain still has no rust-src; \
+                 run: rustup component remove rust-src --toolchain {toolchain} && \
+                 rustup component add rust-src --toolchain {toolchain}"
+            )))
+        }
+    }
+
+    /// Whether `toolchain` is installed with the sources of `core`.
+    fn has_rust_src(&self, toolchain: &str) -> bool {
+        self.sysroot(toolchain)
+            .is_some_and(|root| root.join("lib/rustlib/src/rust/library/core").is_dir())
+    }
+
+    /// Runs `rustup <args>`; an error carries `why` and rustup's message.
+    fn run(&self, args: &[&str], why: &str) -> Result<(), BuildError> {
+        let command = format!("rustup {}", args.join(" "));
         let mut cmd = Command::new(&self.path);
-        cmd.args(step);
+        cmd.args(args);
         scrub_env(&mut cmd);
         let output = cmd
             .output()
             .map_err(|e| BuildError::new(format!("{why}; running `{command}` failed: {e}")))?;
-        if !output.status.success() {
-            return Err(BuildError::new(format!(
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(BuildError::new(format!(
                 "{why}; `{command}` failed:\n{}",
                 String::from_utf8_lossy(&output.stderr)
-            )));
+            )))
         }
-        Ok(())
     }
 }
 
@@ -605,6 +648,37 @@ mod tests {
             ".extern .func _ZN4core9panicking5panic17h"
         ));
         assert!(!is_forbidden_extern(".entry cuda_mem_fill_small("));
+    }
+
+    #[test]
+    fn without_rustup_the_error_gives_the_install_commands() {
+        let empty = std::env::temp_dir().join("cuda-mem-no-rustup-here");
+        let err = Rustup::find_in(Some(empty.clone().into()), Some(empty.into()), None)
+            .err()
+            .expect("no rustup in an empty directory");
+        let text = err.to_string();
+        assert!(text.contains("sh.rustup.rs"), "{text}");
+        assert!(
+            text.contains(&format!("rustup toolchain install {PINNED_NIGHTLY}")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_missing_toolchain_without_auto_install_is_an_error_with_the_command() {
+        let Ok(rustup) = Rustup::find() else {
+            return; // no rustup on this machine: the test above covers it
+        };
+        let err = rustup
+            .ensure("nightly-1999-01-01", false)
+            .expect_err("a toolchain that does not exist");
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "run: rustup toolchain install nightly-1999-01-01 --profile minimal --component rust-src"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -149,11 +149,11 @@
 //! depends on `cuda-mem` with `default-features = false` (and on the crate
 //! that holds your shared structs), and compile it from your `build.rs` with
 //! `cuda_mem::build::KernelCrate` (feature `build`): it runs a nested nightly
-//! cargo for the kernel crate, writes the PTX into `OUT_DIR`, fails with the
-//! fixing command when the nightly toolchain or `rust-src` is missing, and
-//! prints `cargo:rerun-if-changed` for the kernel crate (add the crates it
-//! depends on by path yourself). The module docs of `cuda_mem::build` list the
-//! kernel crate's `rust-toolchain.toml` and `.cargo/config.toml`.
+//! cargo for the kernel crate with the target, `-Zbuild-std=core` and the
+//! flags it needs (the kernel crate needs no configuration files), writes the
+//! PTX into `OUT_DIR`, installs the pinned nightly with `rust-src` through
+//! rustup when it is missing (and says so), and prints
+//! `cargo:rerun-if-changed` for every source file the kernels read.
 //!
 //! ```ignore
 //! // build.rs (cuda-mem as a build-dependency, default-features = false, features = ["build"])
@@ -224,6 +224,38 @@
 //! With the `nccl` feature, buffers and views are NCCL buffers for
 //! `cuda_mem::cudarc::nccl` (see the `nccl` module).
 //!
+//! # Soundness
+//!
+//! No safe call reaches undefined behaviour, including through what cuda-mem
+//! hands to cudarc (host slices, its `DevicePtr` / `DevicePtrMut` impls) and
+//! what it takes from cudarc (streams). These are the attack classes found
+//! by a review with safe programs (`#![forbid(unsafe_code)]`) on an H200,
+//! how each is closed, and the test that keeps it closed; a change that
+//! reopens one fails that test.
+//!
+//! | class | closed by | test |
+//! | --- | --- | --- |
+//! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/hygiene_*.rs` |
+//! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
+//! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
+//! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream, for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | cudarc's `memcpy_dtod` between two contexts with a cuda-mem source: cudarc synchronises `src.stream()`, not the stream that copies | buffers report a stream of their own that cuda-mem never uses; a cudarc call that passes it back gets address 0, and the driver fails it (use `copy_from`, a peer copy ordered on both sides) | `boundaries.rs`: `a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused` |
+//! | NCCL collectives into a receive buffer too short (cudarc's `Comm` checks no length) | `cuda_mem::nccl`'s functions (feature `nccl`) check every length against the communicator's size | `boundaries.rs`: `nccl_collectives_check_the_receive_length` |
+//! | zero-sized element types: a 10-element `PinnedBuffer<PhantomData<u32>>` had an empty `as_slice` and a `to_vec` of length `usize::MAX` | refused at compile time | the `compile_fail` example of [`Buffer`] |
+//! | managed memory on a device without concurrent managed access (the host may not touch it while any kernel runs) | `UnifiedBuffer::new` returns `Err(NotSupported)`, as the allocator did | `context::tests::managed_memory_needs_concurrent_access` |
+//! | `to_vec` made a `&mut [T]` over uninitialised memory | zeroes through the raw pointer first | (by reading; Miri does not flag it) |
+//!
+//! Limits that remain, because the hole is cudarc's own (it has them with its
+//! own `CudaSlice`, `PinnedHostSlice` and `UnifiedSlice` too):
+//! - cudarc's `Comm` methods check no lengths: call NCCL through
+//!   `cuda_mem::nccl`'s functions (feature `nccl`), and use no NCCL groups with cuda-mem buffers.
+//! - A copy cudarc queues through a slice of managed memory on a stream of a
+//!   context cuda-mem has never seen (a non-primary context made by cudarc
+//!   alone) is not waited for by host access.
+//! - A kernel launched through cudarc (`launch_builder`, `unsafe`) with a
+//!   [`KernelArg`] must be launched on the stream the argument was taken for,
+//!   and not into a graph capture begun after it was taken.
+//!
 //! # Errors
 //!
 //! Every fallible call returns [`Result<T>`](Result), with one [`Error`] type
@@ -292,6 +324,8 @@ mod order;
 #[cfg(feature = "host")]
 mod peer;
 #[cfg(feature = "host")]
+mod pinned_pages;
+#[cfg(feature = "host")]
 mod pitched;
 #[cfg(feature = "host")]
 mod pool;
@@ -309,7 +343,7 @@ pub use {
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
     error::{Error, KernelProblem, Result},
-    fill::{__set_fill_chunks_per_thread, fill_kernels_ptx},
+    fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},
     memory::PinnedFlags,
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
@@ -325,6 +359,9 @@ pub use {
     },
     pitched::PitchedBuffer,
 };
+
+#[cfg(all(feature = "host", feature = "test-hooks"))]
+pub use fill::__set_fill_chunks_per_thread;
 
 /// Re-export of the cudarc version cuda-mem is built on, for kernel launches
 /// (`cudarc::driver::PushKernelArg`, `LaunchConfig`) and anything else.

@@ -11,6 +11,7 @@ use cudarc::driver::{result, sys, CudaStream};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::order::{Access, StreamOrder};
+use crate::pinned_pages::PinnedPages;
 use crate::pool::MemPool;
 
 /// How an allocation was made, which decides how it is freed and whether the
@@ -18,8 +19,9 @@ use crate::pool::MemPool;
 pub(crate) enum AllocKind {
     /// `cuMemAlloc` / `cuMemAllocPitch`.
     Device,
-    /// `cuMemHostAlloc`: page-locked host memory, device-accessible through UVA.
-    Pinned,
+    /// Page-locked host memory, device-accessible through UVA (see
+    /// `pinned_pages`); `None` once freed, or for zero bytes.
+    Pinned(Option<PinnedPages>),
     /// `cuMemAllocManaged` with global attachment.
     Unified,
     /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
@@ -74,7 +76,8 @@ pub struct PinnedFlags {
 }
 
 impl PinnedFlags {
-    fn bits(self) -> u32 {
+    /// The `cuMemHostAlloc` flag bits.
+    pub(crate) fn alloc_bits(self) -> u32 {
         let mut bits = 0;
         if self.portable {
             bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
@@ -87,18 +90,45 @@ impl PinnedFlags {
         }
         bits
     }
+
+    /// The `cuMemHostRegister` flag bits (registration knows no
+    /// write-combining; see `pinned_pages`).
+    pub(crate) fn register_bits(self) -> u32 {
+        let mut bits = 0;
+        if self.portable {
+            bits |= sys::CU_MEMHOSTREGISTER_PORTABLE;
+        }
+        if self.device_map {
+            bits |= sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+        }
+        bits
+    }
 }
 
-/// `len * size` in bytes, or `Err(SizeOverflow)`.
-pub(crate) fn byte_len(len: usize, size: usize) -> Result<usize> {
-    len.checked_mul(size).ok_or(Error::SizeOverflow {
-        what: "len * size_of::<T>()",
-    })
+/// `size_of::<T>()`, for an element type a buffer may hold: refused when
+/// `T` is zero-sized, at compile time (a post-monomorphization error where
+/// the buffer type is used), because a buffer of zero-sized elements has no
+/// bytes to tell its elements apart: its host slices, copies and `to_vec`
+/// would have to invent them.
+pub(crate) const fn element_size<T>() -> usize {
+    const {
+        assert!(
+            size_of::<T>() > 0,
+            "cuda-mem buffers cannot hold zero-sized types (`PhantomData<_>`, `[T; 0]`, empty \
+             structs): use a unit struct on the host side, or a `u8` per element"
+        );
+    }
+    size_of::<T>()
 }
 
-/// Pinned allocations up to this size are zeroed by the CPU; larger ones by a
-/// device memset, which is faster for them.
-const PINNED_HOST_ZEROED_MAX: usize = 64 << 10;
+/// `len * size_of::<T>()` in bytes, or `Err(SizeOverflow)`; zero-sized `T`
+/// are refused at compile time (see [`element_size`]).
+pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
+    len.checked_mul(element_size::<T>())
+        .ok_or(Error::SizeOverflow {
+            what: "len * size_of::<T>()",
+        })
+}
 
 impl RawMemory {
     fn new(
@@ -196,62 +226,52 @@ impl RawMemory {
         ))
     }
 
-    /// `cuMemHostAlloc`, zeroed.
+    /// Page-locked host memory, zeroed (see `pinned_pages`).
     pub(crate) fn pinned(
         state: Arc<ContextState>,
         bytes: usize,
         flags: PinnedFlags,
     ) -> Result<Self> {
         if bytes == 0 {
-            return Ok(Self::empty(state, AllocKind::Pinned));
+            return Ok(Self::empty(state, AllocKind::Pinned(None)));
         }
-        state.bind()?;
-        // SAFETY: the context is current; we zero the memory before anyone reads it.
-        let host = unsafe { result::malloc_host(bytes, flags.bits()) }
-            .map_err(|e| Error::driver_sized("cuMemHostAlloc", e, bytes, "pinned host"))?
-            .cast::<u8>();
+        let pages = PinnedPages::new(&state, bytes, flags)?;
         let addr = if flags.device_map {
             let mut dptr = MaybeUninit::uninit();
-            // SAFETY: `host` was allocated with DEVICEMAP in the current context.
+            // SAFETY: `pages.dma()` was registered (or allocated) with
+            // DEVICEMAP in the current context.
             let r = unsafe {
-                sys::cuMemHostGetDevicePointer_v2(dptr.as_mut_ptr(), host.cast::<c_void>(), 0)
-                    .result()
+                sys::cuMemHostGetDevicePointer_v2(
+                    dptr.as_mut_ptr(),
+                    pages.dma().cast::<c_void>(),
+                    0,
+                )
+                .result()
             };
             if let Err(e) = r {
-                // SAFETY: allocated above and not handed out.
-                let _ = unsafe { result::free_host(host.cast()) };
+                // Never handed out.
+                let _ = pages.free();
                 return Err(Error::driver("cuMemHostGetDevicePointer", e));
             }
             // SAFETY: written by the successful call above.
             unsafe { dptr.assume_init() }
         } else {
-            host as u64
+            pages.dma() as u64
         };
-        let mem = Self::new(
+        let host = pages.host();
+        Ok(Self::new(
             state,
             addr,
             host,
             bytes,
-            AllocKind::Pinned,
+            AllocKind::Pinned(Some(pages)),
             StreamOrder::default(),
-        );
-        if bytes <= PINNED_HOST_ZEROED_MAX {
-            // SAFETY: `host` is `bytes` bytes of pinned memory allocated above,
-            // writable from the host and not yet visible to anyone else.
-            unsafe { std::ptr::write_bytes(host, 0, bytes) };
-        } else {
-            mem.zero_on_device()?;
-        }
-        Ok(mem)
+        ))
     }
 
     /// Zeroes the whole allocation with a device memset on the default stream.
-    /// (Pinned allocations up to [`PINNED_HOST_ZEROED_MAX`] are zeroed by the
-    /// CPU instead: then there is no GPU round trip for the first host access
-    /// or the drop to wait for.)
     /// Host access waits for it (stream order), so nobody sees uninitialised
-    /// memory; for pinned memory it is 5× faster than a CPU memset, and for
-    /// managed memory it keeps the pages on the device.
+    /// memory; for managed memory it also keeps the pages on the device.
     fn zero_on_device(&self) -> Result<()> {
         let stream = self.state.default_stream.clone();
         let (addr, bytes) = (self.addr, self.bytes);
@@ -343,6 +363,19 @@ impl RawMemory {
         self.host
     }
 
+    /// Whether a host slice of this memory is memory the driver copies
+    /// asynchronously (managed memory, or pinned memory without a host alias:
+    /// write-combined, or not on Linux), so that cudarc's safe copies, which
+    /// treat every slice as pageable, could leave a DMA running on it.
+    /// Host access to such memory waits for every context (see `Buffer::as_slice`).
+    pub(crate) fn host_view_is_registered(&self) -> bool {
+        match &self.kind {
+            AllocKind::Unified => true,
+            AllocKind::Pinned(Some(pages)) => !pages.is_aliased(),
+            _ => false,
+        }
+    }
+
     /// Frees a stream-ordered allocation on `stream`, after its queued work.
     pub(crate) fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.state.check_stream(stream)?;
@@ -381,14 +414,17 @@ impl RawMemory {
                 .op("cuMemFreeAsync");
         }
         self.order.wait(Access::Exclusive)?;
+        if self.host_view_is_registered() {
+            // A DMA that cudarc queued through a host slice is not in the order.
+            crate::context::synchronize_all_contexts(&self.state)?;
+        }
         self.state.bind()?;
-        // SAFETY: no queued operation uses the memory (waited above; the owner
-        // is dropping it, so every kernel argument has been launched).
-        unsafe {
-            match self.kind {
-                AllocKind::Pinned => result::free_host(self.host.cast()).op("cuMemFreeHost"),
-                _ => result::free_sync(self.addr).op("cuMemFree"),
-            }
+        match &mut self.kind {
+            // No queued operation uses the pages (waited above).
+            AllocKind::Pinned(pages) => pages.take().map_or(Ok(()), PinnedPages::free),
+            // SAFETY: no queued operation uses the memory (waited above; the
+            // owner is dropping it, so every kernel argument has been launched).
+            _ => unsafe { result::free_sync(self.addr) }.op("cuMemFree"),
         }
     }
 }

@@ -1,8 +1,16 @@
 //! NCCL with cuda-mem buffers (feature `nccl`).
 //!
-//! cuda-mem does not wrap NCCL: it re-exports cudarc's bindings as
-//! [`cuda_mem::cudarc::nccl`], whose `Comm` takes any
-//! `DevicePtr` / `DevicePtrMut`, and every cuda-mem buffer and view is one.
+//! cuda-mem does not reimplement NCCL: it uses cudarc's bindings
+//! ([`cuda_mem::cudarc::nccl`]), whose `Comm` takes any `DevicePtr` /
+//! `DevicePtrMut`, and every cuda-mem buffer and view is one. Call the
+//! collectives through the functions of this module ([`all_reduce`],
+//! [`all_gather`], [`reduce_scatter`], [`broadcast`], [`reduce`]): they
+//! check the lengths NCCL relies on and return `Err` when a receive buffer is
+//! too short. cudarc's own `Comm` methods do not check them (for any buffer,
+//! cudarc's `CudaSlice` included): `all_gather` into a buffer shorter than
+//! `send.len() * world_size`, or `all_reduce` into one shorter than `send`,
+//! writes past its end.
+//!
 //! Each call orders the communicator's stream after the buffers' earlier
 //! work (fills, copies, kernels, on any stream) and waits for that stream
 //! before it returns, so the collective is complete and the buffers can be
@@ -45,8 +53,7 @@
 //!             let comm = Comm::from_rank(ctx.new_stream()?, rank, n, id).expect("NCCL communicator");
 //!             let mut stats = DeviceBuffer::<Moments>::new(&ctx, 1024)?;
 //!             stats.fill(Moments { count: 1.0, sum: rank as f64, sum_sq: 0.0 })?;
-//!             comm.all_reduce_in_place(&mut stats.cast_mut::<f64>()?, &ReduceOp::Sum)
-//!                 .expect("all-reduce");
+//!             cuda_mem::nccl::all_reduce_in_place(&comm, &mut stats.cast_mut::<f64>()?, &ReduceOp::Sum)?;
 //!             assert_eq!(stats.to_vec()?[0].count, n as f64);
 //!             Ok(())
 //!         });
@@ -69,4 +76,190 @@ pub fn is_available() -> bool {
     // SAFETY: `is_culib_present` only tries to dlopen() the library by its
     // usual names and drops the handles; it has no other preconditions.
     *PRESENT.get_or_init(|| unsafe { cudarc::nccl::sys::is_culib_present() })
+}
+
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cudarc::nccl::{Comm, NcclType, ReduceOp};
+
+use crate::error::{Error, Result};
+
+/// An NCCL result as a cuda-mem [`Error`].
+fn nccl<S>(
+    op: &'static str,
+    r: core::result::Result<S, cudarc::nccl::result::NcclError>,
+) -> Result<()> {
+    r.map(drop).map_err(|e| Error::Nccl {
+        op,
+        result: format!("{:?}", e.0),
+    })
+}
+
+/// `Err(LengthMismatch)` unless `have >= need`.
+fn at_least(need: usize, have: usize) -> Result<()> {
+    if have >= need {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            expected: need,
+            actual: have,
+        })
+    }
+}
+
+/// `Err(InvalidArgument)` unless `root` is a rank of `comm`.
+fn check_root(comm: &Comm, root: i32) -> Result<usize> {
+    usize::try_from(root)
+        .ok()
+        .filter(|&r| r < comm.world_size())
+        .ok_or(Error::InvalidArgument(
+            "the root is not a rank of the communicator",
+        ))
+}
+
+/// All-reduce (`ncclAllReduce`): every rank's `recv` gets the reduction of
+/// all ranks' `send`, element by element. NCCL writes `send.len()` elements,
+/// so `recv` must hold at least that many (else `Err(LengthMismatch)`).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// use cuda_mem::cudarc::nccl::ReduceOp;
+/// let send = cuda_mem::DeviceBuffer::from_slice(ctx, &[1.0f32; 1024])?;
+/// let mut recv = cuda_mem::DeviceBuffer::<f32>::new(ctx, 1024)?;
+/// cuda_mem::nccl::all_reduce(comm, &send, &mut recv, &ReduceOp::Sum)?;
+/// # Ok(()) }
+/// ```
+pub fn all_reduce<T: NcclType>(
+    comm: &Comm,
+    send: &impl DevicePtr<T>,
+    recv: &mut impl DevicePtrMut<T>,
+    op: &ReduceOp,
+) -> Result<()> {
+    at_least(send.len(), recv.len())?;
+    nccl("ncclAllReduce", comm.all_reduce(send, recv, op))
+}
+
+/// In-place all-reduce of `buf` (no length to check).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, buf: &mut cuda_mem::DeviceBuffer<f64>) -> cuda_mem::Result<()> {
+/// cuda_mem::nccl::all_reduce_in_place(comm, buf, &cuda_mem::cudarc::nccl::ReduceOp::Max)?;
+/// # Ok(()) }
+/// ```
+pub fn all_reduce_in_place<T: NcclType>(
+    comm: &Comm,
+    buf: &mut impl DevicePtrMut<T>,
+    op: &ReduceOp,
+) -> Result<()> {
+    nccl("ncclAllReduce", comm.all_reduce_in_place(buf, op))
+}
+
+/// All-gather (`ncclAllGather`): every rank's `recv` gets all ranks' `send`,
+/// in rank order. `recv` must hold `send.len() * world_size` elements (else
+/// `Err(LengthMismatch)`).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// let send = cuda_mem::DeviceBuffer::from_slice(ctx, &[comm.rank() as u32; 16])?;
+/// let mut all = cuda_mem::DeviceBuffer::<u32>::new(ctx, 16 * comm.world_size())?;
+/// cuda_mem::nccl::all_gather(comm, &send, &mut all)?;
+/// # Ok(()) }
+/// ```
+pub fn all_gather<T: NcclType>(
+    comm: &Comm,
+    send: &impl DevicePtr<T>,
+    recv: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    let need = send
+        .len()
+        .checked_mul(comm.world_size())
+        .ok_or(Error::SizeOverflow {
+            what: "send.len() * world_size",
+        })?;
+    at_least(need, recv.len())?;
+    nccl("ncclAllGather", comm.all_gather(send, recv))
+}
+
+/// Reduce-scatter (`ncclReduceScatter`): the reduction of all ranks' `send`
+/// is split in `world_size` parts of `recv.len()` elements and rank `r` gets
+/// part `r`. `send` must hold `recv.len() * world_size` elements (else
+/// `Err(LengthMismatch)`).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// use cuda_mem::cudarc::nccl::ReduceOp;
+/// let send = cuda_mem::DeviceBuffer::from_slice(ctx, &vec![1i32; 8 * comm.world_size()])?;
+/// let mut part = cuda_mem::DeviceBuffer::<i32>::new(ctx, 8)?;
+/// cuda_mem::nccl::reduce_scatter(comm, &send, &mut part, &ReduceOp::Sum)?;
+/// # Ok(()) }
+/// ```
+pub fn reduce_scatter<T: NcclType>(
+    comm: &Comm,
+    send: &impl DevicePtr<T>,
+    recv: &mut impl DevicePtrMut<T>,
+    op: &ReduceOp,
+) -> Result<()> {
+    let need = recv
+        .len()
+        .checked_mul(comm.world_size())
+        .ok_or(Error::SizeOverflow {
+            what: "recv.len() * world_size",
+        })?;
+    at_least(need, send.len())?;
+    nccl("ncclReduceScatter", comm.reduce_scatter(send, recv, op))
+}
+
+/// Broadcast (`ncclBroadcast`): `recv.len()` elements of the root's `send`
+/// go to every rank's `recv`. On the root `send` is required and must hold
+/// `recv.len()` elements; elsewhere it is ignored (pass `None`).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// let params = cuda_mem::DeviceBuffer::from_slice(ctx, &[0.5f32; 64])?;
+/// let mut mine = cuda_mem::DeviceBuffer::<f32>::new(ctx, 64)?;
+/// let send = (comm.rank() == 0).then_some(&params);
+/// cuda_mem::nccl::broadcast(comm, send, &mut mine, 0)?;
+/// # Ok(()) }
+/// ```
+pub fn broadcast<T: NcclType, S: DevicePtr<T>>(
+    comm: &Comm,
+    send: Option<&S>,
+    recv: &mut impl DevicePtrMut<T>,
+    root: i32,
+) -> Result<()> {
+    if check_root(comm, root)? == comm.rank() {
+        let send = send.ok_or(Error::InvalidArgument(
+            "broadcast: the root rank must pass its send buffer",
+        ))?;
+        at_least(recv.len(), send.len())?;
+    }
+    nccl("ncclBroadcast", comm.broadcast(send, recv, root))
+}
+
+/// Reduce (`ncclReduce`): the reduction of all ranks' `send` lands in the
+/// root's `recv`, which is required there and must hold `send.len()`
+/// elements; elsewhere it is ignored (pass `None`).
+///
+/// ```no_run
+/// # fn f(comm: &cuda_mem::cudarc::nccl::Comm, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+/// use cuda_mem::cudarc::nccl::ReduceOp;
+/// let local = cuda_mem::DeviceBuffer::from_slice(ctx, &[1u64; 32])?;
+/// let mut total = cuda_mem::DeviceBuffer::<u64>::new(ctx, 32)?;
+/// let recv = (comm.rank() == 0).then_some(&mut total);
+/// cuda_mem::nccl::reduce(comm, &local, recv, &ReduceOp::Sum, 0)?;
+/// # Ok(()) }
+/// ```
+pub fn reduce<T: NcclType, R: DevicePtrMut<T>>(
+    comm: &Comm,
+    send: &impl DevicePtr<T>,
+    recv: Option<&mut R>,
+    op: &ReduceOp,
+    root: i32,
+) -> Result<()> {
+    if check_root(comm, root)? == comm.rank() {
+        let recv = recv.as_ref().ok_or(Error::InvalidArgument(
+            "reduce: the root rank must pass its receive buffer",
+        ))?;
+        at_least(send.len(), recv.len())?;
+    }
+    nccl("ncclReduce", comm.reduce(send, recv, op, root))
 }

@@ -168,25 +168,30 @@ macro_rules! read_ops {
             }
         }
 
+        /// `stream()` is a stream cuda-mem keeps for this purpose and never
+        /// queues work on; cudarc uses it only for copies between two
+        /// contexts, which cuda-mem refuses at this boundary (use
+        /// `copy_from`, a peer copy cuda-mem orders on both sides).
         impl<$($gen)*> cudarc::driver::DeviceSlice<T> for $target {
             fn len(&self) -> usize {
                 self.elems().len
             }
             fn stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
-                self.elems().default_stream()
+                self.elems().cudarc_stream()
             }
         }
 
-        /// For cudarc's own calls (`memcpy_dtoh`, `launch` through raw
+        /// For cudarc's own calls (`memcpy_dtoh`, NCCL, `launch` through raw
         /// pointers): `stream` waits for earlier work on the memory, and the
         /// guard synchronises `stream` when dropped, so the use is complete
-        /// before anything else touches the memory. For asynchronous kernel
-        /// launches use `kernel_arg`.
+        /// before anything else touches the memory. A use cuda-mem cannot
+        /// order (a capturing stream, a copy between two contexts) gets
+        /// address 0, which makes the driver fail the cudarc call. For
+        /// asynchronous kernel launches use `kernel_arg`.
         impl<$($gen)*> cudarc::driver::DevicePtr<T> for $target {
             fn device_ptr<'s>(&'s self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
-                let e = self.elems();
-                e.order_for_cudarc(stream);
-                (e.addr(), cudarc::driver::SyncOnDrop::Sync(Some(stream)))
+                let addr = self.elems().address_for_cudarc(stream);
+                (addr, cudarc::driver::SyncOnDrop::Sync(Some(stream)))
             }
         }
     };
@@ -382,9 +387,8 @@ macro_rules! write_ops {
 
         impl<$($gen)*> cudarc::driver::DevicePtrMut<T> for $target {
             fn device_ptr_mut<'s>(&'s mut self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
-                let e = self.elems();
-                e.order_for_cudarc(stream);
-                (e.addr(), cudarc::driver::SyncOnDrop::Sync(Some(stream)))
+                let addr = self.elems().address_for_cudarc(stream);
+                (addr, cudarc::driver::SyncOnDrop::Sync(Some(stream)))
             }
         }
     };

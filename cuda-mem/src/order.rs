@@ -78,7 +78,18 @@ impl OrderState {
     }
 
     /// Records this allocation's event of `stream`'s context on `stream`.
+    ///
+    /// Refuses a stream that began capturing a CUDA graph after it used the
+    /// allocation: an event recorded there is a node of the graph, and a
+    /// stream that waited for it would join the capture, so the operation
+    /// being ordered would be recorded too and replay later, untracked.
     fn record_on<'e>(events: &'e mut Vec<CudaEvent>, stream: &CudaStream) -> Result<&'e CudaEvent> {
+        if crate::context::is_capturing(stream)? {
+            return Err(crate::error::Error::UnsupportedStream(
+                "a stream that used this memory is now capturing a CUDA graph; end the capture \
+                 before using the memory elsewhere",
+            ));
+        }
         let ctx = stream.context();
         let index = match events.iter().position(|e| e.context() == ctx) {
             Some(index) => index,

@@ -87,6 +87,13 @@ enum Side {
     HostDst(*mut c_void),
 }
 
+/// `host`, or, when it is a slice of cuda-mem's pinned memory (an
+/// unregistered alias, see `pinned_pages`), the registered mapping of the
+/// same pages, so that the copy is a DMA rather than a staged pageable copy.
+fn host_dma_or_self(host: *mut c_void, bytes: usize) -> *mut c_void {
+    crate::pinned_pages::dma_address(host.cast_const().cast(), bytes).map_or(host, |p| p.cast())
+}
+
 /// The `CUDA_MEMCPY2D` of a copy of `height` rows of `width_bytes` bytes.
 ///
 /// Built as a struct literal rather than `mem::zeroed()`: `CUmemorytype` is a
@@ -146,7 +153,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, width: usize, height: usize) -> Result<Self> {
-        let (_, row_bytes) = logical_bytes(width, height, size_of::<T>())?;
+        let (_, row_bytes) = logical_bytes(width, height, crate::memory::element_size::<T>())?;
         let state = ContextState::of(ctx)?;
         let (mem, pitch) =
             RawMemory::pitched(state, row_bytes, height, element_size_hint(size_of::<T>()))?;
@@ -458,14 +465,17 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         let p = memcpy2d(
             Side::Device(self.mem.addr),
             self.pitch,
-            Side::HostSrc(src.as_ptr().cast()),
+            Side::HostSrc(
+                host_dma_or_self(src.as_ptr().cast_mut().cast(), size_of_val(src)).cast_const(),
+            ),
             row,
             row,
             self.height,
         );
         // Why `p` is valid: `src` is a live slice of `height` packed rows of
-        // `row` bytes, which the synchronous copy has read when it returns;
-        // the destination rows lie inside the allocation.
+        // `row` bytes (or the registered mapping of the same pinned pages),
+        // which the synchronous copy has read when it returns; the
+        // destination rows lie inside the allocation.
         self.copy_2d_sync(&p)
     }
 
@@ -491,7 +501,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         }
         let row = self.row_bytes();
         let p = memcpy2d(
-            Side::HostDst(dst.as_mut_ptr().cast()),
+            Side::HostDst(host_dma_or_self(dst.as_mut_ptr().cast(), size_of_val(dst))),
             row,
             Side::Device(self.mem.addr),
             self.pitch,
@@ -801,8 +811,9 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.mem.order.wait(Access::Shared)
     }
 
-    /// Test helper: the whole allocation, `pitch() * height()` bytes,
-    /// padding included (as bytes, never as `T`).
+    /// Test helper (feature `test-hooks`): the whole allocation, `pitch() *
+    /// height()` bytes, padding included (as bytes, never as `T`).
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn raw_padded_bytes(&self) -> Result<Vec<u8>> {
         let bytes = self.mem.bytes;
@@ -821,8 +832,9 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         Ok(out)
     }
 
-    /// Test helper: sets every byte of the allocation, padding included, to
-    /// `byte`.
+    /// Test helper (feature `test-hooks`): sets every byte of the
+    /// allocation, padding included, to `byte`.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn raw_memset_padded(&mut self, byte: u8) -> Result<()> {
         let stream = self.mem.state.default_stream.clone();

@@ -17,6 +17,7 @@ use cudarc::driver::{result, sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
+use crate::pinned_pages::dma_address;
 
 /// Copies at least this large are staged (smaller ones gain nothing).
 pub(crate) const STAGE_MIN_BYTES: usize = 8 << 20;
@@ -258,11 +259,19 @@ pub(crate) fn copy_from_host(
     dst: u64,
     src: &[u8],
 ) -> Result<()> {
-    let guard = staging_for(state, src.as_ptr(), src.len());
+    // A slice of cuda-mem's pinned memory is an unregistered alias
+    // (`pinned_pages`): copy from the registered mapping of the same pages.
+    let direct = dma_address(src.as_ptr(), src.len());
+    let guard = direct
+        .is_none()
+        .then(|| staging_for(state, src.as_ptr(), src.len()))
+        .flatten();
     let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
-        // SAFETY: `src` is live for `src.len()` bytes and the synchronous copy
+        let from = direct.map_or(src.as_ptr(), |p| p.cast_const());
+        // SAFETY: `from` is `src` or the registered mapping of the same
+        // pages, live for `src.len()` bytes (borrowed); the synchronous copy
         // has read it on return; the caller vouches for the destination.
-        return unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr().cast(), src.len()).result() }
+        return unsafe { sys::cuMemcpyHtoD_v2(dst, from.cast(), src.len()).result() }
             .op("cuMemcpyHtoD");
     };
     let per_lane = lane_len(src.len());
@@ -306,11 +315,17 @@ pub(crate) fn copy_to_host(
     dst: &mut [u8],
     src: u64,
 ) -> Result<()> {
-    let guard = staging_for(state, dst.as_ptr(), dst.len());
+    let direct = dma_address(dst.as_ptr(), dst.len());
+    let guard = direct
+        .is_none()
+        .then(|| staging_for(state, dst.as_ptr(), dst.len()))
+        .flatten();
     let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
-        // SAFETY: `dst` is live and exclusive for `dst.len()` bytes; the
-        // synchronous copy has finished on return.
-        return unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len()).result() }
+        let into = direct.unwrap_or(dst.as_mut_ptr());
+        // SAFETY: `into` is `dst` or the registered mapping of the same
+        // pages, live and exclusive for `dst.len()` bytes (borrowed mutably);
+        // the synchronous copy has finished on return.
+        return unsafe { sys::cuMemcpyDtoH_v2(into.cast(), src, dst.len()).result() }
             .op("cuMemcpyDtoH");
     };
     let per_lane = lane_len(dst.len());

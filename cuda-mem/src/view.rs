@@ -209,16 +209,16 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     }
 
     pub(crate) fn to_vec(self) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len);
-        // SAFETY: `copy_to_host` overwrites every element before the Vec is
-        // exposed; on error the Vec (of a Copy type) is dropped without reads.
-        let spare = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr(), self.len) };
-        // Any bytes are a valid T, so zero them first: a slice must not expose uninit memory.
-        // SAFETY: `spare` covers the Vec's capacity.
-        unsafe { std::ptr::write_bytes(spare.as_mut_ptr(), 0, self.len) };
-        self.copy_to_host(spare)?;
-        // SAFETY: all `len` elements are initialised (zeroed, then copied into).
-        unsafe { out.set_len(self.len) };
+        let mut out = Vec::<T>::with_capacity(self.len);
+        // SAFETY: the capacity holds `len` elements (`T` is not zero-sized:
+        // buffers refuse those); they are zeroed through the raw pointer
+        // before any reference to them exists, and all-zero bytes are a valid
+        // `T` (DeviceCopy), so `set_len` exposes initialised values only.
+        unsafe {
+            std::ptr::write_bytes(out.as_mut_ptr(), 0, self.len);
+            out.set_len(self.len);
+        }
+        self.copy_to_host(&mut out)?;
         Ok(out)
     }
 
@@ -282,16 +282,44 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         })
     }
 
-    /// For cudarc's `DevicePtr` traits, which cannot fail: makes `stream` wait
-    /// for earlier work on the memory or, if that fails (a stream of another
-    /// context, a broken context), waits for that work on the host; an error
-    /// there is recorded in the context, where cudarc's next call reports it.
-    pub(crate) fn order_for_cudarc(self, stream: &CudaStream) {
+    /// The address to give a cudarc call (`DevicePtr` / `DevicePtrMut`,
+    /// which cannot fail) that uses the memory on `stream` and synchronises
+    /// `stream` before it returns: `stream` first waits for earlier work on
+    /// the memory (or, if that fails, the host does).
+    ///
+    /// Returns address 0, so that the driver rejects the cudarc call with an
+    /// error, when the use cannot be ordered:
+    /// - `stream` is the stream buffers report to cudarc
+    ///   (`DeviceSlice::stream`): cudarc passes it back only when the work runs
+    ///   on a stream it does not name (`memcpy_dtod` between two contexts
+    ///   queues on the destination's stream, then synchronises the source's),
+    ///   so the copy could still read the memory when cudarc returns;
+    /// - `stream` is capturing a CUDA graph: the work would replay later,
+    ///   untracked;
+    /// - the earlier work cannot be waited for (a stream that used the memory
+    ///   is now capturing, or the context is broken; the error is recorded in
+    ///   the context, where cudarc's next call reports it).
+    pub(crate) fn address_for_cudarc(self, stream: &CudaStream) -> u64 {
         let state = &self.mem.state;
+        if std::ptr::eq(stream, &*state.cudarc_stream)
+            || crate::context::is_capturing(stream).unwrap_or(true)
+        {
+            return 0;
+        }
         if self.mem.order.wait_on(stream).is_err() {
             let waited = self.mem.order.wait(crate::order::Access::Shared);
-            crate::error::record_in(&state.ctx, waited);
+            if waited.is_err() {
+                crate::error::record_in(&state.ctx, waited);
+                return 0;
+            }
         }
+        self.addr()
+    }
+
+    /// The stream buffers report to cudarc (`DeviceSlice::stream`); see
+    /// [`Elems::address_for_cudarc`].
+    pub(crate) fn cudarc_stream(&self) -> &'a Arc<CudaStream> {
+        &self.mem.state.cudarc_stream
     }
 
     /// Orders `stream` after earlier work on this memory and records it as a

@@ -98,8 +98,11 @@ fn main() {
                     let mut stats = DeviceBuffer::from_slice(&ctx, share)?;
                     // The struct's fields as f64s: 3 per bin.
                     let t = Instant::now();
-                    comm.all_reduce_in_place(&mut stats.cast_mut::<f64>()?, &ReduceOp::Sum)
-                        .expect("ncclAllReduce");
+                    cuda_mem::nccl::all_reduce_in_place(
+                        &comm,
+                        &mut stats.cast_mut::<f64>()?,
+                        &ReduceOp::Sum,
+                    )?;
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     let got = stats.to_vec()?;
                     let wrong = got.iter().zip(total).filter(|(g, t)| g != t).count();

@@ -606,8 +606,12 @@ fn nccl_collectives_over_cuda_mem_buffers() {
                 // written on another stream just before.
                 let mut stats = DeviceBuffer::<Moments>::new(&ctx, len).unwrap();
                 stats.copy_from_host(mine).unwrap();
-                comm.all_reduce_in_place(&mut stats.cast_mut::<f64>().unwrap(), &ReduceOp::Sum)
-                    .expect("all_reduce_in_place");
+                cuda_mem::nccl::all_reduce_in_place(
+                    &comm,
+                    &mut stats.cast_mut::<f64>().unwrap(),
+                    &ReduceOp::Sum,
+                )
+                .expect("all_reduce_in_place");
                 same(
                     &stats.to_vec().unwrap(),
                     total,
@@ -617,7 +621,8 @@ fn nccl_collectives_over_cuda_mem_buffers() {
                 let mut out = DeviceBuffer::<f64>::new(&ctx, (len - 1) * 3).unwrap();
                 out.fill(f64::NAN).unwrap();
                 let send = DeviceBuffer::from_slice(&ctx, mine).unwrap();
-                comm.all_reduce(
+                cuda_mem::nccl::all_reduce(
+                    &comm,
                     &send.slice(1..).unwrap().cast::<f64>().unwrap(),
                     &mut out,
                     &ReduceOp::Sum,
@@ -634,7 +639,8 @@ fn nccl_collectives_over_cuda_mem_buffers() {
                 got.memset(0x5a).unwrap();
                 let root = DeviceBuffer::from_slice(&ctx, header).unwrap();
                 let root_bytes = root.cast::<u8>().unwrap();
-                comm.broadcast(
+                cuda_mem::nccl::broadcast(
+                    &comm,
                     (rank == 0).then_some(&root_bytes),
                     &mut got.cast_mut::<u8>().unwrap(),
                     0,

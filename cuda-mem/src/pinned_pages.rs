@@ -1,0 +1,308 @@
+//! [`PinnedPages`]: page-locked host memory whose *host* view is a second,
+//! unregistered mapping of the same pages, and the registry that translates
+//! that view back for cuda-mem's own copies.
+//!
+//! # Why two mappings
+//!
+//! cudarc's safe copies (`memcpy_htod`, `memcpy_dtoh`, `clone_htod`) take any
+//! `&[T]` / `&mut [T]` and assume it is pageable memory, for which the
+//! driver's copy is synchronous: they neither wait for the copy nor record
+//! it. If the slice is page-locked memory the driver knows (what
+//! `cuMemHostAlloc` returns), the copy is an asynchronous DMA instead, and
+//! nothing orders it: the host reads the slice before the DMA has written
+//! it, frees it while the DMA runs, or writes it just before a late DMA
+//! overwrites the write.
+//!
+//! So on Linux cuda-mem creates pinned memory as a shared memory file
+//! (`memfd_create`) mapped twice: the first mapping is registered with the
+//! driver (`cuMemHostRegister`) and is what DMA and kernels use (the buffer's
+//! device address); the second is never registered, and is the only one the
+//! host ever sees (`as_slice`, `as_mut_slice`, the `PinnedAllocator`'s
+//! blocks). Both map the same physical pages, so the host sees every byte the
+//! device wrote, but to the driver (and to cudarc) a host slice is ordinary
+//! pageable memory: any copy through it is synchronous. cuda-mem's own
+//! synchronous copies look a host slice up in this module's registry and copy
+//! through the registered mapping instead, at full DMA speed.
+//!
+//! Write-combined memory (a `cuMemHostAlloc` flag that `cuMemHostRegister`
+//! does not have) and platforms other than Linux keep one mapping; their host
+//! access waits for every context instead (see `Buffer::as_slice`).
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use cudarc::driver::{result, sys};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::PinnedFlags;
+
+/// One block of pinned memory: `bytes` bytes reachable by DMA at `dma`, and by
+/// the host at `host` (the same address when [`PinnedPages::is_aliased`] is
+/// false). Freed by [`PinnedPages::free`]; dropping it without that leaks it,
+/// which is what error paths want: they never free memory a DMA may still
+/// use.
+pub(crate) struct PinnedPages {
+    dma: *mut u8,
+    host: *mut u8,
+    /// The length of each mapping (`bytes` rounded up to whole pages), when
+    /// the block is a registered mapping plus an alias; `None` for a
+    /// `cuMemHostAlloc` block.
+    mapped: Option<usize>,
+}
+
+// SAFETY: the pointers are owned addresses of mappings that live until
+// `free`; nothing here dereferences them, and the driver calls on them are
+// thread-safe.
+unsafe impl Send for PinnedPages {}
+// SAFETY: as above; shared access only reads the addresses.
+unsafe impl Sync for PinnedPages {}
+
+/// The host aliases in use: host address -> (length, registered address).
+static ALIASES: RwLock<BTreeMap<usize, (usize, usize)>> = RwLock::new(BTreeMap::new());
+
+/// The registered (DMA) address of `len` bytes at host address `host`, when
+/// they lie inside one host alias of pinned memory.
+///
+/// cuda-mem's synchronous copies use it, so that copying from or into a slice
+/// of a `PinnedBuffer` (or a `PinnedAllocator` `Vec`) is a direct DMA, not a
+/// staged pageable copy.
+pub(crate) fn dma_address(host: *const u8, len: usize) -> Option<*mut u8> {
+    let start = host as usize;
+    let aliases = ALIASES.read().unwrap_or_else(|p| p.into_inner());
+    let (&alias, &(alias_len, dma)) = aliases.range(..=start).next_back()?;
+    let offset = start - alias;
+    (offset.checked_add(len)? <= alias_len).then_some((dma + offset) as *mut u8)
+}
+
+impl PinnedPages {
+    /// `bytes > 0` zeroed bytes of pinned memory of `state`'s context.
+    pub(crate) fn new(state: &ContextState, bytes: usize, flags: PinnedFlags) -> Result<Self> {
+        debug_assert!(bytes > 0);
+        state.bind()?;
+        if cfg!(target_os = "linux") && !flags.write_combined {
+            Self::aliased(bytes, flags)
+        } else {
+            Self::allocated(bytes, flags)
+        }
+    }
+
+    /// The address DMA and kernels use.
+    pub(crate) fn dma(&self) -> *mut u8 {
+        self.dma
+    }
+
+    /// The address the host uses.
+    pub(crate) fn host(&self) -> *mut u8 {
+        self.host
+    }
+
+    /// Whether the host address is an unregistered alias, so host slices are
+    /// pageable memory to the driver.
+    pub(crate) fn is_aliased(&self) -> bool {
+        self.mapped.is_some()
+    }
+
+    /// `cuMemHostAlloc`: one mapping, zeroed here.
+    fn allocated(bytes: usize, flags: PinnedFlags) -> Result<Self> {
+        // SAFETY: the context is current (the caller bound it); the memory is
+        // zeroed below before anyone can read it.
+        let host = unsafe { result::malloc_host(bytes, flags.alloc_bits()) }
+            .map_err(|e| Error::driver_sized("cuMemHostAlloc", e, bytes, "pinned host"))?
+            .cast::<u8>();
+        // SAFETY: `bytes` freshly allocated, writable, unshared bytes.
+        unsafe { std::ptr::write_bytes(host, 0, bytes) };
+        Ok(Self {
+            dma: host,
+            host,
+            mapped: None,
+        })
+    }
+
+    /// A memory file mapped twice, the first mapping registered.
+    #[cfg(target_os = "linux")]
+    fn aliased(bytes: usize, flags: PinnedFlags) -> Result<Self> {
+        let too_big = || Error::OutOfMemory {
+            requested: bytes,
+            kind: "pinned host",
+        };
+        // SAFETY: `sysconf` has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|&p| p > 0)
+            .unwrap_or(4096);
+        let len = bytes.checked_next_multiple_of(page).ok_or_else(too_big)?;
+        let file_len = libc::off_t::try_from(len).map_err(|_| too_big())?;
+        // SAFETY: a NUL-terminated name and valid flags.
+        let fd = unsafe { libc::memfd_create(c"cuda-mem-pinned".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(os_error("memfd_create", bytes));
+        }
+        let map = || {
+            // SAFETY: a fresh shared mapping of the whole file; the kernel
+            // picks the address.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
+            (p != libc::MAP_FAILED).then_some(p.cast::<u8>())
+        };
+        // SAFETY: `fd` is the file created above.
+        let sized = unsafe { libc::ftruncate(fd, file_len) } == 0;
+        let dma = sized.then(map).flatten();
+        let host = dma.and_then(|_| map());
+        let mapping_error = os_error("mmap", bytes);
+        // SAFETY: the mappings keep the file alive; the descriptor is ours.
+        unsafe { libc::close(fd) };
+        let unmap = |p: *mut u8| {
+            // SAFETY: a mapping of `len` bytes created above, not handed out.
+            unsafe { libc::munmap(p.cast(), len) };
+        };
+        let (Some(dma), Some(host)) = (dma, host) else {
+            dma.map(unmap);
+            return Err(if sized {
+                mapping_error
+            } else {
+                os_error("ftruncate", bytes)
+            });
+        };
+        // SAFETY: `dma` is a live mapping of `len` bytes that nothing else
+        // uses; the context is current.
+        let registered =
+            unsafe { sys::cuMemHostRegister_v2(dma.cast(), len, flags.register_bits()).result() };
+        if let Err(e) = registered {
+            unmap(dma);
+            unmap(host);
+            return Err(Error::driver_sized(
+                "cuMemHostRegister",
+                e,
+                bytes,
+                "pinned host",
+            ));
+        }
+        ALIASES
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(host as usize, (len, dma as usize));
+        // The file's pages start zeroed (the kernel zero-fills them).
+        Ok(Self {
+            dma,
+            host,
+            mapped: Some(len),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn aliased(bytes: usize, flags: PinnedFlags) -> Result<Self> {
+        Self::allocated(bytes, flags)
+    }
+
+    /// Frees the block. The caller has waited for every DMA that used it and
+    /// bound its context. On an error the memory is leaked, never unmapped
+    /// under a device that may still reach it.
+    pub(crate) fn free(self) -> Result<()> {
+        let this = std::mem::ManuallyDrop::new(self);
+        match this.mapped {
+            None => {
+                // SAFETY: a `cuMemHostAlloc` block nobody uses any more (the
+                // caller's promise); freed once (`self` is consumed).
+                unsafe { result::free_host(this.dma.cast()) }.op("cuMemFreeHost")
+            }
+            Some(len) => {
+                // SAFETY: the registered mapping of this block, unused by any
+                // queued work (the caller's promise).
+                unsafe { sys::cuMemHostUnregister(this.dma.cast()).result() }
+                    .op("cuMemHostUnregister")?;
+                ALIASES
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&(this.host as usize));
+                #[cfg(target_os = "linux")]
+                for p in [this.dma, this.host] {
+                    // SAFETY: mappings of `len` bytes created in `aliased`,
+                    // unregistered above, and no longer handed out.
+                    unsafe { libc::munmap(p.cast(), len) };
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Forgets the block, to be found again by [`PinnedPages::from_host`]
+    /// (the allocator hands out only the host address).
+    pub(crate) fn into_host(self) -> *mut u8 {
+        // Without a `Drop`, letting the block go leaks nothing the registry
+        // and `from_host` cannot find again.
+        self.host
+    }
+
+    /// The block whose host address is `host`, as returned by
+    /// [`PinnedPages::into_host`].
+    ///
+    /// # Safety
+    /// `host` comes from `into_host` of one block, which nothing else owns now.
+    pub(crate) unsafe fn from_host(host: *mut u8) -> Self {
+        let aliases = ALIASES.read().unwrap_or_else(|p| p.into_inner());
+        match aliases.get(&(host as usize)) {
+            Some(&(len, dma)) => Self {
+                dma: dma as *mut u8,
+                host,
+                mapped: Some(len),
+            },
+            None => Self {
+                dma: host,
+                host,
+                mapped: None,
+            },
+        }
+    }
+}
+
+/// An operating-system failure while creating pinned memory.
+#[cfg(target_os = "linux")]
+fn os_error(call: &'static str, bytes: usize) -> Error {
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENOMEM) | Some(libc::EMFILE) | Some(libc::ENFILE) => Error::OutOfMemory {
+            requested: bytes,
+            kind: "pinned host",
+        },
+        _ => Error::NotSupported(match call {
+            "memfd_create" => {
+                "memfd_create failed: pinned memory needs a Linux kernel with memfd (3.17+)"
+            }
+            "ftruncate" => "ftruncate of the pinned memory file failed",
+            _ => "mmap of the pinned memory file failed",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn translation_covers_exactly_the_registered_ranges() {
+        let host = 0x7000_0000_0000usize;
+        let dma = 0x1000_0000_0000usize;
+        ALIASES.write().unwrap().insert(host, (8192, dma));
+        assert_eq!(dma_address(host as *const u8, 8192), Some(dma as *mut u8));
+        assert_eq!(
+            dma_address((host + 100) as *const u8, 50),
+            Some((dma + 100) as *mut u8)
+        );
+        assert_eq!(dma_address((host + 8000) as *const u8, 193), None);
+        assert_eq!(dma_address((host - 1) as *const u8, 1), None);
+        assert_eq!(
+            dma_address((host + 8192) as *const u8, 0),
+            Some((dma + 8192) as *mut u8)
+        );
+        ALIASES.write().unwrap().remove(&host);
+        assert_eq!(dma_address(host as *const u8, 1), None);
+    }
+}
