@@ -2,6 +2,7 @@
 //! once per context and checked kernel by kernel), [`LaunchArg`] (which host
 //! values a parameter accepts) and the launch itself.
 
+use std::cell::Cell;
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -121,15 +122,31 @@ impl Module {
 
     /// The function `kernel` in `state`'s context, after checking (once)
     /// that its signature fingerprint in the PTX is `signature`.
+    /// A launch on `stream` checks the stream before loading or checking
+    /// anything (the synchronous copy of the check must not meet a capture).
     fn function(
         &'static self,
         state: &ContextState,
         kernel: &'static str,
         signature: u64,
+        stream: Option<&CudaStream>,
     ) -> Result<sys::CUfunction> {
         let mut loaded = self.lock();
         let key = state.ctx.cu_ctx();
-        let index = match loaded.iter().position(|l| l.ctx.cu_ctx() == key) {
+        let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
+        if let Some(index) = found {
+            let checked = loaded[index]
+                .kernels
+                .iter()
+                .find(|(name, sig, _)| *sig == signature && *name == kernel);
+            if let Some(&(_, _, function)) = checked {
+                return Ok(function);
+            }
+        }
+        if let Some(stream) = stream {
+            state.check_stream(stream)?;
+        }
+        let index = match found {
             Some(index) => index,
             None => {
                 loaded.push(self.load(state)?);
@@ -137,13 +154,6 @@ impl Module {
             }
         };
         let entry = &mut loaded[index];
-        let checked = entry
-            .kernels
-            .iter()
-            .find(|(name, sig, _)| *sig == signature && *name == kernel);
-        if let Some(&(_, _, function)) = checked {
-            return Ok(function);
-        }
         let function = self.check(state, entry.module, kernel, signature)?;
         entry.kernels.push((kernel, signature, function));
         Ok(function)
@@ -221,7 +231,7 @@ impl Module {
         ctx: &Arc<CudaContext>,
     ) -> Result<()> {
         let state = ContextState::of(ctx)?;
-        self.function(&state, kernel, signature).map(drop)
+        self.function(&state, kernel, signature, None).map(drop)
     }
 
     /// Starts a launch of `kernel` (whose host-side fingerprint is
@@ -235,12 +245,12 @@ impl Module {
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
         let state = ContextState::of(stream.context())?;
-        state.check_stream(stream)?;
-        let function = self.function(&state, kernel, signature)?;
+        let function = self.function(&state, kernel, signature, Some(stream))?;
         Ok(Launch {
             state,
             stream,
             function,
+            stream_checked: Cell::new(false),
         })
     }
 }
@@ -262,13 +272,21 @@ pub struct Launch<'s> {
     state: Arc<ContextState>,
     stream: &'s Arc<CudaStream>,
     function: sys::CUfunction,
+    /// Whether an argument's claim has checked the stream (`check_stream`:
+    /// its context, and that cuda-mem can order work on it). Launches
+    /// without buffer arguments check it in `__finish`.
+    stream_checked: Cell<bool>,
 }
 
 impl Launch<'_> {
     /// The parameter value of `arg`, ordered on the launch's stream.
     #[doc(hidden)]
     pub fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
-        arg.__into_param(self.stream)
+        let param = arg.__into_param(self.stream)?;
+        if A::__CHECKS_STREAM {
+            self.stream_checked.set(true);
+        }
+        Ok(param)
     }
 
     /// Queues the kernel.
@@ -280,11 +298,15 @@ impl Launch<'_> {
     /// preconditions (none for a safe `#[kernel]` fn) hold.
     #[doc(hidden)]
     pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
+        if !self.stream_checked.get() {
+            self.state.check_stream(self.stream)?;
+        }
         self.state.bind()?;
         let (grid, block) = (config.grid_dim, config.block_dim);
         // SAFETY: the function belongs to the current context (checked and
-        // cached per context) and the stream to the same context (checked in
-        // `__begin`); the caller guarantees the parameters.
+        // cached per context), which is the stream's (the module was found
+        // through the stream's context); the caller guarantees the
+        // parameters.
         unsafe {
             sys::cuLaunchKernel(
                 self.function,
@@ -339,6 +361,11 @@ impl Launch<'_> {
             a kernel with one parameter takes `(arg,)`"
 )]
 pub unsafe trait LaunchArg<P> {
+    /// Whether `__into_param` checks the stream with `check_stream` (a
+    /// claim does), so that the launch need not check it again.
+    #[doc(hidden)]
+    const __CHECKS_STREAM: bool = false;
+
     /// The parameter value, ordered on `stream`.
     #[doc(hidden)]
     fn __into_param(self, stream: &Arc<CudaStream>) -> Result<P>;
@@ -394,6 +421,8 @@ macro_rules! slice_args {
         // (exclusively for `DeviceSliceMut`) for the launch, and the claim
         // orders it on the launch's stream.
         unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, T>> for $arg {
+            const __CHECKS_STREAM: bool = true;
+
             #[inline]
             fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
                 let elems: fn(&Self) -> Elems<'_, T> = $elems;
@@ -454,6 +483,8 @@ macro_rules! pitched_args {
         // alignment, checked above), borrowed for the launch (exclusively
         // for the writable forms) and ordered on the launch's stream.
         unsafe impl<'p, 'b, T: DeviceCopy> LaunchArg<$param<'p, T>> for $arg {
+            const __CHECKS_STREAM: bool = true;
+
             #[inline]
             fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
                 let (ptr, pitch, width, height) = pitched(&*self, stream)?;
