@@ -145,12 +145,32 @@
 //!
 //! # Your own kernels in Rust
 //!
-//! Write kernels in a `#![no_std]` crate for `nvptx64-nvidia-cuda` that
-//! depends on `cuda-mem` with `default-features = false` (and on the crate
-//! that holds your shared structs), and compile it from your `build.rs` with
+//! Put your shared structs and your kernels in a `#![no_std]` crate that
+//! depends on `cuda-mem` with `default-features = false`, and make each kernel
+//! a `fn` with [`#[kernel]`](macro@kernel). Its parameters are
+//! [`KernelParam`]s: [`device::DeviceSlice`] (elements it reads),
+//! [`device::DeviceSliceMut`] (elements each thread writes),
+//! [`device::DeviceAtomicSlice`], the pitched forms, and `DeviceCopy`
+//! values; its body uses [`device`], the device std.
+//!
+//! ```
+//! use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
+//!
+//! /// `out[i] = a * x[i] + out[i]`.
+//! #[cuda_mem::kernel]
+//! pub fn saxpy(mut out: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) {
+//!     for (i, y) in out.grid_stride_mut() {
+//!         if let Some(x) = x.get(i) {
+//!             *y += a * x;
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! Compile that crate to PTX from your `build.rs` with
 //! `cuda_mem::build::KernelCrate` (feature `build`): it runs a nested nightly
-//! cargo for the kernel crate with the target, `-Zbuild-std=core` and the
-//! flags it needs (the kernel crate needs no configuration files), writes the
+//! cargo with the target, `-Zbuild-std=core` and the flags it needs (the
+//! kernel crate needs no `#![feature]` or configuration files), writes the
 //! PTX into `OUT_DIR`, installs the pinned nightly with `rust-src` through
 //! rustup when it is missing (and says so), and prints
 //! `cargo:rerun-if-changed` for every source file the kernels read.
@@ -164,15 +184,40 @@
 //! }
 //! ```
 //!
-//! Then embed the PTX, load it with cudarc and launch with buffers as
-//! [`KernelArg`]s:
+//! The program embeds that PTX as a [`Module`] and launches each kernel
+//! through its typed launcher, without `unsafe`:
+//!
+//! ```no_run
+//! # use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
+//! # #[cuda_mem::kernel]
+//! # pub fn saxpy(mut out: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) { let _ = (out, x, a); }
+//! # // SAFETY: no kernels.
+//! # static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("my-kernels", "") };
+//! // static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let x = cuda_mem::DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
+//! let mut y = cuda_mem::DeviceBuffer::from_slice(&ctx, &[1.0f32; 3])?;
+//! let config = cuda_mem::LaunchConfig::for_num_elems(3);
+//! saxpy.launch(&KERNELS, &stream, config, (&mut y, &x, 2.0))?;
+//! assert_eq!(y.to_vec()?, [3.0, 5.0, 7.0]); // waits for the kernel
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! The argument types are checked at compile time; the PTX's signature
+//! fingerprint of the kernel at its first launch in a context (a stale PTX is
+//! [`Error::KernelMismatch`]); the buffers are ordered on the stream like
+//! [`kernel_arg`](Buffer::kernel_arg) arguments. [`launch`] has the whole
+//! soundness argument.
+//!
+//! Kernels that are not `#[kernel]` fns (CUDA C++, hand-written PTX) are
+//! launched through cudarc, with buffers as [`KernelArg`]s, in `unsafe`:
 //!
 //! ```no_run
 //! use cuda_mem::cudarc::driver::{LaunchConfig, PushKernelArg};
 //! use cuda_mem::cudarc::nvrtc::Ptx;
 //!
 //! # const MY_KERNELS_PTX: &str = "";
-//! // const MY_KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx"));
 //! let ctx = cuda_mem::context(0)?;
 //! let stream = ctx.new_stream()?;
 //! let scale = ctx.load_module(Ptx::from_src(MY_KERNELS_PTX))?.load_function("scale_f32")?;
@@ -191,12 +236,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Functions the kernels call from another crate must be `#[inline]` (a call
-//! out of the kernel crate would leave an `.extern .func` in the PTX, which
-//! the builder rejects). The repository's `examples/particles-shared` (a
-//! `Particle` struct and its update step, used by the kernel and by the CPU
-//! check), `examples/particles-kernels` (the kernel crate), `examples/build.rs`
-//! and `examples/examples/particles.rs` are a complete, tested setup.
+//! The repository's `examples/particles-shared` (structs, the CPU check's
+//! update step and three `#[kernel]` fns), `examples/build.rs` and the
+//! `particles`, `pipeline` and `reduce` examples are a complete, tested
+//! setup.
 //!
 //! # Several GPUs
 //!
