@@ -143,6 +143,7 @@ impl<T: AtomicValue> core::ops::Index<usize> for DeviceAtomicSlice<'_, T> {
 
     /// Element `index`; panics (a trap on the device) past the end.
     #[inline(always)]
+    #[track_caller]
     fn index(&self, index: usize) -> &DeviceAtomic<T> {
         &self.as_slice()[index]
     }

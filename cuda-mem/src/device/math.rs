@@ -11,22 +11,28 @@
 //! | --- | --- | --- |
 //! | [`sqrt`] | `sqrt.rn.f32`: correctly rounded | `sqrt.rn.f64`: correctly rounded |
 //! | [`rsqrt`] | `1 / sqrt` in `f64`, rounded: ≤ 1 ulp | `1 / sqrt` and a Newton step on the exact residual: ≤ 1 ulp |
-//! | [`rsqrt_fast`] | `rsqrt.approx.ftz.f32`: relative error ≤ 2^-22 | `rsqrt.approx.f64`: relative error ≤ 2^-22 (single-precision accuracy) |
+//! | [`rsqrt_fast`] | `rsqrt.approx.ftz.f32`: ≤ 2 ulp | `rsqrt.approx.f64`, single-precision accuracy: relative error ≤ 2^-19 |
 //! | [`exp`] | `libm::expf`: ≤ 1 ulp | `libm::exp`: ≤ 1 ulp |
-//! | [`exp_fast`] | `ex2.approx.ftz.f32(x · log2 e)`: relative error ≤ 2^-21 + \|x\| · 2^-23 | = [`exp`] |
+//! | [`exp_fast`] | `ex2.approx.ftz.f32(x · log2 e)`: ≤ 2 + 1.2 \|x\| ulp | = [`exp`] |
 //! | [`exp2`] | the `f64` [`exp2`], rounded: ≤ 1 ulp | `libm::exp` of the reduced argument, scaled: ≤ 2 ulp |
-//! | [`exp2_fast`] | `ex2.approx.ftz.f32`: relative error ≤ 2^-21 | = [`exp2`] |
+//! | [`exp2_fast`] | `ex2.approx.ftz.f32`: ≤ 2 ulp | = [`exp2`] |
 //! | [`log`] | `libm::logf`: ≤ 1 ulp | `libm::log`: ≤ 1 ulp |
-//! | [`log_fast`] | `lg2.approx.ftz.f32 · ln 2`: absolute error ≤ 2^-21 on [0.5, 2], relative ≤ 2^-21 elsewhere | = [`log`] |
+//! | [`log_fast`] | `lg2.approx.ftz.f32 · ln 2`: absolute error ≤ 2^-21 on [0.5, 2], ≤ 3 ulp elsewhere | = [`log`] |
 //! | [`log2`] | `libm::log2f`: ≤ 1 ulp | `libm::log2`: ≤ 1 ulp |
-//! | [`log2_fast`] | `lg2.approx.ftz.f32`: absolute error ≤ 2^-21 on [0.5, 2], relative ≤ 2^-21 elsewhere | = [`log2`] |
+//! | [`log2_fast`] | `lg2.approx.ftz.f32`: absolute error ≤ 2^-22 on [0.5, 2], ≤ 2 ulp elsewhere | = [`log2`] |
 //! | [`sin`], [`cos`] | `libm::sinf`/`cosf`: ≤ 1 ulp, any argument | `libm::sin`/`cos`: ≤ 1 ulp, any argument |
 //! | [`sin_fast`], [`cos_fast`] | `sin`/`cos.approx.ftz.f32`: absolute error ≤ 2^-20 for \|x\| ≤ π, growing with \|x\| | = [`sin`], [`cos`] |
-//! | [`tanh`] | `libm::tanhf`: ≤ 2 ulp | `libm::tanh`: ≤ 2 ulp |
-//! | [`tanh_fast`] | `tanh.approx.f32` (sm_75 and later, relative error ≤ 2^-10.9); on sm_70 `1 - 2 / (2^(2x log2 e) + 1)` with approximate instructions, absolute error ≤ 2^-20 | = [`tanh`] |
+//! | [`tanh`] | `libm::tanhf`: ≤ 3 ulp (2.1 measured) | `libm::tanh`: ≤ 4 ulp (3 measured) |
+//! | [`tanh_fast`] | `tanh.approx.f32` (sm_75 and later): relative error ≤ 2^-10.9; on sm_70 `1 - 2 / (2^(2x log2 e) + 1)` with approximate instructions: absolute error ≤ 2^-20 | = [`tanh`] |
 //! | [`pow`] | `exp(y · ln x)` in `f64`, rounded: ≤ 1 ulp | `ln x` in double-double, then `libm::exp`: ≤ 2 ulp |
-//! | [`pow_fast`] | `ex2.approx(y · lg2.approx(x))`, for `x > 0` (`x < 0` gives NaN): relative error ≤ 2^-21 + \|y · log2 x\| · 2^-22 | = [`pow`] |
+//! | [`pow_fast`] | `ex2.approx(y · lg2.approx(x))` for `x > 0` (`x < 0` gives NaN): relative error ≤ 2^-21 (2 + 2 \|y\| max(1, \|log2 x\|)) | = [`pow`] |
 //! | [`fma`] | `fma.rn.f32`: one rounding | `fma.rn.f64`: one rounding |
+//!
+//! The bounds of the `libm` functions are those measured against a
+//! correctly rounded reference on random arguments (musl's code, from
+//! which `libm` is ported, is designed for < 1 ulp except `tanh`); those of
+//! the hardware approximations are NVIDIA's for the same instructions (the
+//! CUDA intrinsics `__expf`, `__logf`, `__sinf`, ..., and `rsqrtf`).
 //!
 //! Division with `/` is already correctly rounded (`div.rn`).
 //! [`pow`] follows C's special cases (`pow(x, 0) = 1`, `pow(1, y) = 1`,
@@ -201,7 +207,7 @@ generic! {
     /// assert!((cuda_mem::device::math::cos_fast(1.0f32) - 0.540_302_3).abs() < 1e-5);
     /// ```
     cos_fast => __cos_fast();
-    /// The hyperbolic tangent, within 2 ulp.
+    /// The hyperbolic tangent, within 3 ulp (`f32`) or 4 ulp (`f64`).
     ///
     /// ```
     /// assert_eq!(cuda_mem::device::math::tanh(0.0f32), 0.0);
@@ -976,7 +982,7 @@ mod tests {
             }
             assert!(ulps32(sin(s), (s as f64).sin()) <= 1.0, "sin {s}");
             assert!(ulps32(cos(s), (s as f64).cos()) <= 1.0, "cos {s}");
-            assert!(ulps32(tanh(s), (s as f64).tanh()) <= 2.0, "tanh {s}");
+            assert!(ulps32(tanh(s), (s as f64).tanh()) <= 3.0, "tanh {s}");
             assert_eq!(sqrt(x), (x as f64).sqrt() as f32);
         }
     }

@@ -114,6 +114,8 @@ pub fn report_and_trap(info: &core::panic::PanicInfo<'_>) -> ! {
         t.z,
         message.as_c_str()
     );
+    // Make the printed record visible before the kernel ends abnormally.
+    super::fence(super::Scope::System);
     trap()
 }
 

@@ -335,6 +335,7 @@ macro_rules! writable {
             /// assert_eq!(unsafe { v.read(1, 1) }, 4);
             /// ```
             #[inline(always)]
+            #[track_caller]
             pub unsafe fn read(&self, x: usize, y: usize) -> T
             where
                 T: Copy,
@@ -361,6 +362,7 @@ macro_rules! writable {
             /// assert_eq!(m, [1, 2, 9, 4]);
             /// ```
             #[inline(always)]
+            #[track_caller]
             pub unsafe fn write(&self, x: usize, y: usize, value: T) {
                 assert!(x < self.width && y < self.height, "pitched write outside the array");
                 // SAFETY: inside the array; no concurrent access (the caller).

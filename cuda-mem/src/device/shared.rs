@@ -119,6 +119,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     /// assert_eq!(unsafe { a.as_slice().read(2) }, 0);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn read(&self, index: usize) -> T {
         assert!(index < self.len, "shared memory read past the end");
         // SAFETY: in bounds; no concurrent write (the caller); any bytes are
@@ -140,6 +141,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     /// assert_eq!(unsafe { a.read(0) }, -4);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn write(&self, index: usize, value: T) {
         assert!(index < self.len, "shared memory write past the end");
         // SAFETY: in bounds; no concurrent access (the caller).
@@ -355,6 +357,7 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     /// assert_eq!(unsafe { a.read(0) }, 0);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn read(&self, index: usize) -> T {
         // SAFETY: forwarded.
         unsafe { self.as_slice().read(index) }
@@ -371,6 +374,7 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     /// unsafe { a.write(0, 1) };
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn write(&self, index: usize, value: T) {
         // SAFETY: forwarded.
         unsafe { self.as_slice().write(index, value) }

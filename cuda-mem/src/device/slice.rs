@@ -222,6 +222,7 @@ impl<T> core::ops::Index<usize> for DeviceSlice<'_, T> {
 
     /// Element `index`; panics past the end (a trap on the device).
     #[inline(always)]
+    #[track_caller]
     fn index(&self, index: usize) -> &T {
         &self.as_slice()[index]
     }
@@ -372,6 +373,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// assert_eq!(unsafe { s.read(1) }, 6);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn read(&self, index: usize) -> T
     where
         T: Copy,
@@ -398,6 +400,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// assert_eq!(v, [0, 9]);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn write(&self, index: usize, value: T) {
         assert!(index < self.len, "DeviceSliceMut::write past the end");
         // SAFETY: in bounds (checked above); no concurrent access (the caller).
