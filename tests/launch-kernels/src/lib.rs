@@ -1,0 +1,118 @@
+//! Test kernels of `#[kernel]`: every parameter kind (slices, atomic slices,
+//! pitched 2D, derived structs, a device pointer), a slow kernel for the
+//! ordering tests, and an `unsafe fn` kernel. `tests/build.rs` builds the
+//! PTX; `tests/tests/kernels.rs` launches it and checks every element
+//! against the functions here, which the host calls too.
+#![no_std]
+
+use cuda_mem::device::{
+    global_linear_idx, grid_stride, DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedSlice,
+    PitchedSliceMut, Scope,
+};
+use cuda_mem::{kernel, DeviceCopy, DevicePtr};
+
+/// A derived struct with fields of three sizes: 16 bytes, aligned to 8.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Item {
+    /// A key.
+    pub key: u32,
+    /// A weight.
+    pub weight: f32,
+    /// An identifier.
+    pub id: u64,
+}
+
+/// The parameters of [`transform`], passed by value.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Params {
+    /// Added to the key (wrapping).
+    pub add: u32,
+    /// Multiplies the weight.
+    pub scale: f32,
+}
+
+/// What [`transform_items`] does to one item (the host's check calls it too).
+#[inline]
+pub fn transform(item: Item, params: Params) -> Item {
+    Item {
+        key: item.key.wrapping_mul(3).wrapping_add(params.add),
+        weight: item.weight * params.scale,
+        id: !item.id,
+    }
+}
+
+/// `out[i] = transform(input[i], params)` for every `i` both have.
+#[kernel]
+pub fn transform_items(mut out: DeviceSliceMut<Item>, input: DeviceSlice<Item>, params: Params) {
+    for (i, slot) in out.grid_stride_mut() {
+        if let Some(&item) = input.get(i) {
+            *slot = transform(item, params);
+        }
+    }
+}
+
+/// `out[i] = offset + i`.
+#[kernel]
+pub fn write_indices(mut out: DeviceSliceMut<u64>, offset: u64) {
+    for (i, x) in out.grid_stride_mut() {
+        *x = offset + i as u64;
+    }
+}
+
+/// Counts `input[i] % bins.len()` into `bins`, atomically.
+#[kernel]
+pub fn histogram(input: DeviceSlice<u32>, bins: DeviceAtomicSlice<u32>) {
+    let n = bins.len();
+    if n == 0 {
+        return;
+    }
+    for i in grid_stride(input.len()) {
+        if let Some(bin) = bins.get(input[i] as usize % n) {
+            bin.fetch_add(1, Scope::Device);
+        }
+    }
+}
+
+/// `rounds` steps of a linear congruential generator from `x`: a slow,
+/// exactly reproducible function.
+#[inline]
+pub fn churned(mut x: u32, rounds: u32) -> u32 {
+    for _ in 0..rounds {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+    }
+    x
+}
+
+/// `data[i] = churned(data[i], rounds)`: slow on purpose (ordering tests).
+#[kernel]
+pub fn churn(mut data: DeviceSliceMut<u32>, rounds: u32) {
+    for (_, x) in data.grid_stride_mut() {
+        *x = churned(*x, rounds);
+    }
+}
+
+/// `out[x, y] = input[x, y] + add` over pitched 2D arrays.
+#[kernel]
+pub fn pitched_add(mut out: PitchedSliceMut<f32>, input: PitchedSlice<f32>, add: f32) {
+    for (x, y, slot) in out.grid_stride_mut() {
+        if let Some(&v) = input.get(x, y) {
+            *slot = v + add;
+        }
+    }
+}
+
+/// Thread 0 writes `value` at `target`.
+///
+/// # Safety
+///
+/// `target` points to a `u32` in device-accessible memory that nothing else
+/// uses while the kernel runs.
+#[kernel]
+pub unsafe fn poke(target: DevicePtr<u32>, value: u32) {
+    if global_linear_idx() == 0 {
+        // SAFETY: the launch's caller promised a `u32` no one else uses.
+        unsafe { *target.as_raw() = value };
+    }
+}

@@ -1,0 +1,674 @@
+//! `#[kernel]` and typed launches: the PTX of the test kernels
+//! (`tests/launch-kernels`, built by `tests/build.rs`) on the CPU, and
+//! launches on the GPU: every parameter kind on random data and odd sizes
+//! (outputs poisoned first, every element checked), every memory kind,
+//! views, ordering against host access, other streams and drops, the
+//! fingerprint check (a PTX built with another struct layout, a doctored
+//! fingerprint, a missing fingerprint, a missing kernel), and `unsafe fn`
+//! kernels.
+
+use std::sync::Arc;
+
+use cuda_mem::{
+    CudaStream, DeviceBuffer, DevicePtr, Error, KernelProblem, LaunchConfig, Module, PinnedBuffer,
+    PitchedBuffer, PoolBuffer, UnifiedBuffer,
+};
+use cuda_mem_launch_kernels::{
+    churn, churned, histogram, pitched_add, poke, transform, transform_items, write_indices, Item,
+    Params,
+};
+use cuda_mem_tests::{assemble_ptx, gpu, ptx_fingerprint, ptx_kernel, Rng};
+
+static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
+/// `transform_items` compiled over a `Params` of another layout.
+static SKEWED: Module = cuda_mem::include_kernels!("launch-kernels-skewed");
+
+/// Every kernel of `launch-kernels` with the host's fingerprint.
+const ALL: [(&str, u64); 6] = [
+    (transform_items::NAME, transform_items::SIGNATURE),
+    (write_indices::NAME, write_indices::SIGNATURE),
+    (histogram::NAME, histogram::SIGNATURE),
+    (churn::NAME, churn::SIGNATURE),
+    (pitched_add::NAME, pitched_add::SIGNATURE),
+    (poke::NAME, poke::SIGNATURE),
+];
+
+// --- the PTX, on the CPU ---
+
+#[test]
+fn every_kernel_has_an_entry_and_the_hosts_fingerprint() {
+    let ptx = KERNELS.ptx();
+    for (name, signature) in ALL {
+        ptx_kernel(ptx, name);
+        assert_eq!(
+            ptx_fingerprint(ptx, name),
+            Some(signature),
+            "the fingerprint of {name} in the PTX is not the host's"
+        );
+        assert!(
+            ptx.contains(&format!(
+                ".visible .global .align 8 .b8 __cuda_mem_sig_{name}[8]"
+            )),
+            "{name}: the fingerprint is not a visible 8-byte global"
+        );
+    }
+    assert!(
+        !ptx.contains(".extern .func"),
+        "the PTX calls a function it does not define"
+    );
+}
+
+#[test]
+fn a_struct_of_another_layout_changes_the_fingerprint() {
+    let skewed = ptx_fingerprint(SKEWED.ptx(), transform_items::NAME)
+        .expect("the skewed PTX has transform_items' fingerprint");
+    assert_ne!(skewed, transform_items::SIGNATURE);
+}
+
+#[test]
+fn the_simple_kernels_use_no_local_memory() {
+    for name in [
+        write_indices::NAME,
+        churn::NAME,
+        transform_items::NAME,
+        poke::NAME,
+    ] {
+        assert!(
+            !ptx_kernel(KERNELS.ptx(), name).contains(".local"),
+            "{name} uses local memory"
+        );
+    }
+}
+
+#[test]
+fn the_kernels_assemble_for_sm80_and_sm90() {
+    assemble_ptx(KERNELS.ptx(), "launch-kernels");
+    assemble_ptx(SKEWED.ptx(), "launch-kernels-skewed");
+}
+
+// --- launches, on the GPU ---
+
+/// Launch shapes: one small block, one warp, many blocks of every size.
+fn configs(rng: &mut Rng, n: usize) -> Vec<LaunchConfig> {
+    let block = [32u32, 64, 128, 256, 1024][rng.below(5)];
+    vec![
+        LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        LaunchConfig {
+            grid_dim: ((n as u32).div_ceil(block).clamp(1, 65_535), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        LaunchConfig {
+            grid_dim: (3, 2, 1),
+            block_dim: (16, 4, 2),
+            shared_mem_bytes: 0,
+        },
+    ]
+}
+
+fn random_items(rng: &mut Rng, n: usize) -> Vec<Item> {
+    (0..n)
+        .map(|_| Item {
+            key: rng.next_u64() as u32,
+            // Finite floats of many magnitudes: products round the same way
+            // on both sides (IEEE `mul.rn`), no NaN payloads to compare.
+            weight: (rng.below(2_000_001) as f32 - 1e6) * 2f32.powi(rng.below(40) as i32 - 20),
+            id: rng.next_u64(),
+        })
+        .collect()
+}
+
+/// A value no kernel writes (the poison of the outputs).
+const POISON: Item = Item {
+    key: 0xDEAD_BEEF,
+    weight: -0.0,
+    id: 0x5A5A_5A5A_5A5A_5A5A,
+};
+
+fn same(a: &Item, b: &Item) -> bool {
+    a.key == b.key && a.weight.to_bits() == b.weight.to_bits() && a.id == b.id
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn typed_launches_transform_every_element_of_odd_sizes() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("typed_launches_transform_every_element_of_odd_sizes");
+    for n in [0usize, 1, 2, 31, 33, 1000, 4099, 65_537, (1 << 20) + 3] {
+        let input = random_items(&mut rng, n);
+        let params = Params {
+            add: rng.next_u64() as u32,
+            scale: 1.0 + rng.below(1000) as f32 / 7.0,
+        };
+        let expected: Vec<Item> = input.iter().map(|&x| transform(x, params)).collect();
+        let device_input = DeviceBuffer::from_slice(&ctx, &input).unwrap();
+        let mut out = DeviceBuffer::<Item>::new(&ctx, n).unwrap();
+        for config in configs(&mut rng, n) {
+            out.fill(POISON).unwrap();
+            transform_items
+                .launch(&KERNELS, &stream, config, (&mut out, &device_input, params))
+                .unwrap();
+            let got = out.to_vec().unwrap();
+            let wrong = (0..n).filter(|&i| !same(&got[i], &expected[i])).count();
+            assert_eq!(wrong, 0, "n = {n}, {config:?}: {wrong} elements wrong");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn views_confine_a_kernel_to_their_elements() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("views_confine_a_kernel_to_their_elements");
+    for _ in 0..20 {
+        let n = 1 + rng.below(100_000);
+        let (a, b) = {
+            let (x, y) = (rng.below(n + 1), rng.below(n + 1));
+            (x.min(y), x.max(y))
+        };
+        let poison: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+        let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+        let offset = rng.next_u64() >> 1;
+        let config = LaunchConfig::for_num_elems(n as u32);
+        write_indices
+            .launch(
+                &KERNELS,
+                &stream,
+                config,
+                (out.slice_mut(a..b).unwrap(), offset),
+            )
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        for i in 0..n {
+            let expected = if (a..b).contains(&i) {
+                offset + (i - a) as u64
+            } else {
+                poison[i]
+            };
+            assert_eq!(got[i], expected, "element {i} of {n}, view {a}..{b}");
+        }
+        // The two halves of `split_at_mut` in one launch of a two-slice kernel.
+        let mut items = DeviceBuffer::from_slice(&ctx, &random_items(&mut rng, n)).unwrap();
+        let before = items.to_vec().unwrap();
+        let mid = rng.below(n + 1);
+        let params = Params { add: 7, scale: 0.5 };
+        {
+            let (left, right) = items.split_at_mut(mid).unwrap();
+            transform_items
+                .launch(&KERNELS, &stream, config, (left, &right, params))
+                .unwrap();
+        }
+        let got = items.to_vec().unwrap();
+        for i in 0..n {
+            let expected = if i < mid && mid + i < n {
+                transform(before[mid + i], params)
+            } else {
+                before[i]
+            };
+            assert!(
+                same(&got[i], &expected),
+                "split at {mid} of {n}: element {i}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_memory_kind_is_a_kernel_argument() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let n = 10_007;
+    let offset = 1 << 40;
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let expected: Vec<u64> = (0..n as u64).map(|i| offset + i).collect();
+
+    let mut device = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut device, offset))
+        .unwrap();
+    assert_eq!(device.to_vec().unwrap(), expected, "device");
+
+    let mut pinned = PinnedBuffer::<u64>::new(&ctx, n).unwrap();
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut pinned, offset))
+        .unwrap();
+    assert_eq!(pinned.as_slice().unwrap(), &expected[..], "pinned");
+
+    let mut unified = UnifiedBuffer::<u64>::new(&ctx, n).unwrap();
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut unified, offset))
+        .unwrap();
+    assert_eq!(unified.as_slice().unwrap(), &expected[..], "unified");
+
+    let mut pool = PoolBuffer::<u64>::new(n, &stream).unwrap();
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut pool, offset))
+        .unwrap();
+    assert_eq!(pool.to_vec().unwrap(), expected, "pool");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn atomic_slices_count_every_element() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("atomic_slices_count_every_element");
+    for (n, bins) in [
+        (0usize, 7usize),
+        (1, 1),
+        (100_003, 13),
+        (1 << 20, 1024),
+        (5000, 0),
+    ] {
+        let input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+        let mut expected = vec![0u32; bins];
+        for &x in &input {
+            if bins > 0 {
+                expected[x as usize % bins] += 1;
+            }
+        }
+        let device_input = DeviceBuffer::from_slice(&ctx, &input).unwrap();
+        let mut counts = DeviceBuffer::<u32>::zeroed(&ctx, bins).unwrap();
+        for config in configs(&mut rng, n) {
+            counts.memset(0).unwrap();
+            histogram
+                .launch(&KERNELS, &stream, config, (&device_input, &mut counts))
+                .unwrap();
+            assert_eq!(
+                counts.to_vec().unwrap(),
+                expected,
+                "n = {n}, {bins} bins, {config:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pitched_buffers_are_kernel_arguments() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("pitched_buffers_are_kernel_arguments");
+    for (w, h) in [(1usize, 1usize), (17, 3), (1000, 33), (3, 1000), (0, 5)] {
+        let data: Vec<f32> = (0..w * h)
+            .map(|_| rng.below(1 << 20) as f32 / 64.0)
+            .collect();
+        let input = PitchedBuffer::from_slice(&ctx, &data, w, h).unwrap();
+        let mut out = PitchedBuffer::<f32>::new(&ctx, w, h).unwrap();
+        out.fill(f32::NAN).unwrap();
+        let config = LaunchConfig {
+            grid_dim: (4, 3, 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        pitched_add
+            .launch(&KERNELS, &stream, config, (&mut out, &input, 0.25))
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+            assert_eq!(g.to_bits(), (x + 0.25).to_bits(), "{w} x {h}: element {i}");
+        }
+    }
+}
+
+/// Rounds of the slow kernel: a chain of 2·10⁶ dependent multiply-adds per
+/// thread, milliseconds on any GPU, so work not ordered after the kernel
+/// would see the old values.
+const ROUNDS: u32 = 2_000_000;
+
+/// `churned(x, rounds)` in O(log rounds): the LCG step is the affine map
+/// `x ↦ a·x + c` (mod 2³²), and `rounds` steps are its `rounds`-th power,
+/// by squaring.
+fn churned_fast(x: u32, mut rounds: u32) -> u32 {
+    let (mut a, mut c) = (1_664_525u32, 1_013_904_223u32); // the map applied 2^k times
+    let (mut acc_a, mut acc_c) = (1u32, 0u32); // the maps applied so far
+    while rounds > 0 {
+        if rounds & 1 == 1 {
+            // acc ∘ = (a, c) after acc: x ↦ a·(acc_a·x + acc_c) + c
+            acc_c = a.wrapping_mul(acc_c).wrapping_add(c);
+            acc_a = a.wrapping_mul(acc_a);
+        }
+        c = a.wrapping_mul(c).wrapping_add(c);
+        a = a.wrapping_mul(a);
+        rounds >>= 1;
+    }
+    acc_a.wrapping_mul(x).wrapping_add(acc_c)
+}
+
+#[test]
+fn the_fast_churn_is_the_churn() {
+    let mut rng = Rng::new(7);
+    for rounds in [0, 1, 2, 3, 7, 8, 1000, 4097] {
+        let x = rng.next_u64() as u32;
+        assert_eq!(
+            churned_fast(x, rounds),
+            churned(x, rounds),
+            "{rounds} rounds"
+        );
+    }
+}
+
+fn churn_config(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((n as u32).div_ceil(256), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn host_access_and_other_streams_wait_for_a_launch() {
+    let ctx = gpu();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut rng = Rng::from_env("host_access_and_other_streams_wait_for_a_launch");
+    let n = 1 << 16;
+    let start: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+    let expected: Vec<u32> = start.iter().map(|&x| churned_fast(x, ROUNDS)).collect();
+
+    // Host access (the default stream) after a launch on `a`.
+    let mut data = DeviceBuffer::from_slice(&ctx, &start).unwrap();
+    churn
+        .launch(&KERNELS, &a, churn_config(n), (&mut data, ROUNDS))
+        .unwrap();
+    assert_eq!(data.to_vec().unwrap(), expected, "to_vec after the launch");
+
+    // A copy on `b` after a launch on `a`.
+    let mut data = DeviceBuffer::from_slice(&ctx, &start).unwrap();
+    let mut copy = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    churn
+        .launch(&KERNELS, &a, churn_config(n), (&mut data, ROUNDS))
+        .unwrap();
+    copy.copy_from_async(&data, &b).unwrap();
+    assert_eq!(copy.to_vec().unwrap(), expected, "copy on another stream");
+
+    // A launch on `b` reading what a launch on `a` wrote.
+    let mut data = DeviceBuffer::from_slice(&ctx, &start).unwrap();
+    let mut counts = DeviceBuffer::<u32>::zeroed(&ctx, 2).unwrap();
+    churn
+        .launch(&KERNELS, &a, churn_config(n), (&mut data, ROUNDS))
+        .unwrap();
+    histogram
+        .launch(&KERNELS, &b, churn_config(n), (&data, &mut counts))
+        .unwrap();
+    let odd = expected.iter().filter(|&&x| x % 2 == 1).count() as u32;
+    assert_eq!(
+        counts.to_vec().unwrap(),
+        [n as u32 - odd, odd],
+        "kernel on another stream"
+    );
+
+    // Pinned memory: the host slice waits for the kernel.
+    let mut pinned = PinnedBuffer::from_slice(&ctx, &start).unwrap();
+    churn
+        .launch(&KERNELS, &a, churn_config(n), (&mut pinned, ROUNDS))
+        .unwrap();
+    assert_eq!(pinned.as_slice().unwrap(), &expected[..], "pinned as_slice");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_buffer_dropped_after_a_launch_is_freed_after_the_kernel() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let n = 1 << 18;
+    for round in 0..5 {
+        {
+            let mut data = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+            churn
+                .launch(&KERNELS, &stream, churn_config(n), (&mut data, ROUNDS))
+                .unwrap();
+            // Dropped here, while the kernel may still run.
+        }
+        // Often the same address: if the free had not waited, the kernel
+        // would write into this buffer after the fill.
+        let mut next = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+        next.fill(0x1234_5678).unwrap();
+        stream.synchronize().unwrap();
+        let got = next.to_vec().unwrap();
+        let wrong = got.iter().filter(|&&x| x != 0x1234_5678).count();
+        assert_eq!(
+            wrong, 0,
+            "round {round}: {wrong} elements overwritten after the free"
+        );
+    }
+    // Pool memory is freed stream-ordered behind the kernel.
+    for _ in 0..5 {
+        let mut pool = PoolBuffer::<u32>::new(n, &stream).unwrap();
+        pool.memset(0).unwrap();
+        churn
+            .launch(&KERNELS, &stream, churn_config(n), (&mut pool, ROUNDS))
+            .unwrap();
+        drop(pool);
+        let mut next = PoolBuffer::<u32>::new(n, &stream).unwrap();
+        next.fill(7).unwrap();
+        assert!(next.to_vec().unwrap().iter().all(|&x| x == 7));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn an_unsafe_kernel_launches_in_unsafe() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let target = DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap();
+    let ptr: DevicePtr<u32> = target.as_device_ptr();
+    // SAFETY: `ptr` is the one `u32` of `target`, which nothing else uses
+    // until the kernel is done (`synchronize` below).
+    unsafe {
+        poke.launch(
+            &KERNELS,
+            &stream,
+            LaunchConfig::for_num_elems(64),
+            (ptr, 0xC0FFEE),
+        )
+        .unwrap()
+    };
+    stream.synchronize().unwrap();
+    assert_eq!(target.to_vec().unwrap(), [0xC0FFEE]);
+}
+
+/// A module whose PTX is `KERNELS`' with `edit` applied.
+fn doctored(edit: impl FnOnce(&str) -> String) -> &'static Module {
+    let ptx: &'static str = Box::leak(edit(KERNELS.ptx()).into_boxed_str());
+    // SAFETY: the kernels of `launch-kernels`, compiled by `#[kernel]`; only
+    // a fingerprint static is edited, which is what the check must notice.
+    Box::leak(Box::new(unsafe {
+        Module::new("launch-kernels (doctored)", ptx)
+    }))
+}
+
+fn expect_mismatch(result: cuda_mem::Result<()>, kernel: &str, module: &str) -> KernelProblem {
+    match result {
+        Err(
+            error @ Error::KernelMismatch {
+                kernel: k,
+                module: m,
+                problem,
+            },
+        ) => {
+            assert_eq!((k, m), (kernel, module));
+            let text = error.to_string();
+            assert!(
+                text.contains(kernel) && text.contains("rebuild the kernel crate"),
+                "{text}"
+            );
+            problem
+        }
+        other => panic!("expected KernelMismatch for {kernel}, got {other:?}"),
+    }
+}
+
+/// Launches `transform_items` over small buffers on `stream`.
+fn launch_transform(module: &'static Module, stream: &Arc<CudaStream>) -> cuda_mem::Result<()> {
+    let ctx = stream.context().clone();
+    let input = DeviceBuffer::from_slice(&ctx, &[POISON; 4])?;
+    let mut out = DeviceBuffer::<Item>::zeroed(&ctx, 4)?;
+    let params = Params { add: 1, scale: 2.0 };
+    transform_items.launch(
+        module,
+        stream,
+        LaunchConfig::for_num_elems(4),
+        (&mut out, &input, params),
+    )
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_ptx_built_with_another_struct_layout_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let problem = expect_mismatch(
+        launch_transform(&SKEWED, &stream),
+        "transform_items",
+        "launch-kernels-skewed",
+    );
+    assert_eq!(
+        problem,
+        KernelProblem::Fingerprint {
+            expected: transform_items::SIGNATURE,
+            found: ptx_fingerprint(SKEWED.ptx(), "transform_items").unwrap(),
+        }
+    );
+    // Refused again at the next launch (nothing cached), and by `check`.
+    expect_mismatch(
+        launch_transform(&SKEWED, &stream),
+        "transform_items",
+        "launch-kernels-skewed",
+    );
+    expect_mismatch(
+        transform_items.check(&SKEWED, &ctx),
+        "transform_items",
+        "launch-kernels-skewed",
+    );
+    // The right PTX launches.
+    launch_transform(&KERNELS, &stream).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_doctored_fingerprint_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let name = "__cuda_mem_sig_transform_items[8] = {";
+    let module = doctored(|ptx| {
+        let start = ptx.find(name).expect("the fingerprint") + name.len();
+        let end = start + ptx[start..].find('}').unwrap();
+        let wrong = (transform_items::SIGNATURE ^ 1).to_le_bytes();
+        let bytes: Vec<String> = wrong.iter().map(u8::to_string).collect();
+        format!("{}{}{}", &ptx[..start], bytes.join(", "), &ptx[end..])
+    });
+    let problem = expect_mismatch(
+        launch_transform(module, &stream),
+        "transform_items",
+        "launch-kernels (doctored)",
+    );
+    assert_eq!(
+        problem,
+        KernelProblem::Fingerprint {
+            expected: transform_items::SIGNATURE,
+            found: transform_items::SIGNATURE ^ 1,
+        }
+    );
+    // The other kernels of the module are unaffected.
+    let mut out = DeviceBuffer::<u64>::zeroed(&ctx, 3).unwrap();
+    write_indices
+        .launch(
+            module,
+            &stream,
+            LaunchConfig::for_num_elems(3),
+            (&mut out, 5),
+        )
+        .unwrap();
+    assert_eq!(out.to_vec().unwrap(), [5, 6, 7]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_kernel_without_its_fingerprint_is_refused() {
+    let stream = gpu().new_stream().unwrap();
+    let module = doctored(|ptx| ptx.replace("__cuda_mem_sig_transform_items", "__renamed_sig"));
+    let problem = expect_mismatch(
+        launch_transform(module, &stream),
+        "transform_items",
+        "launch-kernels (doctored)",
+    );
+    assert_eq!(problem, KernelProblem::NoFingerprint);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_missing_kernel_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    // SAFETY: cuda-mem's own fill kernels: no `#[kernel]` fingerprints at all.
+    let fill: &'static Module = Box::leak(Box::new(unsafe {
+        Module::new("fill kernels", cuda_mem::fill_kernels_ptx())
+    }));
+    let problem = expect_mismatch(
+        launch_transform(fill, &stream),
+        "transform_items",
+        "fill kernels",
+    );
+    assert_eq!(problem, KernelProblem::Missing);
+    expect_mismatch(
+        transform_items.check(fill, &ctx),
+        "transform_items",
+        "fill kernels",
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn check_loads_and_checks_up_front() {
+    let ctx = gpu();
+    for (name, _) in ALL {
+        assert!(KERNELS.ptx().contains(name));
+    }
+    transform_items.check(&KERNELS, &ctx).unwrap();
+    write_indices.check(&KERNELS, &ctx).unwrap();
+    histogram.check(&KERNELS, &ctx).unwrap();
+    churn.check(&KERNELS, &ctx).unwrap();
+    pitched_add.check(&KERNELS, &ctx).unwrap();
+    poke.check(&KERNELS, &ctx).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn launches_refuse_streams_they_cannot_order() {
+    let ctx = gpu();
+    let mut out = DeviceBuffer::<u64>::zeroed(&ctx, 8).unwrap();
+    let config = LaunchConfig::for_num_elems(8);
+    // The legacy default stream, passed by handle.
+    let legacy = ctx.default_stream();
+    let err = write_indices
+        .launch(&KERNELS, &legacy, config, (&mut out, 0))
+        .unwrap_err();
+    assert!(matches!(err, Error::UnsupportedStream(_)), "{err}");
+    // A stream of another context.
+    if cuda_mem::device_count().unwrap() > 1 {
+        let other = cuda_mem::context(1).unwrap().new_stream().unwrap();
+        let err = write_indices
+            .launch(&KERNELS, &other, config, (&mut out, 0))
+            .unwrap_err();
+        assert!(matches!(err, Error::ContextMismatch(_)), "{err}");
+    }
+    // A kernel without buffer arguments checks the stream too.
+    let target = DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap();
+    // SAFETY: would write the one `u32` of `target` (the launch is refused).
+    let err =
+        unsafe { poke.launch(&KERNELS, &legacy, config, (target.as_device_ptr(), 1)) }.unwrap_err();
+    assert!(matches!(err, Error::UnsupportedStream(_)), "{err}");
+}
