@@ -30,9 +30,9 @@
 //!    difference (a stale PTX, another version of a struct, a kernel that is
 //!    not there) is an `Err` naming the kernel, never a launch.
 //! 2. **The memory is the kernel's while it runs.** A
-//!    [`DeviceSliceMut`](crate::device::DeviceSliceMut) argument is `&mut` a
+//!    [`DeviceSliceMut`] argument is `&mut` a
 //!    buffer or an exclusive view and a
-//!    [`DeviceSlice`](crate::device::DeviceSlice) argument `&` one, held for
+//!    [`DeviceSlice`] argument `&` one, held for
 //!    the whole call, so the borrow checker rules out aliasing between the
 //!    arguments and any host reference into the memory at the time of the
 //!    launch. Each buffer argument is ordered on the launch's stream exactly as
