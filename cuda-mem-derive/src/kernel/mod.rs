@@ -354,7 +354,7 @@ impl Kernel {
                 // Spanned on the parameter's type, every token (a span mixing
                 // contexts would fall back to the attribute): "required by this
                 // bound" points at the kernel's parameter.
-                crate::respan(
+                respan(
                     quote! {
                         #fn_type: #core::ops::Fn(#p),
                         #a: #krate::LaunchArg<#p>,
@@ -509,6 +509,24 @@ fn tidy(text: &str) -> String {
         out = out.replace(from, to);
     }
     out
+}
+
+/// `tokens` with every span (recursively) set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut new =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                token = proc_macro2::TokenTree::Group(new);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 /// Rejects parameter types that cannot be named from the host launcher:
