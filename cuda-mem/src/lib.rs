@@ -287,6 +287,7 @@
 //! | zero-sized element types: a 10-element `PinnedBuffer<PhantomData<u32>>` had an empty `as_slice` and a `to_vec` of length `usize::MAX` | refused at compile time | the `compile_fail` example of [`Buffer`] |
 //! | managed memory on a device without concurrent managed access (the host may not touch it while any kernel runs) | `UnifiedBuffer::new` returns `Err(NotSupported)`, as the allocator did | `context::tests::managed_memory_needs_concurrent_access` |
 //! | `to_vec` made a `&mut [T]` over uninitialised memory | zeroes through the raw pointer first | (by reading; Miri does not flag it) |
+//! | a safe typed launch ([`#[kernel]`](macro@kernel)) of a PTX that is not what the host declares: stale, built with another struct layout, a kernel missing, another crate's kernel of the same name | each kernel's signature fingerprint (parameter kinds, layouts, safety, source tokens) read from the loaded module at its first launch in a context, cached per name and fingerprint; `Module::new` of arbitrary PTX is `unsafe`; arguments claimed like `kernel_arg`; the device API gives threads disjoint elements (see [`launch`]) | `tests/tests/kernels.rs`: `a_ptx_built_with_another_struct_layout_is_refused`, `a_doctored_fingerprint_is_refused`, `a_missing_kernel_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/*.rs` |
 //!
 //! Limits that remain, because the hole is cudarc's own (it has them with its
 //! own `CudaSlice`, `PinnedHostSlice` and `UnifiedSlice` too):
