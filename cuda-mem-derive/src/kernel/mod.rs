@@ -317,6 +317,10 @@ impl Kernel {
                     #(#others)*
                     pub #on_host #block
                 }
+
+                // Evaluated here, so that a parameter type the PTX cannot
+                // take fails the build at the kernel, not at a launch.
+                const _: u64 = #name::SIGNATURE;
             };
         }
     }

@@ -205,9 +205,22 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
 /// const S: u64 = __param_signature::<fn(DeviceSlice<u8>), _>();
 /// assert_eq!(S, <DeviceSlice<'static, u8>>::SIGNATURE);
 /// ```
+///
+/// A zero-sized parameter type (`PhantomData`, `[T; 0]`) fails the build:
+/// rustc leaves such parameters out of the PTX entry point, so the host's
+/// parameters would no longer line up with the kernel's.
+///
+/// ```compile_fail
+/// const S: u64 = cuda_mem::launch::__param_signature::<fn(core::marker::PhantomData<u8>), _>();
+/// ```
 #[doc(hidden)]
 #[must_use]
 pub const fn __param_signature<F: Fn(P), P: KernelParam>() -> u64 {
+    assert!(
+        core::mem::size_of::<P>() > 0,
+        "a kernel parameter cannot be zero-sized (`PhantomData`, `[T; 0]`): the PTX entry point \
+         has no parameter for it, so the host's arguments would not line up; remove it"
+    );
     P::SIGNATURE
 }
 

@@ -66,6 +66,7 @@ const _: () = {
             let _ = (out, input, params);
         }
     }
+    const _: u64 = step::SIGNATURE;
 };
 impl step {
     /// Loads `module` into `ctx` (once per context) and checks that its PTX

@@ -38,6 +38,7 @@ const _: () = {
         #[allow(dead_code, clippy::all, clippy::pedantic)]
         pub fn on_host() {}
     }
+    const _: u64 = tick::SIGNATURE;
 };
 impl tick {
     /// Loads `module` into `ctx` (once per context) and checks that its PTX

@@ -47,6 +47,7 @@ const _: () = {
             }
         }
     }
+    const _: u64 = scale::SIGNATURE;
 };
 impl scale {
     /// Loads `module` into `ctx` (once per context) and checks that its PTX

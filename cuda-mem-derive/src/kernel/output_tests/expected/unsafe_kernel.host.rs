@@ -48,6 +48,7 @@ const _: () = {
             unsafe { *ptr.as_raw() = value };
         }
     }
+    const _: u64 = poke::SIGNATURE;
 };
 impl poke {
     /// Loads `module` into `ctx` (once per context) and checks that its PTX
