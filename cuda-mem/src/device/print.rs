@@ -39,7 +39,7 @@ extern "C" {
 
 /// What a conversion of the format, or an argument, is.
 #[doc(hidden)]
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// `int`/`unsigned` (4 bytes).
     Int32,
@@ -424,4 +424,63 @@ macro_rules! device_printf {
         }
         $crate::device::print::PrintfArgs::__print::<__Format>(($($arg,)*))
     }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_format, conversion, Kind};
+
+    fn kinds(format: &str) -> Result<Vec<Kind>, &'static str> {
+        let mut out = Vec::new();
+        for i in 0.. {
+            match conversion(format, i)? {
+                Some(k) => out.push(k),
+                None => return Ok(out),
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn conversions_are_typed_by_their_length_modifier() {
+        use Kind::*;
+        let k = kinds("%d %5i %-3u %#x %08X %c %hhd %hu %lld %llu %zu %jd %td %f %.3e %G %a %lf %p %s %% %o\0");
+        assert_eq!(
+            k.unwrap(),
+            [
+                Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int64, Int64, Int64, Int64,
+                Int64, Float, Float, Float, Float, Float, Ptr, Str, Int32
+            ]
+        );
+        assert_eq!(kinds("no conversions\0").unwrap(), []);
+    }
+
+    #[test]
+    fn anything_printf_might_read_differently_is_refused() {
+        for bad in [
+            "%n\0", "%*d\0", "%.*f\0", "%ld\0", "%Lf\0", "%hf\0", "%ls\0", "%1$d\0", "%'d\0",
+            "%m\0", "%\0", "%ll\0",
+        ] {
+            assert!(kinds(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn the_format_check_wants_a_nul_and_matching_arguments() {
+        check_format("%d %s\0", &[Kind::Int32, Kind::Str]);
+        for (format, args) in [
+            ("%d", &[Kind::Int32][..]),
+            ("%d\0", &[][..]),
+            ("\0", &[Kind::Int32][..]),
+            ("%d\0", &[Kind::Int64][..]),
+            ("%s\0", &[Kind::Ptr][..]),
+        ] {
+            let result = std::panic::catch_unwind(|| check_format(format, args));
+            assert!(
+                result.is_err(),
+                "{format:?} with {} arguments passed",
+                args.len()
+            );
+        }
+    }
 }
