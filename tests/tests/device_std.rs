@@ -965,10 +965,12 @@ fn check_atomic_ints<T: AtomicCase>(k: &Kernels, rng: &mut Rng) {
                 "{} op {operation} scope {scope} grid {grid} block {block} n {n}",
                 T::KERNEL
             );
+            let mut by_slot = vec![Vec::new(); nslots];
+            for i in 0..n {
+                by_slot[slot_of(i, scope, block as usize, total, nslots)].push(i);
+            }
             for s in 0..nslots {
-                let members: Vec<usize> = (0..n)
-                    .filter(|&i| slot_of(i, scope, block as usize, total, nslots) == s)
-                    .collect();
+                let members = &by_slot[s];
                 let want = members
                     .iter()
                     .fold(initial[s], |a, &i| T::apply(operation, a, values[i]));
@@ -1014,7 +1016,7 @@ fn check_atomic_ints<T: AtomicCase>(k: &Kernels, rng: &mut Rng) {
                         running = T::apply(operation, running, values[i]);
                     }
                 } else {
-                    for &i in &members {
+                    for &i in members {
                         let old = olds[i];
                         let fine = match operation {
                             op::MIN => old >= slots[s] && old <= initial[s],
@@ -1070,10 +1072,12 @@ fn check_atomic_floats<T>(
             );
             let what =
                 format!("{kernel} op {operation} scope {scope} grid {grid} block {block} n {n}");
+            let mut by_slot = vec![Vec::new(); nslots];
+            for i in 0..n {
+                by_slot[slot_of(i, scope, block as usize, total, nslots)].push(i);
+            }
             for s in 0..nslots {
-                let members: Vec<usize> = (0..n)
-                    .filter(|&i| slot_of(i, scope, block as usize, total, nslots) == s)
-                    .collect();
+                let members = &by_slot[s];
                 if operation == op::EXCHANGE {
                     let mut ins: Vec<u64> = members.iter().map(|&i| values[i].to_bits()).collect();
                     ins.push(initial[s].to_bits());
