@@ -40,6 +40,14 @@
 //! or a shared struct rebuilds the PTX, and a build with nothing changed
 //! does no work. It never falls back to a stale PTX file.
 //!
+//! The builder rejects PTX the driver would not load: a function or `static`
+//! of another crate that did not get inlined (an `.extern` other than
+//! `vprintf`, which ptxas resolves, and the dynamic shared memory), and a
+//! shared array of `cuda_mem::shared_array!` declared in another crate. A
+//! kernel panic is a bare `trap` unless the crate declares
+//! `cuda_mem::printing_panic_handler!()` and is built with
+//! [`KernelCrate::printing_panics`].
+//!
 //! The kernel crate may be a member of your workspace (a crate shared by the
 //! host and the kernels), or a crate of its own; a crate inside your
 //! workspace's directory that is neither must be listed in the workspace's

@@ -236,10 +236,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The repository's `examples/particles-shared` (structs, the CPU check's
-//! update step and three `#[kernel]` fns), `examples/build.rs` and the
-//! `particles`, `pipeline` and `reduce` examples are a complete, tested
-//! setup.
+//! Inside the kernel crate, [`device`] is the device std: thread and block
+//! indices, grid-stride loops, the kernel-parameter types of buffers
+//! ([`device::DeviceSlice`] to read, [`device::DeviceSliceMut`] whose safe
+//! methods give each thread only its own elements, [`device::DeviceAtomicSlice`],
+//! pitched views), shared memory, barriers, scoped atomics, warp operations,
+//! `device_printf!`, an opt-in printing panic handler and `f32`/`f64` math.
+//! It builds on the host too, where a kernel body runs as a grid of one
+//! thread (`saxpy::on_host(..)` above, for unit tests).
+//!
+//! Functions the kernels call from another crate must be `#[inline]` (a call
+//! out of the kernel crate would leave an `.extern .func` in the PTX, which
+//! the builder rejects); `cuda_mem::device` is. The repository's
+//! `examples/particles-shared` (structs, the CPU check's update step and
+//! three `#[kernel]` fns), `examples/build.rs` and the `particles`,
+//! `pipeline` and `reduce` examples are a complete, tested setup.
 //!
 //! # Several GPUs
 //!

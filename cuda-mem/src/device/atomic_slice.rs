@@ -5,6 +5,26 @@
 //!
 //! The ABI is that of [`DeviceSliceMut`](super::DeviceSliceMut):
 //! `#[repr(C)] { ptr: *mut T, len: usize }`, 16 bytes.
+//!
+//! A reduction accumulates into one element: each thread sums its share,
+//! each warp combines its lanes, and one lane per warp adds the warp's sum.
+//!
+//! ```
+//! use cuda_mem::device::{grid_stride, warp, DeviceAtomicSlice, DeviceSlice, Scope};
+//!
+//! // On nvptx64: #[no_mangle] pub extern "ptx-kernel" fn sum(...)
+//! fn sum(input: DeviceSlice<'_, u32>, total: DeviceAtomicSlice<'_, u64>) {
+//!     let mine: u64 = grid_stride(input.len()).map(|i| input[i] as u64).sum();
+//!     let warp_sum = warp::sum(mine);
+//!     if warp::lane_id() == 0 {
+//!         total[0].fetch_add(warp_sum, Scope::Device);
+//!     }
+//! }
+//! # let (data, mut out) = ([1u32, 2, 3, 4], [10u64]);
+//! # let (i, o) = unsafe { (DeviceSlice::from_raw_parts(data.as_ptr(), 4), DeviceAtomicSlice::from_raw_parts(out.as_mut_ptr(), 1)) };
+//! sum(i, o); // the one-thread model on the host
+//! assert_eq!(out, [20]);
+//! ```
 
 use core::marker::PhantomData;
 

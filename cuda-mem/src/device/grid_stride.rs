@@ -206,3 +206,50 @@ impl Iterator for GridStride2d {
 }
 
 impl core::iter::FusedIterator for GridStride2d {}
+
+#[cfg(test)]
+mod tests {
+    use super::GridStride;
+
+    fn unrolled<const N: usize>(s: GridStride) -> Vec<usize> {
+        let mut v = Vec::new();
+        s.for_each_unrolled::<N>(|i| v.push(i));
+        v
+    }
+
+    #[test]
+    fn unrolled_loops_visit_what_the_iterator_visits() {
+        for start in [0, 1, 5, 17] {
+            for end in [0, 1, 3, 16, 17, 100, 1001] {
+                for step in [1, 2, 3, 7, 64, 1000] {
+                    let s = GridStride::new(start, end, step);
+                    let want: Vec<usize> = s.clone().collect();
+                    assert_eq!(s.len(), want.len());
+                    assert_eq!(unrolled::<1>(s.clone()), want);
+                    assert_eq!(unrolled::<4>(s.clone()), want, "{start} {end} {step}");
+                    assert_eq!(unrolled::<5>(s), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn loops_end_at_the_end_of_the_index_space() {
+        let end = usize::MAX - 1;
+        let s = GridStride::new(usize::MAX - 10, end, 4);
+        let want = [usize::MAX - 10, usize::MAX - 6, usize::MAX - 2];
+        assert_eq!(s.clone().collect::<Vec<_>>(), want);
+        assert_eq!(unrolled::<4>(s), want);
+        let s = GridStride::new(usize::MAX - 3, usize::MAX, usize::MAX);
+        assert_eq!(s.clone().collect::<Vec<_>>(), [usize::MAX - 3]);
+        assert_eq!(unrolled::<8>(s), [usize::MAX - 3]);
+    }
+
+    #[test]
+    fn the_2d_loop_visits_every_cell_row_by_row() {
+        let cells: Vec<(usize, usize)> = super::grid_stride_2d(3, 2).collect();
+        assert_eq!(cells, [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+        assert_eq!(super::grid_stride_2d(0, 5).count(), 0);
+        assert_eq!(super::grid_stride_2d(4, 0).count(), 0);
+    }
+}

@@ -24,7 +24,11 @@
 //!
 //! The message is printed through `vprintf` (so it appears on the host's
 //! standard output at the synchronisation that reports the error), then the
-//! thread executes `trap`.
+//! thread executes `trap`. The path is cut to its last 95 bytes and the
+//! message to 159. Formatting the message runs core's formatting code on the
+//! thread's stack: about 900 bytes at the deepest, within CUDA's default
+//! stack of 1 KiB per thread; a panic deep inside non-inlined calls may
+//! need a larger `CU_LIMIT_STACK_SIZE`.
 
 /// Aborts the kernel: PTX `trap`. The launch fails (the host sees an error at
 /// the next synchronisation) and the CUDA context cannot run anything
@@ -59,6 +63,21 @@ impl<const N: usize> Text<N> {
         }
     }
 
+    /// The last `N - 1` bytes of `s` (the end of a long path is the
+    /// informative part), without NULs.
+    fn from_tail(s: &str) -> Self {
+        let mut text = Self::new();
+        let bytes = s.as_bytes();
+        let skip = bytes.len().saturating_sub(N - 1);
+        for &b in &bytes[skip..] {
+            if b != 0 {
+                text.bytes[text.len] = b;
+                text.len += 1;
+            }
+        }
+        text
+    }
+
     fn as_c_str(&self) -> &core::ffi::CStr {
         // The last byte is never written, so there is always a NUL.
         core::ffi::CStr::from_bytes_until_nul(&self.bytes).unwrap_or(c"")
@@ -91,14 +110,13 @@ impl<const N: usize> core::fmt::Write for Text<N> {
 #[inline]
 pub fn report_and_trap(info: &core::panic::PanicInfo<'_>) -> ! {
     use core::fmt::Write as _;
-    let mut file = Text::<160>::new();
-    let (mut line, mut column) = (0, 0);
-    if let Some(location) = info.location() {
-        let _ = file.write_str(location.file());
-        line = location.line();
-        column = location.column();
-    }
-    let mut message = Text::<256>::new();
+    // Small buffers: this runs on the kernel's stack (1 KiB per thread by
+    // default), under core's formatting code.
+    let (file, line, column) = match info.location() {
+        Some(l) => (Text::<96>::from_tail(l.file()), l.line(), l.column()),
+        None => (Text::<96>::new(), 0, 0),
+    };
+    let mut message = Text::<160>::new();
     let _ = write!(message, "{}", info.message());
     let (b, t) = (super::block_idx(), super::thread_idx());
     crate::device_printf!(

@@ -34,13 +34,12 @@ extern "C" {
 #[cfg(all(not(target_arch = "nvptx64"), unix))]
 extern "C" {
     /// The C library's `printf`.
-    #[doc(hidden)]
-    pub fn printf(format: *const core::ffi::c_char, ...) -> core::ffi::c_int;
+    fn printf(format: *const core::ffi::c_char, ...) -> core::ffi::c_int;
 }
 
 /// What a conversion of the format, or an argument, is.
 #[doc(hidden)]
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// `int`/`unsigned` (4 bytes).
     Int32,
@@ -141,7 +140,8 @@ impl PrintfArg for &CStr {
 }
 
 /// The format string of one `device_printf!` call, as a type (so that the
-/// argument checks can be constant evaluations).
+/// argument checks are constant evaluations). Any implementation is checked:
+/// the text must end with a NUL.
 #[doc(hidden)]
 pub trait Format {
     /// The format, NUL-terminated.
@@ -149,7 +149,9 @@ pub trait Format {
 }
 
 /// The kind the conversion number `index` of `format` takes, or why the
-/// format is refused; `Ok(None)` when there are fewer conversions.
+/// format is refused; `Ok(None)` when there are fewer conversions. Anything
+/// it does not know is refused, so it never finds fewer conversions than
+/// `printf` reads.
 #[doc(hidden)]
 pub const fn conversion(format: &str, index: usize) -> Result<Option<Kind>, &'static str> {
     let b = format.as_bytes();
@@ -227,7 +229,11 @@ pub const fn conversion(format: &str, index: usize) -> Result<Option<Kind>, &'st
             },
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => match length {
                 0 | 2 => Kind::Float,
-                _ => return Err("device_printf!: a length modifier on a floating-point conversion"),
+                _ => {
+                    return Err(
+                        "device_printf!: a length modifier on a floating-point conversion",
+                    )
+                }
             },
             b'p' | b's' if length != 0 => {
                 return Err("device_printf!: a length modifier on `%p` or `%s`")
@@ -246,95 +252,156 @@ pub const fn conversion(format: &str, index: usize) -> Result<Option<Kind>, &'st
     Ok(None)
 }
 
-/// The arguments of one `device_printf!` call, packed as `vprintf` reads
-/// them: `N` slots of 8 bytes is room for any `N` arguments.
+/// Panics (at compile time, where it is called in a constant) unless
+/// `format` ends with a NUL and its conversions are exactly `kinds`.
 #[doc(hidden)]
-#[repr(C, align(8))]
-pub struct Args<F, const N: usize> {
-    bytes: [u64; N],
-    len: usize,
-    _format: core::marker::PhantomData<F>,
+pub const fn check_format(format: &str, kinds: &[Kind]) {
+    let b = format.as_bytes();
+    if b.is_empty() || b[b.len() - 1] != 0 {
+        panic!("device_printf!: the format is not NUL-terminated");
+    }
+    let mut i = 0;
+    while i <= kinds.len() {
+        match conversion(format, i) {
+            Err(e) => panic!("{}", e),
+            Ok(None) if i < kinds.len() => {
+                panic!("device_printf!: more arguments than conversions in the format")
+            }
+            Ok(Some(_)) if i == kinds.len() => {
+                panic!("device_printf!: the format has more conversions than arguments")
+            }
+            Ok(Some(kind)) => {
+                let same = matches!(
+                    (kind, kinds[i]),
+                    (Kind::Int32, Kind::Int32)
+                        | (Kind::Int64, Kind::Int64)
+                        | (Kind::Float, Kind::Float)
+                        | (Kind::Ptr, Kind::Ptr)
+                        | (Kind::Str, Kind::Str)
+                );
+                if !same {
+                    panic!("device_printf!: an argument does not match its conversion (%d %u %x %c: 32-bit integers; %lld %llu %zu: 64-bit; %f %e %g: f32 or f64; %p: a raw pointer; %s: a &CStr)");
+                }
+            }
+            Ok(None) => {}
+        }
+        i += 1;
+    }
 }
 
-impl<F: Format, const N: usize> Args<F, N> {
-    /// No arguments yet; checks the format against the argument count.
-    #[allow(clippy::new_without_default)]
+/// The arguments of one `device_printf!` call, packed as `vprintf` reads
+/// them: `N` slots of 8 bytes is room for any `N` arguments.
+#[cfg(target_arch = "nvptx64")]
+#[repr(C, align(8))]
+struct Packed<const N: usize> {
+    bytes: core::mem::MaybeUninit<[u64; N]>,
+    len: usize,
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<const N: usize> Packed<N> {
     #[inline(always)]
-    pub fn new() -> Self {
-        const {
-            match conversion(F::TEXT, N) {
-                Ok(None) => {}
-                Ok(Some(_)) => {
-                    panic!("device_printf!: the format has more conversions than arguments")
-                }
-                Err(e) => panic!("{}", e),
-            }
-        };
+    fn new() -> Self {
         Self {
-            bytes: [0; N],
+            bytes: core::mem::MaybeUninit::uninit(),
             len: 0,
-            _format: core::marker::PhantomData,
         }
     }
 
-    /// Appends argument number `I`, checking it against conversion `I`.
+    /// Appends a value at its natural alignment.
     #[inline(always)]
-    pub fn push<const I: usize, A: PrintfArg>(&mut self, arg: A) {
-        const {
-            match conversion(F::TEXT, I) {
-                Ok(Some(kind)) => {
-                    if !matches!(
-                        (kind, A::KIND),
-                        (Kind::Int32, Kind::Int32)
-                            | (Kind::Int64, Kind::Int64)
-                            | (Kind::Float, Kind::Float)
-                            | (Kind::Ptr, Kind::Ptr)
-                            | (Kind::Str, Kind::Str)
-                    ) {
-                        panic!("device_printf!: an argument does not match its conversion (%d %u %x %c: 32-bit integers; %lld %llu %zu: 64-bit; %f %e %g: f32 or f64; %p: a raw pointer; %s: a &CStr)");
-                    }
-                }
-                Ok(None) => panic!("device_printf!: more arguments than conversions in the format"),
-                Err(e) => panic!("{}", e),
-            }
-        };
-        let value = arg.promote();
-        let align = align_of::<A::Promoted>();
+    fn push<P: Copy>(&mut self, value: P) {
+        let align = align_of::<P>();
         let at = self.len.div_ceil(align) * align;
-        assert!(at + size_of::<A::Promoted>() <= N * 8);
-        // SAFETY: `at + size <= N * 8` (checked; it always holds, as each
-        // argument takes at most 8 bytes at an alignment of at most 8), and
-        // `at` is aligned for the value (the buffer is 8-aligned).
+        assert!(at + size_of::<P>() <= N * 8 && align <= 8);
+        // SAFETY: `at + size <= N * 8` (checked), and `at` is a multiple of
+        // the value's alignment in an 8-aligned buffer.
         unsafe {
             (self.bytes.as_mut_ptr() as *mut u8)
                 .add(at)
-                .cast::<A::Promoted>()
+                .cast::<P>()
                 .write(value)
         };
-        self.len = at + size_of::<A::Promoted>();
+        self.len = at + size_of::<P>();
     }
 
-    /// Calls `vprintf`.
-    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    pub fn print(&self) -> i32 {
-        let args = if N == 0 {
+    fn as_ptr(&self) -> *const u8 {
+        if N == 0 {
             core::ptr::null()
         } else {
             self.bytes.as_ptr() as *const u8
-        };
-        // SAFETY: the format is NUL-terminated (the macro appends the NUL)
-        // and every conversion matches an argument packed in `args` (checked
-        // at compile time above), so vprintf reads inside the buffer.
-        unsafe { vprintf(F::TEXT.as_ptr(), args) }
+        }
     }
 }
 
+/// The arguments of a `device_printf!` call: a tuple of up to 16
+/// [`PrintfArg`]s (sealed). Printing checks the format against their types
+/// at compile time.
+#[doc(hidden)]
+pub trait PrintfArgs: sealed::Sealed {
+    /// Prints `F::TEXT` with these arguments.
+    fn __print<F: Format>(self) -> i32;
+}
+
+macro_rules! printf_args {
+    ($n:literal; $($t:ident $i:tt),*) => {
+        impl<$($t: PrintfArg),*> sealed::Sealed for ($($t,)*) {}
+
+        impl<$($t: PrintfArg),*> PrintfArgs for ($($t,)*) {
+            #[inline(always)]
+            #[allow(unused_variables, unused_mut)]
+            fn __print<F: Format>(self) -> i32 {
+                const { check_format(F::TEXT, &[$($t::KIND),*]) };
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let mut packed = Packed::<$n>::new();
+                    $(packed.push(self.$i.promote());)*
+                    // SAFETY: the format is NUL-terminated and each of its
+                    // conversions matches the argument packed for it (both
+                    // checked at compile time above), so vprintf reads inside
+                    // the buffer and the string.
+                    unsafe { vprintf(F::TEXT.as_ptr(), packed.as_ptr()) }
+                }
+                #[cfg(all(not(target_arch = "nvptx64"), unix))]
+                // SAFETY: as on the device: the promoted arguments are what
+                // the checked conversions read.
+                unsafe {
+                    printf(F::TEXT.as_ptr().cast() $(, self.$i.promote())*)
+                }
+                #[cfg(all(not(target_arch = "nvptx64"), not(unix)))]
+                {
+                    0
+                }
+            }
+        }
+    };
+}
+
+printf_args!(0;);
+printf_args!(1; A 0);
+printf_args!(2; A 0, B 1);
+printf_args!(3; A 0, B 1, C 2);
+printf_args!(4; A 0, B 1, C 2, D 3);
+printf_args!(5; A 0, B 1, C 2, D 3, E 4);
+printf_args!(6; A 0, B 1, C 2, D 3, E 4, G 5);
+printf_args!(7; A 0, B 1, C 2, D 3, E 4, G 5, H 6);
+printf_args!(8; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7);
+printf_args!(9; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8);
+printf_args!(10; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9);
+printf_args!(11; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10);
+printf_args!(12; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11);
+printf_args!(13; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12);
+printf_args!(14; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13);
+printf_args!(15; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14);
+printf_args!(16; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14, Q 15);
+
 /// Prints from a kernel with a C format: CUDA's `printf`, checked at
 /// compile time (see the [module docs](crate::device::print) for the
-/// conversions and types). Each argument is evaluated once. Returns what
-/// `vprintf` returns (the number of arguments, or a negative value on
-/// error); on the host, what `printf` returns.
+/// conversions and types). At most 16 arguments, each evaluated once.
+/// Returns what `vprintf` returns (the number of arguments, or a negative
+/// value on error); on the host, what `printf` returns. Expands to no
+/// `unsafe` code.
 ///
 /// ```
 /// use cuda_mem::{device::global_linear_idx, device_printf};
@@ -355,75 +422,65 @@ macro_rules! device_printf {
         impl $crate::device::print::Format for __Format {
             const TEXT: &'static str = ::core::concat!($format, "\0");
         }
-        $crate::__device_printf_bind!(__Format; []; $($arg),*)
+        $crate::device::print::PrintfArgs::__print::<__Format>(($($arg,)*))
     }};
 }
 
-/// Binds each argument to a variable of its own (each expansion's `__arg` is
-/// a different variable: macro hygiene), then prints them.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __device_printf_bind {
-    ($format:ty; [$($bound:ident)*]; ) => {{
-        let mut __args = $crate::device::print::Args::<
-            $format,
-            { [$(::core::stringify!($bound)),*].len() },
-        >::new();
-        $crate::__device_printf_push!(__args, 0usize; $($bound)*);
-        $crate::__device_printf_emit!(__args, $format; $($bound)*)
-    }};
-    ($format:ty; [$($bound:ident)*]; $first:expr $(, $rest:expr)*) => {{
-        let __arg = $first;
-        $crate::__device_printf_bind!($format; [$($bound)* __arg]; $($rest),*)
-    }};
-}
+#[cfg(test)]
+mod tests {
+    use super::{check_format, conversion, Kind};
 
-/// Pushes each argument with its index (the compile-time checks).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __device_printf_push {
-    ($args:ident, $index:expr; ) => {};
-    ($args:ident, $index:expr; $first:ident $($rest:ident)*) => {
-        $args.push::<{ $index }, _>($first);
-        $crate::__device_printf_push!($args, $index + 1; $($rest)*);
-    };
-}
-
-/// `vprintf` on the device.
-#[doc(hidden)]
-#[cfg(target_arch = "nvptx64")]
-#[macro_export]
-macro_rules! __device_printf_emit {
-    ($args:ident, $format:ty; $($bound:ident)*) => {
-        $args.print()
-    };
-}
-
-/// The C library's `printf` on a Unix host.
-#[doc(hidden)]
-#[cfg(all(not(target_arch = "nvptx64"), unix))]
-#[macro_export]
-macro_rules! __device_printf_emit {
-    ($args:ident, $format:ty; $($bound:ident)*) => {{
-        let _ = &$args;
-        // SAFETY: the format is NUL-terminated and its conversions match the
-        // promoted arguments (checked at compile time by `Args::push`).
-        unsafe {
-            $crate::device::print::printf(
-                <$format as $crate::device::print::Format>::TEXT.as_ptr().cast(),
-                $($crate::device::print::PrintfArg::promote($bound)),*
-            )
+    fn kinds(format: &str) -> Result<Vec<Kind>, &'static str> {
+        let mut out = Vec::new();
+        for i in 0.. {
+            match conversion(format, i)? {
+                Some(k) => out.push(k),
+                None => return Ok(out),
+            }
         }
-    }};
-}
+        unreachable!()
+    }
 
-/// Nothing on other hosts.
-#[doc(hidden)]
-#[cfg(all(not(target_arch = "nvptx64"), not(unix)))]
-#[macro_export]
-macro_rules! __device_printf_emit {
-    ($args:ident, $format:ty; $($bound:ident)*) => {{
-        let _ = (&$args, $(&$bound),*);
-        0
-    }};
+    #[test]
+    fn conversions_are_typed_by_their_length_modifier() {
+        use Kind::*;
+        let k = kinds("%d %5i %-3u %#x %08X %c %hhd %hu %lld %llu %zu %jd %td %f %.3e %G %a %lf %p %s %% %o\0");
+        assert_eq!(
+            k.unwrap(),
+            [
+                Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int64, Int64, Int64, Int64,
+                Int64, Float, Float, Float, Float, Float, Ptr, Str, Int32
+            ]
+        );
+        assert_eq!(kinds("no conversions\0").unwrap(), []);
+    }
+
+    #[test]
+    fn anything_printf_might_read_differently_is_refused() {
+        for bad in [
+            "%n\0", "%*d\0", "%.*f\0", "%ld\0", "%Lf\0", "%hf\0", "%ls\0", "%1$d\0", "%'d\0",
+            "%m\0", "%\0", "%ll\0",
+        ] {
+            assert!(kinds(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn the_format_check_wants_a_nul_and_matching_arguments() {
+        check_format("%d %s\0", &[Kind::Int32, Kind::Str]);
+        for (format, args) in [
+            ("%d", &[Kind::Int32][..]),
+            ("%d\0", &[][..]),
+            ("\0", &[Kind::Int32][..]),
+            ("%d\0", &[Kind::Int64][..]),
+            ("%s\0", &[Kind::Ptr][..]),
+        ] {
+            let result = std::panic::catch_unwind(|| check_format(format, args));
+            assert!(
+                result.is_err(),
+                "{format:?} with {} arguments passed",
+                args.len()
+            );
+        }
+    }
 }

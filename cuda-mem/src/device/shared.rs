@@ -270,10 +270,14 @@ pub struct SharedArray<T, const N: usize> {
 impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     /// The array declared at a `shared_array!` place (what the macro
     /// expands to on the device).
+    ///
+    /// # Safety
+    /// The module declares `__cuda_mem_shared_<SITE>` as a `.shared` array of
+    /// (at least) `N` elements of `T`, aligned for `T` (the macro does).
     #[doc(hidden)]
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    pub fn __at<const SITE: u64>() -> Self {
+    pub unsafe fn __at<const SITE: u64>() -> Self {
         let ptr: u64;
         // SAFETY: takes the address of the `.shared` array that the macro
         // declared under this name (the builder checks it is declared).
@@ -466,7 +470,9 @@ macro_rules! shared_array {
                 size = const ::core::mem::size_of::<[$t; $n]>(),
                 site = const SITE,
             );
-            $crate::device::SharedArray::<$t, { $n }>::__at::<SITE>()
+            // SAFETY: the `global_asm!` above declares the array for this
+            // place, with this type and length.
+            unsafe { $crate::device::SharedArray::<$t, { $n }>::__at::<SITE>() }
         };
         #[cfg(not(target_arch = "nvptx64"))]
         let array = $crate::device::SharedArray::<$t, { $n }>::__host();

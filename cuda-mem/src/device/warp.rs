@@ -531,22 +531,29 @@ macro_rules! warp_float {
 }
 warp_float!(f32, f64);
 
-/// A tree over `shfl.down` that only combines lanes that exist (see
-/// [`lanes_in_warp`]), then lane 0's result broadcast to every lane.
+/// A tree over `shfl.down` among the lanes that exist (see
+/// [`lanes_in_warp`]; their mask is the shuffles' member mask, so a partial
+/// last warp never names a missing lane), then lane 0's result broadcast to
+/// every lane.
 #[inline(always)]
 fn reduce<T: WarpReduce>(value: T, op: impl Fn(T, T) -> T) -> T {
     let lanes = lanes_in_warp();
+    let mask = if lanes >= WARP_SIZE {
+        FULL_MASK
+    } else {
+        (1u32 << lanes) - 1
+    };
     let lane = block_thread_rank() & (WARP_SIZE - 1);
     let mut v = value;
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
-        let other = shfl_down(v, offset);
+        let other = shfl_down_in(mask, v, offset);
         if lane + offset < lanes {
             v = op(v, other);
         }
         offset /= 2;
     }
-    shfl_idx(v, 0)
+    shfl_idx_in(mask, v, 0)
 }
 
 /// The sum of `value` over the lanes of the warp, returned to every lane.
