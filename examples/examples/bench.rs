@@ -3,7 +3,7 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--sweep] [--chunks SHORT,LONG]
+//!         [--sweep] [--chunks SHORT,LONG] [--peer-only | --launch-only]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls.
@@ -286,6 +286,19 @@ fn main() {
     let peer_only = args.iter().any(|a| a == "--peer-only");
     let ctx = cuda_mem_examples::gpu_or_exit("bench");
     let stream = ctx.new_stream().unwrap();
+    // `--launch-only`: just the typed-launch row.
+    if args.iter().any(|a| a == "--launch-only") {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut b = Bench {
+            start: ctx.new_event(timing).unwrap(),
+            stop: ctx.new_event(timing).unwrap(),
+            stream: stream.clone(),
+            reps: if quick { 5 } else { 15 },
+            rows: Vec::new(),
+        };
+        launch_row(&mut b, &ctx);
+        return;
+    }
     let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut b = Bench {
         start: ctx.new_event(timing).unwrap(),
