@@ -71,8 +71,12 @@
 //! implements cudarc's `DeviceRepr`, so the struct can be a kernel argument.
 //! With `default-features = false` this crate is `#![no_std]` and builds for
 //! `nvptx64-nvidia-cuda`, so a kernel crate can share the struct definitions
-//! (see [below](#your-own-kernels-in-rust)). A struct can also derive
-//! `bytemuck::Pod`; [`bytes_of`] and [`bytes_of_slice`] give the byte views.
+//! (see [below](#your-own-kernels-in-rust)). A derived struct is also
+//! `bytemuck::Pod`, so bytemuck's byte views work on it; [`bytes_of`] and
+//! [`bytes_of_slice`] give them for every `DeviceCopy` type, lifetime-tagged
+//! ones included, and [`DevicePod<T>`] brings a foreign `Pod` type in.
+//! Features `glam` and `mint` make those crates' vectors and matrices
+//! `DeviceCopy`.
 //!
 //! # Asynchronous work: the rules
 //!
@@ -240,8 +244,11 @@
 
 extern crate self as cuda_mem;
 
+mod derive_support;
 mod device_copy;
 mod device_ptr;
+#[cfg(any(feature = "glam", feature = "mint"))]
+mod interop;
 #[doc(hidden)]
 pub mod private;
 
@@ -249,7 +256,7 @@ pub mod private;
 pub use private as __private;
 
 pub use cuda_mem_derive::DeviceCopy;
-pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy};
+pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
 pub use device_ptr::DevicePtr;
 
 #[cfg(feature = "build")]
