@@ -38,6 +38,14 @@
 //! or a shared struct rebuilds the PTX, and a build with nothing changed
 //! does no work. It never falls back to a stale PTX file.
 //!
+//! The builder rejects PTX the driver would not load: a function or `static`
+//! of another crate that did not get inlined (an `.extern` other than
+//! `vprintf`, which ptxas resolves, and the dynamic shared memory), and a
+//! shared array of `cuda_mem::shared_array!` declared in another crate. A
+//! kernel panic is a bare `trap` unless the crate declares
+//! `cuda_mem::printing_panic_handler!()` and is built with
+//! [`KernelCrate::printing_panics`].
+//!
 //! The kernel crate may be a member of your workspace (a crate shared by the
 //! host and the kernels), or a crate of its own; a crate inside your
 //! workspace's directory that is neither must be listed in the workspace's
@@ -77,6 +85,7 @@ pub struct KernelCrate {
     toolchain: String,
     target_cpu: String,
     auto_install: bool,
+    printing_panics: bool,
 }
 
 /// Why a kernel build failed; [`BuildError::exit`] prints it for Cargo and exits.
@@ -131,13 +140,18 @@ const SCRUBBED_ENV: &[&str] = &[
 
 /// The flags every crate of the kernel build gets (`core` included: only
 /// target rustflags reach the crates `-Zbuild-std` compiles).
-fn target_rustflags(target_cpu: &str) -> [String; 4] {
+fn target_rustflags(target_cpu: &str, printing_panics: bool) -> [String; 4] {
     [
         // `-Cpanic=immediate-abort` is unstable; without it a `%` or a bounds
         // check in `core` leaves `.extern .func ...panic...` in the PTX, which
-        // the driver rejects.
+        // the driver rejects. Printing panics need core's panic path, which
+        // the LTO build (see `printing_panics`) brings into the PTX.
         "-Zunstable-options".into(),
-        "-Cpanic=immediate-abort".into(),
+        if printing_panics {
+            "-Cpanic=abort".into()
+        } else {
+            "-Cpanic=immediate-abort".into()
+        },
         format!("-Ctarget-cpu={target_cpu}"),
         // No linker: a function of another crate that is not inlined stays an
         // `.extern .func`. This makes every function of every crate inlinable.
@@ -165,6 +179,7 @@ impl KernelCrate {
             toolchain: PINNED_NIGHTLY.into(),
             target_cpu: "sm_70".into(),
             auto_install: std::env::var_os(NO_AUTO_INSTALL).is_none_or(|v| v.is_empty()),
+            printing_panics: false,
         }
     }
 
@@ -217,6 +232,25 @@ impl KernelCrate {
     /// ```
     pub fn auto_install(mut self, yes: bool) -> Self {
         self.auto_install = yes;
+        self
+    }
+
+    /// Whether a panic in a kernel prints where and why before it traps
+    /// (default: no, a panic is a bare `trap`). The kernel crate must declare
+    /// the handler with `cuda_mem::printing_panic_handler!();` (see
+    /// `cuda_mem::device::panic`).
+    ///
+    /// There is no linker, so this build differs: `-Cpanic=abort` instead of
+    /// `-Cpanic=immediate-abort`, and the crate is compiled as a `cdylib`
+    /// with fat LTO, which makes rustc merge every crate (`core`'s panic
+    /// functions included) into the one module it writes as PTX; the link
+    /// step is skipped (`-Zno-link`). The PTX is larger and uses a stack.
+    ///
+    /// ```
+    /// let k = cuda_mem::build::KernelCrate::new("kernels").printing_panics(true);
+    /// ```
+    pub fn printing_panics(mut self, yes: bool) -> Self {
+        self.printing_panics = yes;
         self
     }
 
@@ -288,10 +322,20 @@ impl KernelCrate {
         })?;
         if let Some(line) = ptx.lines().find(|l| is_forbidden_extern(l)) {
             return Err(BuildError::new(format!(
-                "the PTX of {} calls a function it does not define ({}); the driver would reject it. \
-                 A function of another crate that the kernels call must be `#[inline]` (or generic)",
+                "the PTX of {} refers to a function or static it does not define ({}); the driver \
+                 would reject it. A function of another crate that the kernels call must be \
+                 `#[inline]` (or generic), and a `static` of another crate cannot be reached (for \
+                 math, `cuda_mem::device::math` avoids libm's table-driven functions)",
                 self.dir.display(),
                 line.trim()
+            )));
+        }
+        if let Some(name) = undeclared_shared_array(&ptx) {
+            return Err(BuildError::new(format!(
+                "the PTX of {} uses the shared array {name} but does not declare it: \
+                 `shared_array!` and `dynamic_shared!` must be expanded in the kernel crate itself \
+                 (a dependency's declaration does not reach its PTX)",
+                self.dir.display()
             )));
         }
         if in_build_script {
@@ -304,7 +348,7 @@ impl KernelCrate {
 
     /// `rustup run <toolchain> cargo rustc ...` with the nvptx settings.
     fn cargo_command(&self, rustup: &Rustup, target_dir: &Path, out: &Path) -> Command {
-        let flags = target_rustflags(&self.target_cpu)
+        let flags = target_rustflags(&self.target_cpu, self.printing_panics)
             .iter()
             .map(|f| format!("{f:?}"))
             .collect::<Vec<_>>()
@@ -318,30 +362,74 @@ impl KernelCrate {
             .arg(format!("target.{TARGET}.rustflags = [{flags}]"))
             // The workspace's release profile could ask for LTO, debug info or
             // several codegen units, none of which `--emit=asm` can take.
-            .args(["--config", "profile.release.lto = false"])
             .args(["--config", "profile.release.debug = false"])
             .args(["--config", "profile.release.incremental = false"])
             .args(["--config", "profile.release.codegen-units = 1"])
             .args(["--config", "profile.release.opt-level = 3"])
             .arg("--target-dir")
-            .arg(target_dir)
-            .arg("--")
-            .arg(format!("--emit=asm={}", out.display()));
+            .arg(target_dir);
+        if self.printing_panics {
+            // One module with every crate in it (see `printing_panics`).
+            cmd.args(["--crate-type", "cdylib"])
+                .args(["--config", "profile.release.lto = \"fat\""]);
+        } else {
+            cmd.args(["--config", "profile.release.lto = false"]);
+        }
+        cmd.arg("--").arg(format!("--emit=asm={}", out.display()));
+        if self.printing_panics {
+            // The PTX is written before the link, and there is no linker.
+            cmd.arg("-Zno-link");
+        }
         scrub_env(&mut cmd);
         cmd
     }
 }
 
-/// A line of PTX that declares a function defined elsewhere. `vprintf` is
-/// fine: ptxas resolves it itself (device printing).
+/// A line of PTX that declares a function or variable defined elsewhere.
+/// `vprintf` is fine: ptxas resolves it itself (device printing); so is the
+/// dynamic shared memory (`.extern .shared`), which the launch provides.
 fn is_forbidden_extern(line: &str) -> bool {
-    line.contains(".extern .func") && !line.contains("vprintf")
+    let line = line.trim_start();
+    line.starts_with(".extern")
+        && !line.starts_with(".extern .shared")
+        && !(line.starts_with(".extern .func") && line.contains("vprintf"))
+}
+
+/// A shared array of `cuda_mem::device::shared` (`__cuda_mem_shared_<n>` or
+/// `__cuda_mem_dynamic_shared`) that the PTX uses but does not declare.
+fn undeclared_shared_array(ptx: &str) -> Option<String> {
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut declared = Vec::new();
+    let mut used = Vec::new();
+    for line in ptx.lines() {
+        let trimmed = line.trim_start();
+        let declaration = trimmed.starts_with(".shared") || trimmed.starts_with(".extern .shared");
+        let mut rest = line;
+        while let Some(at) = rest.find("__cuda_mem_") {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|&c| is_name_char(c))
+                .collect();
+            rest = &rest[at + name.len()..];
+            if name.starts_with("__cuda_mem_shared_") || name == "__cuda_mem_dynamic_shared" {
+                if declaration {
+                    declared.push(name);
+                } else {
+                    used.push(name);
+                }
+            }
+        }
+    }
+    used.into_iter().find(|name| !declared.contains(name))
 }
 
 fn hint_for(stderr: &str) -> &'static str {
     if stderr.contains("believes it's in a workspace when it's not") {
         "; the kernel crate lies inside a workspace it is not a member of: add it to that \
          workspace's `members` or `exclude`"
+    } else if stderr.contains("`#[panic_handler]` function required") {
+        "; a build with printing panics needs a panic handler: add \
+         `cuda_mem::printing_panic_handler!();` to the kernel crate's root"
     } else {
         ""
     }
@@ -641,6 +729,31 @@ mod tests {
             ".extern .func _ZN4core9panicking5panic17h"
         ));
         assert!(!is_forbidden_extern(".entry cuda_mem_fill_small("));
+        assert!(is_forbidden_extern(
+            ".extern .global .align 8 .b8 _RNvNtNtCs2pbRs8dvQsm_4libm4math4exp23TBL[4096];"
+        ));
+        assert!(!is_forbidden_extern(
+            ".extern .shared .align 16 .b8 __cuda_mem_dynamic_shared[];"
+        ));
+    }
+
+    #[test]
+    fn shared_arrays_must_be_declared_where_they_are_used() {
+        let declared = ".shared .align 4 .b8 __cuda_mem_shared_123[64];\n\
+                        .extern .shared .align 16 .b8 __cuda_mem_dynamic_shared[];\n\
+                        \tcvta.shared.u64 %rd1, __cuda_mem_shared_123;\n\
+                        \tcvta.shared.u64 %rd2, __cuda_mem_dynamic_shared;\n";
+        assert_eq!(undeclared_shared_array(declared), None);
+        let missing = "\tcvta.shared.u64 %rd1, __cuda_mem_shared_9;\n";
+        assert_eq!(
+            undeclared_shared_array(missing).as_deref(),
+            Some("__cuda_mem_shared_9")
+        );
+        let dynamic = "\tcvta.shared.u64 %rd2, __cuda_mem_dynamic_shared;\n";
+        assert_eq!(
+            undeclared_shared_array(dynamic).as_deref(),
+            Some("__cuda_mem_dynamic_shared")
+        );
     }
 
     #[test]
@@ -676,8 +789,10 @@ mod tests {
 
     #[test]
     fn the_target_flags_reach_core() {
-        let flags = target_rustflags("sm_80");
+        let flags = target_rustflags("sm_80", false);
         assert!(flags.contains(&"-Cpanic=immediate-abort".to_string()));
         assert!(flags.contains(&"-Ctarget-cpu=sm_80".to_string()));
+        let flags = target_rustflags("sm_70", true);
+        assert!(flags.contains(&"-Cpanic=abort".to_string()));
     }
 }

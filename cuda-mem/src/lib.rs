@@ -195,9 +195,33 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Inside the kernel crate, [`device`] is the device std: thread and block
+//! indices, grid-stride loops, the kernel-parameter types of buffers
+//! ([`device::DeviceSlice`] to read, [`device::DeviceSliceMut`] whose safe
+//! methods give each thread only its own elements, [`device::DeviceAtomicSlice`],
+//! pitched views), shared memory, barriers, scoped atomics, warp operations,
+//! `device_printf!`, an opt-in printing panic handler and `f32`/`f64` math.
+//! It builds on the host too, where a kernel body runs as a grid of one
+//! thread:
+//!
+//! ```
+//! use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
+//!
+//! // On nvptx64: #[no_mangle] pub extern "ptx-kernel" fn saxpy(...)
+//! fn saxpy(a: f32, x: DeviceSlice<'_, f32>, mut y: DeviceSliceMut<'_, f32>) {
+//!     for (i, yi) in y.grid_stride_mut() {
+//!         *yi += a * x[i]; // no `unsafe`: each thread reaches only its own elements
+//!     }
+//! }
+//! # let (xs, mut ys) = ([1.0f32, 2.0], [10.0f32, 20.0]);
+//! # let (x, y) = unsafe { (DeviceSlice::from_raw_parts(xs.as_ptr(), 2), DeviceSliceMut::from_raw_parts(ys.as_mut_ptr(), 2)) };
+//! saxpy(2.0, x, y); // the one-thread model on the host
+//! assert_eq!(ys, [12.0, 24.0]);
+//! ```
+//!
 //! Functions the kernels call from another crate must be `#[inline]` (a call
 //! out of the kernel crate would leave an `.extern .func` in the PTX, which
-//! the builder rejects). The repository's `examples/particles-shared` (a
+//! the builder rejects); `cuda_mem::device` is. The repository's `examples/particles-shared` (a
 //! `Particle` struct and its update step, used by the kernel and by the CPU
 //! check), `examples/particles-kernels` (the kernel crate), `examples/build.rs`
 //! and `examples/examples/particles.rs` are a complete, tested setup.
@@ -271,6 +295,14 @@
 //! constructor returns `Err` ([`is_available`] says so up front). Errors of
 //! cudarc calls convert with `?`.
 #![cfg_attr(not(feature = "std"), no_std)]
+// On nvptx64 (nightly only): inline assembly, and the shared-memory macros
+// (`device::shared`) may expand `global_asm!` in the kernel crate without
+// that crate enabling the feature itself.
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(asm_experimental_arch, allow_internal_unstable),
+    allow(internal_features)
+)]
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 

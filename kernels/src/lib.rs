@@ -19,17 +19,20 @@
 //! Nothing in this crate can panic: the arithmetic is division by values the
 //! host checked to be non-zero, and the build uses `-Cpanic=immediate-abort`,
 //! so the PTX holds no `.extern .func`.
+//!
+//! The kernels use cuda-mem's device std (`cuda_mem::device`) for the thread
+//! indices, the grid-stride loops and the 16-byte and byte stores; only the
+//! read of the pattern parameter by address is assembly of their own.
 #![no_std]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use cuda_mem::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
     use core::arch::asm;
-    use core::arch::nvptx::{_block_dim_x, _block_idx_x, _block_idx_y, _grid_dim_x, _grid_dim_y, _thread_idx_x};
+    use cuda_mem::device::{
+        block_idx, global_idx, grid_dim, grid_threads, store_global_u8, store_global_v4, GridStride,
+    };
+    use cuda_mem::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
 
     /// One 16-byte store to global memory.
     ///
@@ -37,18 +40,8 @@ mod device {
     /// `addr` is 16-byte aligned and writable device memory.
     #[inline(always)]
     unsafe fn store16(addr: u64, v: [u32; 4]) {
-        // SAFETY: the caller guarantees the address; the asm only stores.
-        unsafe {
-            asm!(
-                "st.global.v4.b32 [{a}], {{{x}, {y}, {z}, {w}}};",
-                a = in(reg64) addr,
-                x = in(reg32) v[0],
-                y = in(reg32) v[1],
-                z = in(reg32) v[2],
-                w = in(reg32) v[3],
-                options(nostack, preserves_flags)
-            );
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { store_global_v4(addr as *mut [u32; 4], v) }
     }
 
     /// One byte store to global memory.
@@ -57,25 +50,15 @@ mod device {
     /// `addr` is writable device memory.
     #[inline(always)]
     unsafe fn store8(addr: u64, b: u8) {
-        // SAFETY: the caller guarantees the address; the asm only stores.
-        unsafe {
-            asm!(
-                "st.global.b8 [{a}], {b};",
-                a = in(reg64) addr,
-                b = in(reg16) b as u16,
-                options(nostack, preserves_flags)
-            );
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { store_global_u8(addr as *mut u8, b) }
     }
 
-    /// The thread's index along a row and the number of threads along a row.
+    /// The thread's index along a row and the number of threads along a row
+    /// (the `x` axis of the grid; rows go along `y`, one block per row).
     #[inline(always)]
     fn thread_along_row() -> (u64, u64) {
-        // SAFETY: reading special registers has no preconditions.
-        unsafe {
-            let tid = _block_idx_x() as u64 * _block_dim_x() as u64 + _thread_idx_x() as u64;
-            (tid, _grid_dim_x() as u64 * _block_dim_x() as u64)
-        }
+        (global_idx().x as u64, grid_threads().x as u64)
     }
 
     /// Writes this thread's share of every row it owns.
@@ -96,37 +79,28 @@ mod device {
     ) {
         let split = split_row(base, row_bytes);
         let (tid, stride) = thread_along_row();
-        // SAFETY: reading special registers has no preconditions.
-        let (mut row, row_step) = unsafe { (_block_idx_y() as u64, _grid_dim_y() as u64) };
         let head = if tid < split.head { Some(head_byte(tid)) } else { None };
         let tail_at = row_bytes - split.tail + tid;
         let tail = if tid < split.tail { Some(tail_byte(tail_at)) } else { None };
-        while row < rows {
-            let row_base = base + row * pitch;
+        let rows = GridStride::new(block_idx().y as usize, rows as usize, grid_dim().y as usize);
+        for row in rows {
+            let row_base = base + row as u64 * pitch;
             let first = row_base + split.head;
-            let mut c = tid;
-            // SAFETY (all stores below): every address is inside row `row` of the
-            // region, chunk addresses are 16-byte aligned by construction of `split`.
-            while c + 3 * stride < split.chunks {
-                unsafe {
-                    store16(first + c * 16, chunk);
-                    store16(first + (c + stride) * 16, chunk);
-                    store16(first + (c + 2 * stride) * 16, chunk);
-                    store16(first + (c + 3 * stride) * 16, chunk);
-                }
-                c += 4 * stride;
-            }
-            while c < split.chunks {
-                unsafe { store16(first + c * 16, chunk) };
-                c += stride;
-            }
+            // Four 16-byte stores in flight per iteration.
+            GridStride::new(tid as usize, split.chunks as usize, stride as usize)
+                .for_each_unrolled::<4>(|c| {
+                    // SAFETY: the chunk is inside row `row` of the region and
+                    // 16-byte aligned by construction of `split`.
+                    unsafe { store16(first + c as u64 * 16, chunk) }
+                });
             if let Some(b) = head {
+                // SAFETY: the byte is inside row `row` of the region.
                 unsafe { store8(row_base + tid, b) };
             }
             if let Some(b) = tail {
+                // SAFETY: the byte is inside row `row` of the region.
                 unsafe { store8(row_base + tail_at, b) };
             }
-            row += row_step;
         }
     }
 

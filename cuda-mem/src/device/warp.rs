@@ -1,0 +1,592 @@
+//! Warp-level operations: the lane, lane masks, votes (`ballot`, `any`,
+//! `all`), shuffles (`idx`, `up`, `down`, `xor`) of any 4- or 8-byte
+//! [`DeviceCopy`] value, and warp reductions ([`sum`], [`min`], [`max`]).
+//!
+//! Warps are the block's threads 32 by 32, in [`block_thread_rank`] order.
+//! The functions without a mask argument act on the whole warp
+//! (`membermask = 0xffffffff`): every non-exited lane of the warp must call
+//! the same function (a lane that never comes makes the others wait
+//! forever; exited lanes and the missing lanes of a block whose size is not
+//! a multiple of 32 are fine, but a shuffle from such a lane returns an
+//! unspecified value). The `_in` variants take a mask of the lanes that
+//! take part; the calling lane is always added to it, since PTX leaves a
+//! call by a lane outside its own mask undefined. These are the `.sync`
+//! instructions of sm_70 and later.
+//!
+//! On other targets a warp is one lane: lane 0, masks of one bit, votes
+//! return the caller's own predicate and shuffles its own value.
+
+use super::thread::{block_size, block_thread_rank};
+use crate::DeviceCopy;
+
+/// Threads per warp on every NVIDIA GPU.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::WARP_SIZE, 32);
+/// ```
+pub const WARP_SIZE: u32 = 32;
+
+/// The mask of all 32 lanes.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::FULL_MASK.count_ones(), 32);
+/// ```
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+/// The calling thread's lane in its warp (`%laneid`, `0..32`).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::lane_id(), 0);
+/// ```
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    return super::special_register!("%laneid");
+    #[cfg(not(target_arch = "nvptx64"))]
+    return 0;
+}
+
+/// The calling thread's warp's index in its block: `block_thread_rank() / 32`.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::warp_id(), 0);
+/// ```
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    block_thread_rank() / WARP_SIZE
+}
+
+/// The number of lanes of the calling thread's warp that exist:
+/// 32, or fewer in the last warp of a block whose size is not a multiple
+/// of 32.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::lanes_in_warp(), 1); // the one-thread model
+/// ```
+#[inline(always)]
+pub fn lanes_in_warp() -> u32 {
+    let first = block_thread_rank() & !(WARP_SIZE - 1);
+    let left = block_size() - first;
+    if left < WARP_SIZE {
+        left
+    } else {
+        WARP_SIZE
+    }
+}
+
+/// The lanes executing this instruction together now (`activemask`). Not a
+/// substitute for a known mask: which lanes run together after divergence is
+/// up to the hardware.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::active_mask(), 1);
+/// ```
+#[inline(always)]
+pub fn active_mask() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mask: u32;
+        // SAFETY: reads which lanes are active; no memory, no precondition.
+        unsafe {
+            core::arch::asm!(
+                "activemask.b32 {m};",
+                m = out(reg32) mask,
+                options(nomem, nostack, preserves_flags)
+            );
+        }
+        mask
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        1
+    }
+}
+
+macro_rules! lane_masks {
+    ($($(#[$doc:meta])* $name:ident = $reg:literal, host $host:literal;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            return super::special_register!($reg);
+            #[cfg(not(target_arch = "nvptx64"))]
+            return $host;
+        }
+    )*};
+}
+
+lane_masks! {
+    /// The bit of the calling lane (`%lanemask_eq`).
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::device::warp::lanemask_eq(), 1 << cuda_mem::device::warp::lane_id());
+    /// ```
+    lanemask_eq = "%lanemask_eq", host 1;
+    /// The bits of the lanes below the calling one (`%lanemask_lt`).
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::device::warp::lanemask_lt(), 0);
+    /// ```
+    lanemask_lt = "%lanemask_lt", host 0;
+    /// The bits of the lanes up to and including the calling one (`%lanemask_le`).
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::device::warp::lanemask_le(), 1);
+    /// ```
+    lanemask_le = "%lanemask_le", host 1;
+    /// The bits of the lanes above the calling one (`%lanemask_gt`).
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::device::warp::lanemask_gt(), 0);
+    /// ```
+    lanemask_gt = "%lanemask_gt", host 0;
+    /// The bits of the calling lane and those above it (`%lanemask_ge`).
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::device::warp::lanemask_ge(), 1);
+    /// ```
+    lanemask_ge = "%lanemask_ge", host 1;
+}
+
+/// Waits until every lane of the warp has reached a warp barrier
+/// (`__syncwarp()`), ordering their memory accesses.
+///
+/// ```
+/// cuda_mem::device::warp::sync_warp();
+/// ```
+#[inline(always)]
+pub fn sync_warp() {
+    sync_warp_in(FULL_MASK)
+}
+
+/// Waits until the lanes of `mask` (and the calling lane) have reached a
+/// warp barrier (`__syncwarp(mask)`).
+///
+/// ```
+/// cuda_mem::device::warp::sync_warp_in(0b11);
+/// ```
+#[inline(always)]
+pub fn sync_warp_in(mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the calling lane is in the mask (added); a barrier has no
+    // other precondition. Not `nomem`: it orders memory.
+    unsafe {
+        core::arch::asm!(
+            "bar.warp.sync {m};",
+            m = in(reg32) mask | lanemask_eq(),
+            options(nostack, preserves_flags)
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = mask;
+}
+
+/// A vote of the whole warp: bit `i` is set when lane `i` passed `true`
+/// (`__ballot_sync(0xffffffff, p)`).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::ballot(true), 1);
+/// ```
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    ballot_in(FULL_MASK, predicate)
+}
+
+/// [`ballot`] among the lanes of `mask` (and the caller); lanes outside it
+/// read as 0.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::ballot_in(0b1, false), 0);
+/// ```
+#[inline(always)]
+pub fn ballot_in(mask: u32, predicate: bool) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let votes: u32;
+        // SAFETY: the calling lane is in the mask (added); no memory access.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred %p;",
+                "setp.ne.u32 %p, {pred}, 0;",
+                "vote.sync.ballot.b32 {d}, %p, {m};",
+                "}}",
+                pred = in(reg32) predicate as u32,
+                m = in(reg32) mask | lanemask_eq(),
+                d = out(reg32) votes,
+                options(nomem, nostack, preserves_flags)
+            );
+        }
+        votes
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = mask;
+        predicate as u32
+    }
+}
+
+/// Whether any lane of the warp passed `true` (`__any_sync`).
+///
+/// ```
+/// assert!(cuda_mem::device::warp::any(true));
+/// ```
+#[inline(always)]
+pub fn any(predicate: bool) -> bool {
+    any_in(FULL_MASK, predicate)
+}
+
+/// [`any`] among the lanes of `mask` (and the caller).
+///
+/// ```
+/// assert!(!cuda_mem::device::warp::any_in(0b1, false));
+/// ```
+#[inline(always)]
+pub fn any_in(mask: u32, predicate: bool) -> bool {
+    vote::<false>(mask, predicate)
+}
+
+/// Whether every lane of the warp passed `true` (`__all_sync`).
+///
+/// ```
+/// assert!(!cuda_mem::device::warp::all(false));
+/// ```
+#[inline(always)]
+pub fn all(predicate: bool) -> bool {
+    all_in(FULL_MASK, predicate)
+}
+
+/// [`all`] among the lanes of `mask` (and the caller).
+///
+/// ```
+/// assert!(cuda_mem::device::warp::all_in(0b1, true));
+/// ```
+#[inline(always)]
+pub fn all_in(mask: u32, predicate: bool) -> bool {
+    vote::<true>(mask, predicate)
+}
+
+/// `vote.sync.all.pred` (ALL) or `vote.sync.any.pred`.
+#[inline(always)]
+fn vote<const ALL: bool>(mask: u32, predicate: bool) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let result: u32;
+        let mask = mask | lanemask_eq();
+        // SAFETY: the calling lane is in the mask; no memory access.
+        unsafe {
+            if ALL {
+                core::arch::asm!(
+                    "{{",
+                    ".reg .pred %p, %q;",
+                    "setp.ne.u32 %p, {pred}, 0;",
+                    "vote.sync.all.pred %q, %p, {m};",
+                    "selp.u32 {d}, 1, 0, %q;",
+                    "}}",
+                    pred = in(reg32) predicate as u32,
+                    m = in(reg32) mask,
+                    d = out(reg32) result,
+                    options(nomem, nostack, preserves_flags)
+                );
+            } else {
+                core::arch::asm!(
+                    "{{",
+                    ".reg .pred %p, %q;",
+                    "setp.ne.u32 %p, {pred}, 0;",
+                    "vote.sync.any.pred %q, %p, {m};",
+                    "selp.u32 {d}, 1, 0, %q;",
+                    "}}",
+                    pred = in(reg32) predicate as u32,
+                    m = in(reg32) mask,
+                    d = out(reg32) result,
+                    options(nomem, nostack, preserves_flags)
+                );
+            }
+        }
+        result != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = mask;
+        predicate
+    }
+}
+
+/// The four shuffle kinds of `shfl.sync`.
+#[derive(Clone, Copy)]
+enum Kind {
+    Idx,
+    Up,
+    Down,
+    Xor,
+}
+
+/// One 32-bit `shfl.sync.<kind>.b32` with the whole warp as its width (`c`
+/// is `0x1f` for idx/down/bfly and `0` for up, as CUDA's width 32).
+#[inline(always)]
+fn shfl32(kind: Kind, mask: u32, value: u32, lane: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u32;
+        let mask = mask | lanemask_eq();
+        // SAFETY: the calling lane is in the mask (added above); a shuffle
+        // touches no memory.
+        unsafe {
+            match kind {
+                Kind::Idx => core::arch::asm!(
+                    "shfl.sync.idx.b32 {d}, {a}, {b}, 31, {m};",
+                    d = out(reg32) out, a = in(reg32) value, b = in(reg32) lane, m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags)
+                ),
+                Kind::Up => core::arch::asm!(
+                    "shfl.sync.up.b32 {d}, {a}, {b}, 0, {m};",
+                    d = out(reg32) out, a = in(reg32) value, b = in(reg32) lane, m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags)
+                ),
+                Kind::Down => core::arch::asm!(
+                    "shfl.sync.down.b32 {d}, {a}, {b}, 31, {m};",
+                    d = out(reg32) out, a = in(reg32) value, b = in(reg32) lane, m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags)
+                ),
+                Kind::Xor => core::arch::asm!(
+                    "shfl.sync.bfly.b32 {d}, {a}, {b}, 31, {m};",
+                    d = out(reg32) out, a = in(reg32) value, b = in(reg32) lane, m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags)
+                ),
+            }
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (kind, mask, lane);
+        value
+    }
+}
+
+/// Shuffles a 4- or 8-byte value (two 32-bit shuffles for 8 bytes).
+#[inline(always)]
+fn shfl<T: DeviceCopy>(kind: Kind, mask: u32, value: T, lane: u32) -> T {
+    const {
+        assert!(
+            size_of::<T>() == 4 || size_of::<T>() == 8,
+            "warp shuffles move values of 4 or 8 bytes"
+        )
+    };
+    if size_of::<T>() == 4 {
+        // SAFETY: `T` has 4 bytes (checked above), read unaligned as a `u32`.
+        let bits: u32 = unsafe { core::mem::transmute_copy(&value) };
+        let moved = shfl32(kind, mask, bits, lane);
+        // SAFETY: 4 bytes back into a `T`: `T: DeviceCopy`, every bit
+        // pattern is a valid `T`.
+        unsafe { core::mem::transmute_copy(&moved) }
+    } else {
+        // SAFETY: `T` has 8 bytes (checked above).
+        let halves: [u32; 2] = unsafe { core::mem::transmute_copy(&value) };
+        let moved = [
+            shfl32(kind, mask, halves[0], lane),
+            shfl32(kind, mask, halves[1], lane),
+        ];
+        // SAFETY: 8 bytes back into a `T`: any bit pattern is a valid `T`.
+        unsafe { core::mem::transmute_copy(&moved) }
+    }
+}
+
+/// The `value` of lane `src_lane % 32` (`__shfl_sync(0xffffffff, v, src)`),
+/// for any 4- or 8-byte [`DeviceCopy`] type (others fail to compile).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_idx(2.5f64, 0), 2.5);
+/// ```
+#[inline(always)]
+pub fn shfl_idx<T: DeviceCopy>(value: T, src_lane: u32) -> T {
+    shfl(Kind::Idx, FULL_MASK, value, src_lane)
+}
+
+/// The `value` of lane `lane_id() - delta`; lanes below `delta` get their own
+/// (`__shfl_up_sync`).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_up(7u32, 1), 7);
+/// ```
+#[inline(always)]
+pub fn shfl_up<T: DeviceCopy>(value: T, delta: u32) -> T {
+    shfl(Kind::Up, FULL_MASK, value, delta)
+}
+
+/// The `value` of lane `lane_id() + delta`; lanes above `31 - delta` get
+/// their own (`__shfl_down_sync`).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_down(-3i64, 4), -3);
+/// ```
+#[inline(always)]
+pub fn shfl_down<T: DeviceCopy>(value: T, delta: u32) -> T {
+    shfl(Kind::Down, FULL_MASK, value, delta)
+}
+
+/// The `value` of lane `lane_id() ^ lane_mask` (`__shfl_xor_sync`, a
+/// butterfly).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_xor([1u16, 2], 16), [1, 2]);
+/// ```
+#[inline(always)]
+pub fn shfl_xor<T: DeviceCopy>(value: T, lane_mask: u32) -> T {
+    shfl(Kind::Xor, FULL_MASK, value, lane_mask)
+}
+
+/// [`shfl_idx`] among the lanes of `mask` (and the caller); reading a lane
+/// outside the mask gives an unspecified value.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_idx_in(0b1, 1u32, 0), 1);
+/// ```
+#[inline(always)]
+pub fn shfl_idx_in<T: DeviceCopy>(mask: u32, value: T, src_lane: u32) -> T {
+    shfl(Kind::Idx, mask, value, src_lane)
+}
+
+/// [`shfl_up`] among the lanes of `mask` (and the caller).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_up_in(0b1, 1u32, 1), 1);
+/// ```
+#[inline(always)]
+pub fn shfl_up_in<T: DeviceCopy>(mask: u32, value: T, delta: u32) -> T {
+    shfl(Kind::Up, mask, value, delta)
+}
+
+/// [`shfl_down`] among the lanes of `mask` (and the caller).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_down_in(0b1, 1u32, 1), 1);
+/// ```
+#[inline(always)]
+pub fn shfl_down_in<T: DeviceCopy>(mask: u32, value: T, delta: u32) -> T {
+    shfl(Kind::Down, mask, value, delta)
+}
+
+/// [`shfl_xor`] among the lanes of `mask` (and the caller).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::shfl_xor_in(0b1, 1u32, 1), 1);
+/// ```
+#[inline(always)]
+pub fn shfl_xor_in<T: DeviceCopy>(mask: u32, value: T, lane_mask: u32) -> T {
+    shfl(Kind::Xor, mask, value, lane_mask)
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A type the warp reductions work on: `i32`, `u32`, `i64`, `u64` (sum
+/// wraps), `f32`, `f64` (min and max ignore NaN like `f32::min`; the sum's
+/// order of additions is a fixed tree, so it may differ from a sequential
+/// sum by rounding). Sealed.
+///
+/// ```
+/// fn total<T: cuda_mem::device::warp::WarpReduce>(x: T) -> T {
+///     cuda_mem::device::warp::sum(x)
+/// }
+/// assert_eq!(total(3u64), 3);
+/// ```
+pub trait WarpReduce: DeviceCopy + sealed::Sealed {
+    #[doc(hidden)]
+    fn __add(self, other: Self) -> Self;
+    #[doc(hidden)]
+    fn __min(self, other: Self) -> Self;
+    #[doc(hidden)]
+    fn __max(self, other: Self) -> Self;
+}
+
+macro_rules! warp_int {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl WarpReduce for $t {
+            #[inline(always)]
+            fn __add(self, other: Self) -> Self { self.wrapping_add(other) }
+            #[inline(always)]
+            fn __min(self, other: Self) -> Self { Ord::min(self, other) }
+            #[inline(always)]
+            fn __max(self, other: Self) -> Self { Ord::max(self, other) }
+        }
+    )*};
+}
+warp_int!(i32, u32, i64, u64);
+
+macro_rules! warp_float {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl WarpReduce for $t {
+            #[inline(always)]
+            fn __add(self, other: Self) -> Self { self + other }
+            #[inline(always)]
+            fn __min(self, other: Self) -> Self { <$t>::min(self, other) }
+            #[inline(always)]
+            fn __max(self, other: Self) -> Self { <$t>::max(self, other) }
+        }
+    )*};
+}
+warp_float!(f32, f64);
+
+/// A tree over `shfl.down` among the lanes that exist (see
+/// [`lanes_in_warp`]; their mask is the shuffles' member mask, so a partial
+/// last warp never names a missing lane), then lane 0's result broadcast to
+/// every lane.
+#[inline(always)]
+fn reduce<T: WarpReduce>(value: T, op: impl Fn(T, T) -> T) -> T {
+    let lanes = lanes_in_warp();
+    let mask = if lanes >= WARP_SIZE {
+        FULL_MASK
+    } else {
+        (1u32 << lanes) - 1
+    };
+    let lane = block_thread_rank() & (WARP_SIZE - 1);
+    let mut v = value;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        let other = shfl_down_in(mask, v, offset);
+        if lane + offset < lanes {
+            v = op(v, other);
+        }
+        offset /= 2;
+    }
+    shfl_idx_in(mask, v, 0)
+}
+
+/// The sum of `value` over the lanes of the warp, returned to every lane.
+/// Every existing, non-exited lane of the warp must call it (missing lanes
+/// of a partial last warp are left out correctly; lanes that returned early
+/// are not).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::sum(4i32), 4); // a warp of one lane
+/// ```
+#[inline(always)]
+pub fn sum<T: WarpReduce>(value: T) -> T {
+    reduce(value, T::__add)
+}
+
+/// The minimum of `value` over the lanes of the warp, returned to every lane
+/// (same rules as [`sum`]).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::min(-1.5f32), -1.5);
+/// ```
+#[inline(always)]
+pub fn min<T: WarpReduce>(value: T) -> T {
+    reduce(value, T::__min)
+}
+
+/// The maximum of `value` over the lanes of the warp, returned to every lane
+/// (same rules as [`sum`]).
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::max(9u32), 9);
+/// ```
+#[inline(always)]
+pub fn max<T: WarpReduce>(value: T) -> T {
+    reduce(value, T::__max)
+}
