@@ -1,14 +1,15 @@
 //! Syntactic checks on the fields, done before any code is generated.
 //!
-//! The real "every field is `DeviceCopy`" proof is type-level (rustc checks
-//! the generated `__device_copy_field_check`); the checks here catch what
-//! rustc would report badly or what the generated code must not see:
+//! The real "every field is `DeviceCopy`" proof is type-level, on the real
+//! struct (`cuda_mem::__derive_device_copy!` destructures it); the checks
+//! here catch what rustc would report badly or what the layout plan cannot
+//! read:
 //!
 //! * no fields at all;
-//! * a macro anywhere in a field type (`ty!()`, or `[u8; len!()]`): the
-//!   derive names each field type a second time in its checks, and a
-//!   non-deterministic macro could expand to a different type there
-//!   (bytemuck#335, zerocopy#2762);
+//! * a macro anywhere in a field type (`ty!()`, or `[u8; len!()]`): the plan
+//!   of a generic struct is read from the field tokens, which a macro hides
+//!   (and a non-deterministic macro could expand differently each time,
+//!   bytemuck#335, zerocopy#2762);
 //! * `Self` in a field type (the checks live outside any impl);
 //! * types that can never be `DeviceCopy`, with a specific way out:
 //!   slices, `str` and `dyn Trait` (unsized), tuples (unspecified layout),
@@ -56,8 +57,9 @@ impl<'ast> Visit<'ast> for Forbidden {
         self.errors.push(Error::new_spanned(
             mac,
             "macros are not allowed in the field types of a `DeviceCopy` struct: the derive \
-             checks each field type separately, and a macro could expand to a different type \
-             there; define a type alias (`type Field = my_macro!();`) or a `const` and use it",
+             reads the field types to choose its checks, and a macro could expand to a different \
+             type each time; define a type alias (`type Field = my_macro!();`) or a `const` and \
+             use it",
         ));
     }
 

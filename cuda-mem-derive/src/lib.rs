@@ -17,12 +17,14 @@
     )
 )]
 
-use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Error};
 
 mod attr;
 mod fields;
+mod generics;
 mod kernel;
 mod padding;
 mod repr;
@@ -57,7 +59,10 @@ mod output_tests;
 ///
 /// # What it checks
 ///
-/// Every check fails the build with an error on the offending tokens:
+/// Every check fails the build. The syntactic ones are done by the derive,
+/// with the error on the offending tokens; the others by rustc, on the real
+/// struct as it is after every macro ran (an attribute macro placed after
+/// `#[derive(DeviceCopy)]` can rewrite the struct after the derive read it):
 ///
 /// 1. The item is a `struct` (enums: most bit patterns are not a valid
 ///    discriminant; unions: bytes outside the written field are
@@ -69,15 +74,21 @@ mod output_tests;
 /// 3. It has at least one field, and no field type contains a macro, `Self`, a
 ///    slice, `str`, `dyn Trait`, a tuple, a reference, a raw or function
 ///    pointer.
-/// 4. Every field type is `DeviceCopy` (rustc reports the field).
+/// 4. The real struct has exactly the fields the derive saw (an exhaustive
+///    pattern), and every one of them is `DeviceCopy`.
 /// 5. There is no padding:
-///    * non-generic structs (lifetimes allowed): exactly, `S has N byte(s) of
-///      padding`, including tail padding from `align(N)` or `[u64; 0]` and
-///      the padding `packed(2)` leaves;
+///    * non-generic structs (lifetimes allowed): exactly, from the real
+///      layout: `S has N byte(s) of padding`, including tail padding from
+///      `align(N)` or `[u64; 0]` and the padding `packed(2)` leaves; and the
+///      fields are in declaration order (the `repr(C)` order);
 ///    * generic structs: only when the layout rules padding out:
 ///      `repr(transparent)`, `repr(C, packed)`, or `repr(C)` (no `align`)
 ///      with every field of one element type `T` / `[T; N]` / `[[T; N]; M]`
-///      (plus `PhantomData` markers). Anything else is refused.
+///      (plus `PhantomData` markers); rustc unifies the element types of the
+///      real fields. Anything else is refused. The `repr` is taken from the
+///      tokens here, so the real layout of every instantiation is checked
+///      again when cuda-mem uses it (a buffer of `S<u8>`, a byte view): a
+///      build error if it has padding.
 /// 6. The alignment is at most 256 (what CUDA allocations guarantee).
 /// 7. `Copy` is implemented (the trait's supertrait).
 ///
@@ -88,13 +99,29 @@ mod output_tests;
 ///
 /// # What it generates
 ///
-/// Inside one `const _: () = { ... };`: the checks (functions that are never
-/// called; rustc type-checks them), `unsafe impl DeviceCopy`, and, on host
-/// builds of cuda-mem (feature `host`), cudarc's `DeviceRepr` and
-/// `ValidAsZeroBits`, so the struct can be a kernel argument. No bytemuck
-/// impls: you may also derive `bytemuck::Pod` on the same struct. The output
-/// only uses paths through the cuda-mem crate, so it works under `#![no_std]`,
-/// `#![no_implicit_prelude]` and `#![forbid(unsafe_code)]`.
+/// One call of `cuda_mem::__derive_device_copy!` (hidden), a `macro_rules!`
+/// macro of cuda-mem, reached through the crate path. The call passes the
+/// struct's name, its generics in pieces, the field names (never the field
+/// types), the layout plan and per-field hints. The macro does the proving,
+/// with `$crate::` paths only, and emits, inside one `const _: () = { ... };`:
+///
+/// * the checks (a never-called `proof` function and constants that rustc
+///   evaluates while checking your crate);
+/// * `unsafe impl DeviceCopy` (with the struct's layout fingerprint);
+/// * `bytemuck::Zeroable` and `bytemuck::Pod` (`Pod` for the struct's
+///   `'static` instantiations: all of them unless it has lifetime
+///   parameters), so `bytemuck::bytes_of`, `cast_slice` & co. work with no
+///   second derive. **Do not also derive `bytemuck::Pod` or `Zeroable`**:
+///   that is now a conflicting-impl error (E0119); remove the bytemuck
+///   derives, `DeviceCopy` brings them;
+/// * on host builds of cuda-mem (feature `host`), cudarc's `DeviceRepr` and
+///   `ValidAsZeroBits`, so the struct can be a kernel argument.
+///
+/// The output introduces no names in your module (the only bindings are
+/// locals named `__cuda_mem_*`: a unit struct or a constant of exactly such
+/// a name would turn one into a constant pattern and fail the build), and
+/// works under `#![no_std]`, `#![no_implicit_prelude]` and
+/// `#![forbid(unsafe_code)]`.
 ///
 /// # Options
 ///
@@ -110,6 +137,36 @@ mod output_tests;
 /// #[repr(transparent)]
 /// struct Meters(f32);
 /// ```
+///
+/// # Threat model: what safe code cannot do
+///
+/// The proof holds against a crate that forbids unsafe code
+/// (`#![forbid(unsafe_code)]`) and tries to get a `DeviceCopy` (or `Pod`, or
+/// `DeviceRepr`) impl for a type that breaks the contract:
+///
+/// * **A forged crate path.** The path only says where cuda-mem's macro is.
+///   The macro finds its checks through `$crate`, which no path, module or
+///   re-export can redirect. A module that supplies its own macro of that
+///   name must write `unsafe impl` in it, and a local `macro_rules!` is
+///   linted by `forbid(unsafe_code)`.
+/// * **Shadowing.** No field type is ever re-interpreted in another scope,
+///   and the expansion declares no names (no `use ... as` alias, no helper
+///   items) where your tokens are resolved.
+/// * **Rewriting after the derive.** An attribute macro below
+///   `#[derive(DeviceCopy)]` can change fields, types and `repr` after the
+///   derive read them; the checks are on the real struct, so a changed field
+///   set, a field type that is not `DeviceCopy`, padding or reordered fields
+///   of a non-generic struct, and a generic field that no longer shares the
+///   element type all fail. (For a generic struct whose `repr` is changed,
+///   cuda-mem's buffers and byte views still refuse every padded
+///   instantiation, at build time.)
+/// * **Hidden helpers.** Calling `cuda_mem::__derive_device_copy!` by hand
+///   proves the same things (it takes only parsed fragments, so its input
+///   cannot smuggle in other items), and the other hidden helpers only check;
+///   `__device_copy_host_impls!` requires the type to be `DeviceCopy`
+///   already.
+///
+/// A hand-written `unsafe impl DeviceCopy` is trusted, like any unsafe code.
 #[proc_macro_derive(DeviceCopy, attributes(device_copy))]
 pub fn derive_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
@@ -181,11 +238,22 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let repr = repr::Repr::from_attrs(&input.attrs, &mut errors);
     repr.require_kind(&input.ident, &mut errors);
     fields::check(&input.ident, fields, &mut errors);
-    // Generated code reaches cuda-mem through one `use <path> as __cuda_mem;`:
-    // a wrong path is then reported once, at that import.
-    let krate: syn::Path = syn::parse_quote!(__cuda_mem);
-    let plan = padding::plan(&input.ident, &input.generics, fields, &repr, &krate);
-    let plan = match plan {
+    // `#[derive(Copy)]` bounds every type parameter with `Copy`, a
+    // marker-only one (which needs no `DeviceCopy` bound) too: then require
+    // the struct's own `Copy` (the supertrait) in the impls instead.
+    let mut extra = Vec::new();
+    let bounded = padding::params_needing_bound(&input.generics, fields);
+    if input.generics.type_params().count() > bounded.len() {
+        let ident = &input.ident;
+        let (_, ty_generics, _) = input.generics.split_for_impl();
+        let krate = &options.krate;
+        extra.push((
+            syn::parse_quote!(#ident #ty_generics),
+            syn::parse_quote!(#krate::__private::core::marker::Copy),
+        ));
+    }
+    let generics = generics::split(&input.generics, &extra, &mut errors);
+    let plan = match padding::plan(&input.ident, &input.generics, fields, &repr) {
         Ok(plan) => Some(plan),
         Err(error) => {
             errors.push(error);
@@ -193,157 +261,69 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
     };
     errors.into_result()?;
-    let Some(plan) = plan else {
+    let Some((plan, hints)) = plan else {
         return Ok(TokenStream::new());
     };
-    Ok(generate(input, fields, &options.krate, &krate, plan))
+    Ok(generate(
+        input,
+        fields,
+        &options.krate,
+        generics,
+        plan,
+        &hints,
+    ))
 }
 
+/// The one call of `__derive_device_copy!` that does the proving and emits
+/// the impls. It passes the struct's name, its generics in pieces, the
+/// field accessors (never the field types), the plan and the hints.
 fn generate(
     input: &DeriveInput,
     fields: &syn::Fields,
-    krate_path: &syn::Path,
     krate: &syn::Path,
+    generics: TokenStream,
     plan: padding::Plan,
+    hints: &[padding::Hint],
 ) -> TokenStream {
     let ident = &input.ident;
-    let core = quote!(#krate::__private::core);
-
-    // Impl generics: every type parameter used outside `PhantomData` must be
-    // `DeviceCopy`, plus the user's own bounds, plus (homogeneous rule) the
-    // element-type bounds.
-    let mut generics = input.generics.clone();
-    {
-        let bounded = padding::params_needing_bound(&input.generics, fields);
-        let phantom_only = input.generics.type_params().count() > bounded.len();
-        let where_clause = generics.make_where_clause();
-        for param in bounded {
-            where_clause
-                .predicates
-                .push(syn::parse_quote!(#param: #krate::DeviceCopy));
-        }
-        if phantom_only {
-            // `#[derive(Copy)]` bounds every type parameter with `Copy`, a
-            // marker-only one too; require the struct's own `Copy` (the
-            // supertrait) instead of `DeviceCopy` for such parameters.
-            let (_, ty_generics, _) = input.generics.split_for_impl();
-            where_clause
-                .predicates
-                .push(syn::parse_quote!(#ident #ty_generics: #core::marker::Copy));
-        }
-    }
-    // The field check needs only the `DeviceCopy` bounds and the user's.
-    let check_generics = generics.clone();
-    if let padding::Plan::Homogeneous(predicates) = &plan {
-        generics
-            .make_where_clause()
-            .predicates
-            .extend(predicates.iter().cloned());
-    }
-    if generics
-        .where_clause
-        .as_ref()
-        .is_some_and(|clause| clause.predicates.is_empty())
-    {
-        generics.where_clause = None;
-    }
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let (check_impl_generics, _, check_where_clause) = check_generics.split_for_impl();
-    let check_where_clause = check_where_clause
-        .filter(|clause| !clause.predicates.is_empty())
-        .map(|clause| quote!(#clause));
-
-    let field_types: Vec<_> = fields.iter().map(|field| &field.ty).collect();
-
-    let layout_check = match plan {
-        padding::Plan::Witness => {
-            let generics = &input.generics;
-            let this = padding::staticized_self(ident, generics);
-            let max_align = proc_macro2::Literal::u64_unsuffixed(repr::MAX_ALIGN);
-            // Spanned on the struct's name, so that rustc reports "`S` has N
-            // byte(s) of padding" there. (Only this bound is re-spanned: a
-            // user-spanned `unsafe impl` would trip `forbid(unsafe_code)`.)
-            let span = ident.span();
-            let krate = respan(krate.to_token_stream(), span);
-            let this = respan(this, span);
-            let field_types = field_types
-                .iter()
-                .map(|ty| respan(padding::staticized(ty, generics).into_token_stream(), span));
-            quote_spanned! {span=>
-                fn __device_copy_layout_check()
-                where
-                    (): #krate::__private::NoPadding<
-                        #this,
-                        {
-                            #krate::__private::size_of::<#this>()
-                                - (0 #(+ #krate::__private::size_of::<#field_types>())*)
-                        },
-                    >,
-                    (): #krate::__private::AlignAtMost256<
-                        #this,
-                        { #krate::__private::align_of::<#this>() },
-                        { #krate::__private::align_of::<#this>() <= #max_align },
-                    >,
-                {}
-            }
-        }
-        padding::Plan::Trivial | padding::Plan::Homogeneous(_) => TokenStream::new(),
-    };
-
-    let safety = " SAFETY: `#[derive(DeviceCopy)]` checked that this type is a `repr(C)` or \
-                  `repr(transparent)` struct whose fields are all `DeviceCopy` (so every bit \
-                  pattern is valid and there are no host pointers), that it has no padding \
-                  and that its alignment is at most 256.";
-
+    let device_copy = padding::params_needing_bound(&input.generics, fields);
+    let plan = syn::Ident::new(plan.name(), Span::call_site());
+    let fields = fields
+        .iter()
+        .zip(hints)
+        .enumerate()
+        .map(|(i, (field, hint))| {
+            // The accessor: the field's name, or its index spanned on its type.
+            let accessor = match &field.ident {
+                Some(name) => name.to_token_stream(),
+                None => syn::Index {
+                    index: i as u32,
+                    span: field.ty.span(),
+                }
+                .to_token_stream(),
+            };
+            // The binding of the field in the exhaustive pattern, located on the
+            // field's type, so that rustc reports a field that is not
+            // `DeviceCopy` there. (A local of the never-called proof function:
+            // no user tokens are resolved in its scope but the struct's name, in
+            // the type namespace.)
+            let binding = Ident::new(
+                &format!("__cuda_mem_field{i}"),
+                Span::call_site().located_at(field.ty.span()),
+            );
+            let hint = Ident::new(hint.name(), Span::call_site());
+            quote!(#accessor => #binding : #hint)
+        });
     quote! {
-        #[allow(
-            dead_code,
-            non_camel_case_types,
-            non_snake_case,
-            private_bounds,
-            private_interfaces,
-            clippy::all,
-            clippy::pedantic,
-        )]
-        const _: () = {
-            use #krate_path as #krate;
-
-            // The (never passed) argument gives the function the bounds the
-            // struct implies (e.g. `T: 'a` for a `PhantomData<&'a T>` field).
-            fn __device_copy_field_check #check_impl_generics (
-                _: &#ident #ty_generics,
-            ) #check_where_clause {
-                fn __device_copy_assert<
-                    __DeviceCopyField: ?#core::marker::Sized + #krate::DeviceCopy,
-                >() {}
-                #(__device_copy_assert::<#field_types>();)*
+        #krate::__derive_device_copy! {
+            @__cuda_mem_derive_device_copy
+            struct #ident
+            generics {
+                #generics
+                device_copy [#(#device_copy),*]
             }
-
-            #layout_check
-
-            #[doc = #safety]
-            #[automatically_derived]
-            unsafe impl #impl_generics #krate::DeviceCopy for #ident #ty_generics #where_clause {}
-
-            #krate::__impl_host_traits!([#impl_generics] [#ident #ty_generics] [#where_clause]);
-        };
+            plan #plan
+            fields [#(#fields),*]
+        }
     }
-}
-
-/// `tokens` with every span (recursively) set to `span`.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut token| {
-            if let proc_macro2::TokenTree::Group(group) = &token {
-                let mut new =
-                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                new.set_span(span);
-                token = proc_macro2::TokenTree::Group(new);
-            } else {
-                token.set_span(span);
-            }
-            token
-        })
-        .collect()
 }

@@ -1,43 +1,84 @@
 //! How the derive proves "no padding", and (for generic structs) whether it
-//! can at all.
+//! can at all: the layout plan passed to `cuda_mem::__derive_device_copy!`,
+//! which does the proving on the real struct.
 //!
-//! * No type or const parameters (lifetimes allowed): the exact answer. A
-//!   sealed const-generic witness,
-//!   `(): NoPadding<S, { size_of::<S>() - Σ size_of::<Field>() }>`, holds only
-//!   when the difference is 0; rustc evaluates it while checking the user's
-//!   crate. Lifetimes are replaced by `'static` there, because an anonymous
-//!   constant cannot name a generic parameter and a layout never depends on a
-//!   lifetime. An alignment witness (`<= 256`) goes next to it.
-//! * Generic and `repr(transparent)`: the layout is the one non-zero-sized
-//!   field's, which is `DeviceCopy`; nothing to prove.
-//! * Generic and `repr(C, packed)` (= `packed(1)`): every field is at
-//!   alignment 1, so there is never padding.
+//! * No type or const parameters (lifetimes allowed): `exact`. The macro
+//!   evaluates `size_of::<S>() - Σ field sizes` (field sizes inferred from
+//!   the real fields, not from tokens) in a sealed const-generic witness,
+//!   the alignment in another, and checks the field offsets are in
+//!   declaration order. A layout never depends on a lifetime, so the struct
+//!   is named without its lifetime arguments there.
+//! * Generic and `repr(transparent)`: `transparent`. The layout is the one
+//!   non-zero-sized field's, which is `DeviceCopy`; `PhantomData` markers
+//!   are confirmed as such on the real fields.
+//! * Generic and `repr(C, packed)` (= `packed(1)`): `packed`. Every field is
+//!   at alignment 1, so there is never padding.
 //! * Generic `repr(C)` (optionally `packed(N)`), no `align(N > 1)`, and every
-//!   field is `E`, `[E; N]`, `[[E; N]; M]`… of **one** element type `E` (plus
-//!   any `PhantomData<_>` markers): the "homogeneous" rule. All such fields
-//!   have `E`'s alignment and a size that is a multiple of it, so they pack
-//!   without gaps, and the struct's alignment is `E`'s, so there is no tail
-//!   padding either. The derive reads `E` from tokens; rustc confirms it with
-//!   `Elem: Identity<Type = E>` bounds on the impl (zerocopy's trick), so a
-//!   macro that makes two `T`s mean different types cannot fool it.
+//!   field is `E`, `[E; N]` or `[[E; N]; M]` of **one** element type `E` (plus
+//!   any `PhantomData<_>` markers): `homogeneous`. All such fields have `E`'s
+//!   alignment and a size that is a multiple of it, so they pack without
+//!   gaps, and the struct's alignment is `E`'s, so there is no tail padding
+//!   either. The derive reads the shape from tokens (the hints); the macro
+//!   has rustc unify the element types of the real fields, so neither macro
+//!   hygiene nor an attribute macro that rewrites a field can fool it.
 //! * Any other generic struct: an error listing these options.
+//!
+//! The generic plans trust the `repr` the derive read; the real layout of
+//! every instantiation is re-checked after monomorphization (the struct's
+//! `__LAYOUT`) wherever cuda-mem allocates or views it.
 
-use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
-use syn::{
-    Error, Fields, GenericArgument, Generics, Ident, Path, PathArguments, Type, WherePredicate,
-};
+use quote::ToTokens;
+use syn::{Error, Fields, GenericArgument, Generics, Ident, PathArguments, Type};
 
 use crate::repr::Repr;
 
-/// What the generated code must do to prove there is no padding.
+/// The layout plan: how `__derive_device_copy!` proves there is no padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
-    /// Emit the size and alignment witnesses (no type or const parameters).
-    Witness,
-    /// Nothing: the representation rules padding out.
-    Trivial,
-    /// Add these `where` predicates to the impl (homogeneous generic struct).
-    Homogeneous(Vec<WherePredicate>),
+    /// The exact checks on the real layout (no type or const parameters).
+    Exact,
+    /// `repr(transparent)`, generic.
+    Transparent,
+    /// `repr(C, packed)`, generic.
+    Packed,
+    /// The homogeneous rule, generic.
+    Homogeneous,
+}
+
+impl Plan {
+    /// The plan's name in the macro call.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Plan::Exact => "exact",
+            Plan::Transparent => "transparent",
+            Plan::Packed => "packed",
+            Plan::Homogeneous => "homogeneous",
+        }
+    }
+}
+
+/// What the macro checks on one field, beyond "is `DeviceCopy`".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hint {
+    /// Nothing more.
+    Field,
+    /// A `PhantomData<_>` marker.
+    Marker,
+    /// `E` (0), `[E; N]` (1) or `[[E; N]; M]` (2) of the common element type.
+    Element(u8),
+}
+
+impl Hint {
+    /// The name of the checking function in the macro call.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Hint::Field => "field",
+            Hint::Marker => "marker",
+            Hint::Element(0) => "elem0",
+            Hint::Element(1) => "elem1",
+            Hint::Element(_) => "elem2",
+        }
+    }
 }
 
 /// Whether the struct has type or const parameters (lifetimes don't count).
@@ -45,19 +86,30 @@ pub(crate) fn has_type_or_const_params(generics: &Generics) -> bool {
     generics.type_params().next().is_some() || generics.const_params().next().is_some()
 }
 
-/// Decides how to prove the absence of padding, or explains why it cannot.
+/// Decides how to prove the absence of padding (and the hint of every
+/// field), or explains why it cannot.
 pub(crate) fn plan(
     ident: &Ident,
     generics: &Generics,
     fields: &Fields,
     repr: &Repr,
-    krate: &Path,
-) -> syn::Result<Plan> {
+) -> syn::Result<(Plan, Vec<Hint>)> {
+    let all = |hint| fields.iter().map(|_| hint).collect();
     if !has_type_or_const_params(generics) {
-        return Ok(Plan::Witness);
+        return Ok((Plan::Exact, all(Hint::Field)));
     }
-    if repr.is_transparent() || repr.is_packed_1() {
-        return Ok(Plan::Trivial);
+    if repr.is_transparent() {
+        let hints = fields
+            .iter()
+            .map(|field| match phantom_argument(&field.ty) {
+                Some(_) => Hint::Marker,
+                None => Hint::Field,
+            })
+            .collect();
+        return Ok((Plan::Transparent, hints));
+    }
+    if repr.is_packed_1() {
+        return Ok((Plan::Packed, all(Hint::Field)));
     }
     if let Some(align) = repr.align_gt_1() {
         return Err(Error::new_spanned(
@@ -71,8 +123,8 @@ pub(crate) fn plan(
             ),
         ));
     }
-    if let Some(bounds) = homogeneous_bounds(fields, krate) {
-        return Ok(Plan::Homogeneous(bounds));
+    if let Some(hints) = homogeneous_hints(fields) {
+        return Ok((Plan::Homogeneous, hints));
     }
     Err(Error::new_spanned(
         generics,
@@ -91,14 +143,19 @@ pub(crate) fn plan(
     ))
 }
 
-/// Strips arrays (and parentheses) down to the element type.
-fn element(mut ty: &Type) -> &Type {
+/// Strips arrays (and parentheses) down to the element type; also returns
+/// how many array levels there were.
+fn element(mut ty: &Type) -> (&Type, usize) {
+    let mut depth = 0;
     loop {
         ty = match ty {
-            Type::Array(array) => &array.elem,
+            Type::Array(array) => {
+                depth += 1;
+                &array.elem
+            }
             Type::Paren(paren) => &paren.elem,
             Type::Group(group) => &group.elem,
-            _ => return ty,
+            _ => return (ty, depth),
         }
     }
 }
@@ -124,64 +181,31 @@ pub(crate) fn phantom_argument(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// The homogeneous rule: `Some(bounds)` if every non-`PhantomData` field is an
-/// (array of an) element type with the same tokens, `None` otherwise. The
-/// bounds make rustc confirm what the tokens suggest.
-fn homogeneous_bounds(fields: &Fields, krate: &Path) -> Option<Vec<WherePredicate>> {
-    let mut predicates = Vec::new();
-    let mut first: Option<&Type> = None;
+/// The homogeneous rule, read from tokens: `Some(hints)` if every
+/// non-`PhantomData` field is an element type, or an array (at most two
+/// levels) of it, with the same tokens for the element. This is only the
+/// plan; rustc confirms it on the real fields.
+fn homogeneous_hints(fields: &Fields) -> Option<Vec<Hint>> {
+    let mut hints = Vec::new();
+    let mut first: Option<String> = None;
     for field in fields {
-        if let Some(argument) = phantom_argument(&field.ty) {
-            let ty = &field.ty;
-            predicates.push(syn::parse_quote! {
-                #ty: #krate::__private::Identity<
-                    Type = #krate::__private::core::marker::PhantomData<#argument>
-                >
-            });
+        if phantom_argument(&field.ty).is_some() {
+            hints.push(Hint::Marker);
             continue;
         }
-        let elem = element(&field.ty);
-        match first {
+        let (elem, depth) = element(&field.ty);
+        if depth > 2 {
+            return None;
+        }
+        let elem = elem.to_token_stream().to_string();
+        match &first {
             None => first = Some(elem),
-            Some(first) if tokens(first) == tokens(elem) => predicates.push(syn::parse_quote! {
-                #elem: #krate::__private::Identity<Type = #first>
-            }),
+            Some(first) if *first == elem => {}
             Some(_) => return None,
         }
+        hints.push(Hint::Element(depth as u8));
     }
-    Some(predicates)
-}
-
-fn tokens(ty: &Type) -> String {
-    ty.to_token_stream().to_string()
-}
-
-/// `S<'static, 'static>` for a struct whose only parameters are lifetimes.
-pub(crate) fn staticized_self(ident: &Ident, generics: &Generics) -> TokenStream {
-    if generics.params.is_empty() {
-        return quote!(#ident);
-    }
-    let statics = generics.lifetimes().map(|_| quote!('static));
-    quote!(#ident<#(#statics),*>)
-}
-
-/// `ty` with the struct's lifetime parameters replaced by `'static`.
-pub(crate) fn staticized(ty: &Type, generics: &Generics) -> Type {
-    struct Replace<'a>(&'a Generics);
-    impl syn::visit_mut::VisitMut for Replace<'_> {
-        fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
-            if self
-                .0
-                .lifetimes()
-                .any(|param| param.lifetime.ident == lifetime.ident)
-            {
-                *lifetime = syn::Lifetime::new("'static", lifetime.span());
-            }
-        }
-    }
-    let mut ty = ty.clone();
-    syn::visit_mut::VisitMut::visit_type_mut(&mut Replace(generics), &mut ty);
-    ty
+    first.map(|_| hints)
 }
 
 /// The type parameters that must be `DeviceCopy` for the struct to be: those

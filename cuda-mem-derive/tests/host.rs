@@ -1,5 +1,5 @@
 //! Host-side behaviour of derived types: cudarc kernel arguments, byte views,
-//! and coexistence with bytemuck's derives.
+//! and the bytemuck impls the derive brings.
 
 use cm_renamed::{DeviceCopy, DevicePtr};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -38,8 +38,8 @@ struct Span<'a> {
     _buffer: core::marker::PhantomData<&'a [u8]>,
 }
 
-/// A struct that derives both `DeviceCopy` and bytemuck's `Pod`/`Zeroable`.
-#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, bytemuck::Pod, bytemuck::Zeroable)]
+/// `DeviceCopy` brings bytemuck's `Pod` and `Zeroable` (no bytemuck derive).
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
 #[device_copy(crate = "cm_renamed")]
 #[repr(C)]
 struct Vertex {
@@ -48,6 +48,8 @@ struct Vertex {
 }
 
 fn kernel_arg<T: DeviceRepr + ValidAsZeroBits + DeviceCopy>() {}
+
+fn pod<T: bytemuck::Pod>() {}
 
 #[test]
 fn derived_types_are_cudarc_kernel_arguments() {
@@ -58,6 +60,17 @@ fn derived_types_are_cudarc_kernel_arguments() {
     kernel_arg::<Span<'static>>();
     kernel_arg::<Vertex>();
     kernel_arg::<[Particle; 2]>();
+}
+
+#[test]
+fn derived_types_are_pod() {
+    pod::<Particle>();
+    pod::<Vec3<f64>>();
+    pod::<Id<u16>>();
+    pod::<Span<'static>>();
+    pod::<Vertex>();
+    let zero: Vec3<u32> = bytemuck::Zeroable::zeroed();
+    assert_eq!(zero, Vec3 { x: 0, y: 0, z: 0 });
 }
 
 #[test]

@@ -123,62 +123,101 @@ use core::num::Wrapping;
 /// C++ has no standard 128-bit integer, so a C++ mirror must spell out the
 /// alignment.
 ///
-/// # `DeviceCopy` and `bytemuck::Pod`
+/// # `DeviceCopy` and bytemuck
 ///
 /// `DeviceCopy` is bytemuck's `Pod` (no padding, any bit pattern, `Copy`)
-/// without Pod's `'static` bound, plus the device rules: a C-compatible layout,
-/// no host pointers (bytemuck's raw-pointer impls are behind an opt-in feature
-/// for the same reason) and `align <= 256`. So every `DeviceCopy` type could
-/// soundly be `Pod`, and every `#[repr(C)]` `Pod` struct of integers, floats
-/// and arrays can derive `DeviceCopy`.
+/// without Pod's `'static` bound, plus the device rules: a C-compatible
+/// layout, no host pointers (bytemuck's raw-pointer impls are behind an
+/// opt-in feature for the same reason) and `align <= 256`. bytemuck is the
+/// byte-view foundation of cuda-mem:
 ///
-/// cuda-mem does not depend on bytemuck: [`bytes_of`] and [`bytes_of_slice`]
-/// give the byte views, and `#[derive(DeviceCopy)]` emits no bytemuck impl, so
-/// a struct can derive both without conflict:
+/// * `#[derive(DeviceCopy)]` also implements `bytemuck::Zeroable` and
+///   `bytemuck::Pod` (for the struct's `'static` instantiations, which are
+///   all of them unless it has lifetime parameters), so `bytemuck::bytes_of`,
+///   `cast_slice`, `pod_read_unaligned` & co. work on derived structs with no
+///   second derive. A struct that also derives `bytemuck::Pod` or
+///   `bytemuck::Zeroable` now gets a conflicting-impl error (E0119): remove
+///   the bytemuck derives, `DeviceCopy` brings them.
+/// * [`DevicePtr<T>`](crate::DevicePtr) is `Pod` (for `T: 'static`).
+/// * A foreign type that is `Pod` but not `DeviceCopy` goes into device
+///   memory wrapped in [`DevicePod<T>`].
 ///
-/// ```text
-/// #[derive(Clone, Copy, cuda_mem::DeviceCopy, bytemuck::Pod, bytemuck::Zeroable)]
+/// `DeviceCopy` does **not** have `Pod` as a supertrait, for two reasons:
+/// `Pod: 'static` would forbid lifetime-tagged device types (a handle
+/// `DevRef<'buf>` that borrows the buffer it points into), and some types that
+/// must be `DeviceCopy` cannot be `Pod`: mint's vectors and matrices (feature
+/// `mint`) are not `Pod` (mint has no bytemuck feature), and the orphan rule
+/// forbids cuda-mem to make them so. [`bytes_of`], [`bytes_of_slice`] stay
+/// the byte views for every `T: DeviceCopy`, lifetime-tagged ones included
+/// (bytemuck cannot name those, every one of its traits is `'static`); for
+/// `'static` types they give exactly what bytemuck gives.
+///
+/// ```
+/// use cuda_mem::DeviceCopy;
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)] // no bytemuck derive
 /// #[repr(C)]
 /// struct Vertex { pos: [f32; 3], color: u32 }
+///
+/// let vertices = [Vertex { pos: [1.0, 2.0, 3.0], color: 0xFF00_00FF }; 2];
+/// let bytes: &[u8] = bytemuck::cast_slice(&vertices);
+/// assert_eq!(bytes, cuda_mem::bytes_of_slice(&vertices));
+/// let back: Vertex = bytemuck::pod_read_unaligned(&bytes[16..32]);
+/// assert_eq!(back, vertices[1]);
 /// ```
 ///
-/// (`cuda-mem-derive`'s test suite compiles exactly that, and checks that
-/// `bytemuck::bytes_of` and [`bytes_of`] agree.)
+/// # Hidden items
+///
+/// Two associated constants with defaults, `#[doc(hidden)]`, that a
+/// hand-written impl need not (and should not) define:
+///
+/// * `__LAYOUT: u64`, a layout fingerprint: a 64-bit FNV-1a hash of the size,
+///   the alignment and, for derived structs, each field's offset and
+///   fingerprint in declaration order. Integers, floats (`u32`, `i32` and
+///   `f32` differ), arrays and `DevicePtr` have their own; hand-written impls
+///   hash only size and alignment. It is the same on the host and on nvptx64
+///   for the same struct, and typed kernel launches use it to detect a stale
+///   PTX or a struct whose layout differs between host and device. For a
+///   derived *generic* struct, evaluating it also re-checks the real layout
+///   (no padding, fields in declaration order) of that instantiation.
+/// * `__CHECK: ()`, the post-monomorphization check of a buffer element type:
+///   `size_of::<Self>() > 0`, `align_of::<Self>() <= 256`, and `__LAYOUT`
+///   evaluates. cuda-mem's buffers evaluate it (see
+///   [`check_element`](crate::__private::check_element)); a `PhantomData<T>`
+///   (`DeviceCopy`, so that it can be a marker field) or a `[T; 0]` element
+///   fails it at build time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not `DeviceCopy`, so it cannot be stored in device memory",
     label = "not `DeviceCopy`",
     note = "for your own struct: `#[derive(Clone, Copy, DeviceCopy)]` with `#[repr(C)]`, every field `DeviceCopy`",
     note = "`bool`, `char`, enums, `NonZero*`, `Option<_>`, tuples, references and raw pointers are never \
             `DeviceCopy`: use integers, floats, arrays `[T; N]` and `#[repr(C)]` structs, \
-            and `cuda_mem::DevicePtr<T>` for a device address"
+            and `cuda_mem::DevicePtr<T>` for a device address; a foreign `bytemuck::Pod` type goes in \
+            `cuda_mem::DevicePod<T>`"
 )]
 pub unsafe trait DeviceCopy: Copy {
-    /// A fingerprint of the type's layout, identical for the type on the host
-    /// and on `nvptx64-nvidia-cuda`: kernel launches compare it (through the
-    /// kernel's signature fingerprint) with the one compiled into the PTX.
-    /// The default hashes the size and the alignment.
+    /// The layout fingerprint (see "Hidden items" above). Do not override it
+    /// in a hand-written impl.
     #[doc(hidden)]
     const __LAYOUT: u64 =
-        layout_default(core::mem::size_of::<Self>(), core::mem::align_of::<Self>());
-}
+        crate::private::layout::opaque(core::mem::size_of::<Self>(), core::mem::align_of::<Self>());
 
-/// The default [`DeviceCopy::__LAYOUT`]: a 64-bit FNV-1a hash of `size` and
-/// `align` (each as 8 little-endian bytes).
-const fn layout_default(size: usize, align: usize) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let words = [size as u64, align as u64];
-    let mut w = 0;
-    while w < words.len() {
-        let bytes = words[w].to_le_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            hash ^= bytes[i] as u64;
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-            i += 1;
-        }
-        w += 1;
-    }
-    hash
+    /// The post-monomorphization check of a buffer element type (see
+    /// "Hidden items" above). Do not override it.
+    #[doc(hidden)]
+    const __CHECK: () = {
+        assert!(
+            core::mem::size_of::<Self>() > 0,
+            "cuda-mem: a zero-sized type (`PhantomData<T>`, `[T; 0]`, ...) cannot be the element \
+             type of a buffer: it has no bytes to allocate, copy or fill"
+        );
+        assert!(
+            core::mem::align_of::<Self>() <= 256,
+            "cuda-mem: the element type has an alignment over 256 bytes, more than device \
+             allocations guarantee"
+        );
+        let _layout: u64 = Self::__LAYOUT;
+    };
 }
 
 // cuda-mem assumes the 64-bit host ABI that CUDA itself requires: `usize` is
@@ -188,48 +227,81 @@ const _: () = assert!(
     "cuda-mem needs a 64-bit target: `usize`/`isize` must be 8 bytes like on the device"
 );
 
+use crate::private::layout;
+
 macro_rules! impl_primitives {
-    ($($t:ty),* $(,)?) => { $(
+    ($($tag:ident: $($t:ty),*;)*) => { $($(
         // SAFETY: a primitive integer or float: no padding, every bit pattern
         // is a valid value (NaNs included), no pointers, the C layout of the
         // matching C type, alignment at most 16.
-        unsafe impl DeviceCopy for $t {}
-    )* };
+        unsafe impl DeviceCopy for $t {
+            const __LAYOUT: u64 = layout::scalar(
+                layout::$tag,
+                core::mem::size_of::<$t>(),
+                core::mem::align_of::<$t>(),
+            );
+        }
+    )*)* };
 }
-impl_primitives!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+impl_primitives! {
+    UNSIGNED: u8, u16, u32, u64, u128, usize;
+    SIGNED: i8, i16, i32, i64, i128, isize;
+    FLOAT: f32, f64;
+}
 
 // SAFETY: array elements are laid out back to back with no gaps (the element
 // size is a multiple of its alignment), so an array of `DeviceCopy` values has
 // no padding, every bit pattern is valid, and the alignment is `T`'s.
-unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
+    const __LAYOUT: u64 = layout::array(T::__LAYOUT, N);
+}
 
 // SAFETY: `PhantomData<T>` is a zero-sized type with alignment 1: it has no
 // bytes, so it has no padding and its (empty) bit pattern is valid, whatever
-// `T` is.
-unsafe impl<T: ?Sized> DeviceCopy for PhantomData<T> {}
+// `T` is. (It fails `__CHECK`: a marker field, never a buffer element.)
+unsafe impl<T: ?Sized> DeviceCopy for PhantomData<T> {
+    const __LAYOUT: u64 = layout::scalar(layout::PHANTOM, 0, 1);
+}
 
 // SAFETY: `Wrapping<T>` is `#[repr(transparent)]` over `T`, so it has `T`'s
 // layout and bit validity.
-unsafe impl<T: DeviceCopy> DeviceCopy for Wrapping<T> {}
+unsafe impl<T: DeviceCopy> DeviceCopy for Wrapping<T> {
+    const __LAYOUT: u64 = T::__LAYOUT;
+}
 
 #[cfg(feature = "half")]
 // SAFETY: `half::f16` is `#[repr(transparent)]` over `u16`: 2 bytes, no padding,
 // every bit pattern is some half-precision value (or NaN).
-unsafe impl DeviceCopy for half::f16 {}
+unsafe impl DeviceCopy for half::f16 {
+    const __LAYOUT: u64 = layout::scalar(layout::FLOAT, 2, 2);
+}
 
 #[cfg(feature = "half")]
 // SAFETY: `half::bf16` is `#[repr(transparent)]` over `u16`, as above.
-unsafe impl DeviceCopy for half::bf16 {}
+unsafe impl DeviceCopy for half::bf16 {
+    const __LAYOUT: u64 = layout::scalar(layout::BFLOAT, 2, 2);
+}
 
 #[cfg(feature = "num-complex")]
-// SAFETY: `num_complex::Complex<T>` is `#[repr(C)] struct { re: T, im: T }`;
-// with two `f32` (or two `f64`) fields it has no padding, every bit pattern is
-// valid, and it matches `cuComplex` (`cuDoubleComplex`).
-unsafe impl DeviceCopy for num_complex::Complex<f32> {}
-
+macro_rules! impl_complex {
+    ($($t:ty),*) => { $(
+        // SAFETY: `num_complex::Complex<T>` is `#[repr(C)] struct { re: T, im: T }`;
+        // with two `f32` (or two `f64`) fields it has no padding, every bit
+        // pattern is valid, and it matches `cuComplex` (`cuDoubleComplex`).
+        unsafe impl DeviceCopy for num_complex::Complex<$t> {
+            // The fingerprint of a derived `#[repr(C)] struct { re: T, im: T }`.
+            const __LAYOUT: u64 = layout::StructLayout::new(
+                core::mem::size_of::<Self>(),
+                core::mem::align_of::<Self>(),
+            )
+            .field(core::mem::offset_of!(Self, re), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
+            .field(core::mem::offset_of!(Self, im), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
+            .finish();
+        }
+    )* };
+}
 #[cfg(feature = "num-complex")]
-// SAFETY: as above, for `f64`.
-unsafe impl DeviceCopy for num_complex::Complex<f64> {}
+impl_complex!(f32, f64);
 
 #[cfg(feature = "num-complex")]
 const _: () = {
@@ -244,11 +316,84 @@ const _: () = {
     );
 };
 
+/// A foreign `bytemuck::Pod` type, made `DeviceCopy`.
+///
+/// `#[repr(transparent)]`: a `DevicePod<T>` has exactly `T`'s layout, so a
+/// buffer of `DevicePod<T>` holds `T`s, and C++ sees a `T`. Use it for a type
+/// from another crate that is `Pod` (no padding, every bit pattern valid)
+/// but that cuda-mem does not know; your own structs derive `DeviceCopy`
+/// instead (which makes them `Pod` too). `Pod`'s rules are `DeviceCopy`'s
+/// except two that only the device cares about and that cuda-mem checks
+/// where it uses the type (the `__CHECK` of every buffer): the alignment
+/// must be at most 256, and the size more than 0. The type should also have
+/// a C-compatible layout if device code reads its fields, and hold no host
+/// addresses (bytemuck's opt-in `unsound_ptr_pod_impl` feature makes raw
+/// pointers `Pod`; their values mean nothing on the device).
+///
+/// ```
+/// use cuda_mem::{DeviceCopy, DevicePod};
+///
+/// // A `Pod` type from some other crate (here: defined with bytemuck's derive).
+/// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[repr(C)]
+/// struct Rgba { r: u8, g: u8, b: u8, a: u8 }
+///
+/// // Inside a derived struct, or as the element of a buffer:
+/// #[derive(Clone, Copy, DeviceCopy)]
+/// #[repr(C)]
+/// struct Pixel { color: DevicePod<Rgba>, depth: f32 }
+///
+/// let pixel = Pixel { color: DevicePod(Rgba { r: 1, g: 2, b: 3, a: 4 }), depth: 0.5 };
+/// assert_eq!(&cuda_mem::bytes_of(&pixel)[..4], &[1, 2, 3, 4]);
+/// assert_eq!(pixel.color.0.a, 4);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct DevicePod<T>(pub T);
+
+impl<T> DevicePod<T> {
+    /// The wrapped value.
+    ///
+    /// ```
+    /// assert_eq!(cuda_mem::DevicePod(7_u32).into_inner(), 7);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> From<T> for DevicePod<T> {
+    fn from(value: T) -> Self {
+        Self(value)
+    }
+}
+
+// SAFETY: `#[repr(transparent)]` over a `Pod` `T`: `Copy`, no padding, every
+// bit pattern valid (bytemuck's contract); `Pod` also requires `repr(C)` or
+// `repr(transparent)` for structs. Size above 0 and alignment at most 256 are
+// checked by `__CHECK` wherever cuda-mem allocates `DevicePod<T>`s.
+unsafe impl<T: bytemuck::Pod> DeviceCopy for DevicePod<T> {}
+
+// SAFETY: `#[repr(transparent)]` over a `Zeroable` `T`.
+unsafe impl<T: bytemuck::Zeroable> bytemuck::Zeroable for DevicePod<T> {}
+// SAFETY: `#[repr(transparent)]` over a `Pod` `T`.
+unsafe impl<T: bytemuck::Pod> bytemuck::Pod for DevicePod<T> {}
+// SAFETY: `#[repr(transparent)]` with `T` as its only field.
+unsafe impl<T> bytemuck::TransparentWrapper<T> for DevicePod<T> {}
+
+#[cfg(feature = "host")]
+// SAFETY: `DeviceCopy` (above): no padding, every bit pattern valid.
+unsafe impl<T: bytemuck::Pod> cudarc::driver::DeviceRepr for DevicePod<T> {}
+#[cfg(feature = "host")]
+// SAFETY: `Pod` implies `Zeroable`: all zeros is a valid `T`.
+unsafe impl<T: bytemuck::Pod> cudarc::driver::ValidAsZeroBits for DevicePod<T> {}
+
 /// Views a `DeviceCopy` value as its bytes, without copying.
 ///
 /// Sound for every `T: DeviceCopy` because such a type has no padding: every
 /// byte is initialised. The bytes are in the host's (little-endian) order,
-/// which is also the device's.
+/// which is also the device's. For a `'static` type this is
+/// `bytemuck::bytes_of`; this function also takes lifetime-tagged types.
 ///
 /// ```
 /// let bytes = cuda_mem::bytes_of(&0x0403_0201_u32);
@@ -256,20 +401,17 @@ const _: () = {
 /// ```
 #[must_use]
 pub fn bytes_of<T: DeviceCopy>(value: &T) -> &[u8] {
-    // SAFETY: `value` is a valid reference, so its `size_of::<T>()` bytes are
-    // readable for the returned lifetime (tied to `value`'s), and `u8` has
-    // alignment 1. `T: DeviceCopy` has no padding, so all those bytes are
-    // initialised; `Copy` rules out interior mutability, so they cannot change
-    // while the shared borrow lives.
-    unsafe {
-        core::slice::from_raw_parts((value as *const T).cast::<u8>(), core::mem::size_of::<T>())
-    }
+    bytes_of_slice(core::slice::from_ref(value))
 }
 
 /// Views a slice of `DeviceCopy` values as bytes, without copying.
 ///
 /// The result is `size_of_val(values)` bytes long: elements back to back, no
-/// gaps (an element's size is a multiple of its alignment).
+/// gaps (an element's size is a multiple of its alignment). For a `'static`
+/// type this is `bytemuck::cast_slice::<T, u8>`.
+///
+/// A derived generic struct's layout is re-checked for `T` when this is
+/// built (`T::__LAYOUT`), so it fails to build rather than read padding.
 ///
 /// ```
 /// let words = [0x0201_u16, 0x0403];
@@ -278,6 +420,11 @@ pub fn bytes_of<T: DeviceCopy>(value: &T) -> &[u8] {
 /// ```
 #[must_use]
 pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
+    crate::private::check_layout::<T>();
+    // bytemuck would do this cast for `T: Pod`, but `Pod` is `'static` and
+    // `T` may have lifetime parameters (they never affect the layout or the
+    // bytes); `DeviceCopy` is `Pod` minus `'static`, so the cast is the one
+    // `bytemuck::cast_slice` does.
     // SAFETY: the slice's `size_of_val(values)` bytes are one readable
     // allocation (or a dangling, aligned pointer with length 0, which is
     // fine for `from_raw_parts`); the length cannot exceed `isize::MAX`
@@ -286,6 +433,24 @@ pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
     // mutability during the borrow.
     unsafe {
         core::slice::from_raw_parts(values.as_ptr().cast::<u8>(), core::mem::size_of_val(values))
+    }
+}
+
+/// Views a mutable slice of `DeviceCopy` values as bytes, without copying:
+/// the target of a copy from the device. For a `'static` type this is
+/// `bytemuck::cast_slice_mut::<T, u8>`.
+pub(crate) fn bytes_of_slice_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
+    crate::private::check_layout::<T>();
+    // SAFETY: the slice's bytes are one exclusive, writable allocation of
+    // `size_of_val(values)` bytes (the length fits `isize` as above); `T:
+    // DeviceCopy` has no padding, so every byte is initialised, and every bit
+    // pattern is a valid `T`, so any bytes written through the view leave
+    // valid values behind.
+    unsafe {
+        core::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u8>(),
+            core::mem::size_of_val(values),
+        )
     }
 }
 

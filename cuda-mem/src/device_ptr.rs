@@ -26,6 +26,10 @@ use core::marker::PhantomData;
 ///
 /// let null = Mesh { vertices: DevicePtr::null(), count: 0 };
 /// assert!(null.vertices.is_null());
+///
+/// // `Pod` (for `T: 'static`), like every derived struct:
+/// let bytes: &[u8] = bytemuck::bytes_of(&null);
+/// assert_eq!(bytes, &[0; 16]);
 /// ```
 #[repr(transparent)]
 pub struct DevicePtr<T> {
@@ -152,7 +156,15 @@ unsafe impl<T> Sync for DevicePtr<T> {}
 
 // SAFETY: `#[repr(transparent)]` over `u64` (8 bytes, no padding, every bit
 // pattern valid, no host pointer) — the `DeviceCopy` contract.
-unsafe impl<T> crate::DeviceCopy for DevicePtr<T> {}
+unsafe impl<T> crate::DeviceCopy for DevicePtr<T> {
+    const __LAYOUT: u64 = crate::private::layout::scalar(crate::private::layout::DEVICE_PTR, 8, 8);
+}
+
+// SAFETY: `#[repr(transparent)]` over `u64`: all zeros is the null pointer.
+unsafe impl<T> bytemuck::Zeroable for DevicePtr<T> {}
+// SAFETY: `#[repr(transparent)]` over `u64` (the `PhantomData` is zero-sized):
+// `Copy`, no padding, every bit pattern valid; `T: 'static` for `Pod: 'static`.
+unsafe impl<T: 'static> bytemuck::Pod for DevicePtr<T> {}
 
 #[cfg(feature = "host")]
 // SAFETY: same layout as the `u64` cudarc passes for a `CUdeviceptr`.

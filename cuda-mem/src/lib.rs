@@ -71,8 +71,12 @@
 //! implements cudarc's `DeviceRepr`, so the struct can be a kernel argument.
 //! With `default-features = false` this crate is `#![no_std]` and builds for
 //! `nvptx64-nvidia-cuda`, so a kernel crate can share the struct definitions
-//! (see [below](#your-own-kernels-in-rust)). A struct can also derive
-//! `bytemuck::Pod`; [`bytes_of`] and [`bytes_of_slice`] give the byte views.
+//! (see [below](#your-own-kernels-in-rust)). A derived struct is also
+//! `bytemuck::Pod`, so bytemuck's byte views work on it; [`bytes_of`] and
+//! [`bytes_of_slice`] give them for every `DeviceCopy` type, lifetime-tagged
+//! ones included, and [`DevicePod<T>`] brings a foreign `Pod` type in.
+//! Features `glam` and `mint` make those crates' vectors and matrices
+//! `DeviceCopy`.
 //!
 //! # Asynchronous work: the rules
 //!
@@ -289,7 +293,7 @@
 //!
 //! | class | closed by | test |
 //! | --- | --- | --- |
-//! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/hygiene_*.rs` |
+//! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/attack_{a,b,c,d}_*.rs` and `direct_call_*.rs` (trybuild) |
 //! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
 //! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream, for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
@@ -335,11 +339,14 @@
 
 extern crate self as cuda_mem;
 
+mod derive_support;
 pub mod device;
 mod device_copy;
 mod device_ptr;
 #[doc(hidden)]
 pub mod fill_pattern;
+#[cfg(any(feature = "glam", feature = "mint"))]
+mod interop;
 pub mod launch;
 #[doc(hidden)]
 pub mod private;
@@ -349,7 +356,7 @@ pub use private as __private;
 
 pub use cuda_mem_derive::kernel;
 pub use cuda_mem_derive::DeviceCopy;
-pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy};
+pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
 pub use device_ptr::DevicePtr;
 pub use launch::KernelParam;
 

@@ -13,6 +13,7 @@ use crate::error::{DriverResultExt, Error, Result};
 use crate::order::{Access, StreamOrder};
 use crate::pinned_pages::PinnedPages;
 use crate::pool::MemPool;
+use crate::DeviceCopy;
 
 /// How an allocation was made, which decides how it is freed and whether the
 /// host may touch it.
@@ -105,25 +106,20 @@ impl PinnedFlags {
     }
 }
 
-/// `size_of::<T>()`, for an element type a buffer may hold: refused when
-/// `T` is zero-sized, at compile time (a post-monomorphization error where
-/// the buffer type is used), because a buffer of zero-sized elements has no
-/// bytes to tell its elements apart: its host slices, copies and `to_vec`
-/// would have to invent them.
-pub(crate) const fn element_size<T>() -> usize {
-    const {
-        assert!(
-            size_of::<T>() > 0,
-            "cuda-mem buffers cannot hold zero-sized types (`PhantomData<_>`, `[T; 0]`, empty \
-             structs): use a unit struct on the host side, or a `u8` per element"
-        );
-    }
+/// `size_of::<T>()`, for an element type a buffer may hold. `T::__CHECK` is
+/// evaluated where the buffer type is used (a post-monomorphization error):
+/// a zero-sized `T` is refused (a buffer of them has no bytes to tell its
+/// elements apart, so its host slices, copies and `to_vec` would have to
+/// invent them), and so are an alignment over 256 and a derived generic
+/// struct whose real layout has padding (see `DeviceCopy`'s hidden items).
+pub(crate) const fn element_size<T: DeviceCopy>() -> usize {
+    const { crate::private::check_element::<T>() };
     size_of::<T>()
 }
 
 /// `len * size_of::<T>()` in bytes, or `Err(SizeOverflow)`; zero-sized `T`
 /// are refused at compile time (see [`element_size`]).
-pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
+pub(crate) fn byte_len<T: DeviceCopy>(len: usize) -> Result<usize> {
     len.checked_mul(element_size::<T>())
         .ok_or(Error::SizeOverflow {
             what: "len * size_of::<T>()",

@@ -1,16 +1,27 @@
 //! Support items for the code that `#[derive(DeviceCopy)]` generates.
 //!
 //! Not part of the public API: everything here may change in any release.
-//! The derive reaches it as `<crate path>::__private::…`, so generated code
-//! never names `::core` or `::std` itself and keeps working under
-//! `#![no_implicit_prelude]`, in `#![no_std]` crates and when `cuda-mem` is
-//! renamed.
+//! Generated code reaches these items only as `$crate::__private::…` from
+//! inside [`__derive_device_copy!`](crate::__derive_device_copy), a
+//! `macro_rules!` macro of cuda-mem: `$crate` is the one path that user code
+//! can neither shadow nor redirect, so the checks below are always cuda-mem's
+//! own, whatever crate path the derive was given.
+//!
+//! Nothing here can create an impl or a value of a `DeviceCopy` type: the
+//! functions only *check* (their bounds and argument types are the proof),
+//! and the witnesses are sealed.
 
-/// `core`, for generated code (`…::__private::core::marker::Sized`).
+use crate::DeviceCopy;
+
+/// `core`, for generated code (`…::__private::core::marker::Copy`).
 pub use core;
 
+/// `bytemuck`, for the `Zeroable` / `Pod` impls the derive emits.
+pub use bytemuck;
+
 /// `cudarc`, for the `DeviceRepr` / `ValidAsZeroBits` impls that
-/// [`__impl_host_traits!`](crate::__impl_host_traits) emits on host builds.
+/// [`__device_copy_host_impls!`](crate::__device_copy_host_impls) emits on
+/// host builds.
 #[cfg(feature = "host")]
 pub use cudarc;
 
@@ -32,10 +43,10 @@ mod sealed {
 
 /// The padding witness: `(): NoPadding<S, N>` holds only for `N = 0`.
 ///
-/// The derive puts `(): NoPadding<S, { size_of::<S>() - Σ size_of::<Field>() }>`
-/// in the `where` clause of a non-generic function, so rustc evaluates the
-/// number of padding bytes when it checks the struct's crate (`cargo check`
-/// included) and reports it with the message below.
+/// The derive calls [`no_padding`]`::<S, { size_of::<S>() - Σ field sizes }>()`
+/// in an anonymous constant next to a non-generic struct, so rustc evaluates
+/// the number of padding bytes when it checks the struct's crate (`cargo
+/// check` included) and reports it with the message below.
 ///
 /// ```
 /// use cuda_mem::__private::NoPadding;
@@ -89,89 +100,398 @@ pub trait AlignAtMost256<T: ?Sized, const A: usize, const OK: bool>:
 }
 impl<T: ?Sized, const A: usize> AlignAtMost256<T, A, true> for () {}
 
-/// `T::Type` is `T`. The derive bounds `Elem: Identity<Type = First>` so that
-/// rustc, not the derive's reading of tokens, confirms that the fields of a
-/// generic struct share one element type (the "homogeneous" padding rule).
+/// Compiles only when `N` is 0: the derive's padding check for a non-generic
+/// struct, `no_padding::<S, { size_of::<S>() - Σ field sizes }>()`.
 ///
 /// ```
-/// use cuda_mem::__private::Identity;
-/// fn same<A: Identity<Type = B>, B>() {}
-/// same::<u32, u32>();
+/// cuda_mem::__private::no_padding::<[u16; 2], 0>();
 /// ```
-pub trait Identity {
-    /// Always `Self`.
-    type Type: ?Sized;
-}
-impl<T: ?Sized> Identity for T {
-    type Type = T;
-}
-
-/// `core::mem::size_of`, reachable through the crate path.
 ///
+/// ```compile_fail
+/// cuda_mem::__private::no_padding::<[u16; 2], 2>();
 /// ```
-/// assert_eq!(cuda_mem::__private::size_of::<[u16; 3]>(), 6);
-/// ```
-#[must_use]
 #[inline(always)]
-pub const fn size_of<T>() -> usize {
-    core::mem::size_of::<T>()
+pub const fn no_padding<T: ?Sized, const N: usize>()
+where
+    (): NoPadding<T, N>,
+{
 }
 
-/// `core::mem::align_of`, reachable through the crate path.
+/// Compiles only when `OK` is true: the derive's alignment check for a
+/// non-generic struct.
 ///
 /// ```
-/// assert_eq!(cuda_mem::__private::align_of::<u32>(), 4);
+/// cuda_mem::__private::align_at_most_256::<u64, 8, true>();
 /// ```
-#[must_use]
 #[inline(always)]
-pub const fn align_of<T>() -> usize {
-    core::mem::align_of::<T>()
+pub const fn align_at_most_256<T: ?Sized, const A: usize, const OK: bool>()
+where
+    (): AlignAtMost256<T, A, OK>,
+{
 }
 
-/// Emits cudarc's `DeviceRepr` and `ValidAsZeroBits` for a type that the
-/// derive has just made `DeviceCopy`, on host builds (feature `host`); emits
-/// nothing without it, so the same derive works in `no_std` kernel crates.
+/// The size of the field that `field` reads.
 ///
-/// Input: `[impl generics] [type] [where clause]`, each as written by
-/// `syn::Generics::split_for_impl`.
+/// The derive passes a non-capturing closure `|s: S| s.field`, which coerces
+/// to a function pointer even in a constant: the field's type is inferred
+/// from the *real* struct, never from the tokens the derive saw, so an
+/// attribute macro that rewrites a field after the derive cannot make this
+/// lie. (By value, because a reference to a field of a `repr(packed)` struct
+/// is an error.)
 ///
 /// ```
 /// #[derive(Clone, Copy)]
 /// #[repr(C)]
-/// struct Pair { a: u32, b: u32 }
-/// // SAFETY: `Pair` is `repr(C)`, has no padding, and its fields are `DeviceCopy`.
-/// unsafe impl cuda_mem::DeviceCopy for Pair {}
-/// cuda_mem::__impl_host_traits!([] [Pair] []);
-///
-/// fn kernel_arg<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>() {}
-/// kernel_arg::<Pair>();
+/// struct S { a: u16, b: [u8; 6] }
+/// const B: usize = cuda_mem::__private::size_of_field(|s: S| s.b);
+/// assert_eq!(B, 6);
 /// ```
-#[cfg(feature = "host")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __impl_host_traits {
-    ([$($generics:tt)*] [$($ty:tt)*] [$($where_clause:tt)*]) => {
-        // SAFETY: `$($ty)*: DeviceCopy` holds under the same generics and
-        // bounds (the derive emits that impl next to this one): C-compatible
-        // layout, no padding, every bit pattern valid, no host pointers. That
-        // is what cudarc needs to pass it by value as a kernel parameter.
-        #[automatically_derived]
-        unsafe impl $($generics)* $crate::__private::cudarc::driver::DeviceRepr
-            for $($ty)* $($where_clause)* {}
-        // SAFETY: every bit pattern of a `DeviceCopy` type is a valid value,
-        // the all-zero one included.
-        #[automatically_derived]
-        unsafe impl $($generics)* $crate::__private::cudarc::driver::ValidAsZeroBits
-            for $($ty)* $($where_clause)* {}
-    };
+#[must_use]
+#[inline(always)]
+pub const fn size_of_field<S, F>(field: fn(S) -> F) -> usize {
+    let _ = field;
+    core::mem::size_of::<F>()
 }
 
-/// Emits cudarc's `DeviceRepr` and `ValidAsZeroBits` for a type that the
-/// derive has just made `DeviceCopy`, on host builds (feature `host`); emits
-/// nothing without it, so the same derive works in `no_std` kernel crates.
-#[cfg(not(feature = "host"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __impl_host_traits {
-    ([$($generics:tt)*] [$($ty:tt)*] [$($where_clause:tt)*]) => {};
+/// The layout fingerprint ([`DeviceCopy::__LAYOUT`]) of the field that
+/// `field` reads; see [`size_of_field`].
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct S { a: u16 }
+/// use cuda_mem::DeviceCopy;
+/// assert_eq!(cuda_mem::__private::layout_of_field(|s: S| s.a), <u16 as DeviceCopy>::__LAYOUT);
+/// ```
+#[must_use]
+#[inline(always)]
+pub const fn layout_of_field<S, F: DeviceCopy>(field: fn(S) -> F) -> u64 {
+    let _ = field;
+    F::__LAYOUT
+}
+
+/// Compiles only if the value's type is `DeviceCopy`: the derive calls it on
+/// every field of the real struct, bound by value from an exhaustive pattern.
+///
+/// ```
+/// cuda_mem::__private::assert_device_copy(1.0_f32);
+/// ```
+///
+/// ```compile_fail
+/// cuda_mem::__private::assert_device_copy(true);
+/// ```
+#[inline(always)]
+pub fn assert_device_copy<F: DeviceCopy>(field: F) {
+    let _ = field;
+}
+
+/// The never-called function that carries the derive's field checks.
+///
+/// The derive implements it for the struct, with the struct's generics and
+/// the same `where` clause as the `DeviceCopy` impl; its body destructures
+/// `self` with an exhaustive pattern (no `..`) and checks every field. The
+/// impl only has to *type-check*; nothing relies on it otherwise, so an impl
+/// written by hand proves and unlocks nothing.
+pub trait DeriveProof {
+    /// Type-checked, never called.
+    fn proof(self);
+}
+
+/// Element checks of `repr(transparent)` generic structs.
+pub mod transparent {
+    use core::marker::PhantomData;
+
+    /// A field that is not a marker (its `DeviceCopy` bound is checked for
+    /// every field already).
+    #[inline(always)]
+    pub fn field<F>(field: F) {
+        let _ = field;
+    }
+
+    /// Compiles only for a `PhantomData<_>` field.
+    ///
+    /// ```
+    /// cuda_mem::__private::transparent::marker(core::marker::PhantomData::<str>);
+    /// ```
+    #[inline(always)]
+    pub fn marker<X: ?Sized>(field: PhantomData<X>) {
+        let _ = field;
+    }
+}
+
+/// Element checks of the homogeneous rule for generic `repr(C)` structs.
+///
+/// Each function takes one real field and returns an [`Elem`] of its element
+/// type; the derive puts the results of all fields in one array literal, so
+/// rustc must unify every element type with every other (a marker adopts
+/// the others' element type). No element type is ever *named*, so macro
+/// hygiene cannot make two spellings of `T` mean different types.
+pub mod homogeneous {
+    use core::marker::PhantomData;
+
+    /// The element type of a field, for unification.
+    pub struct Elem<E: ?Sized>(PhantomData<E>);
+
+    /// A field of type `E`.
+    ///
+    /// ```
+    /// use cuda_mem::__private::homogeneous::{elem0, elem1, elem2, marker};
+    /// let _ = [elem0(1_u32), elem1([2_u32; 3]), elem2([[3_u32; 2]; 2]), marker(core::marker::PhantomData::<bool>)];
+    /// ```
+    ///
+    /// ```compile_fail
+    /// use cuda_mem::__private::homogeneous::{elem0, elem1};
+    /// let _ = [elem0(1_u32), elem1([2_u8; 3])];
+    /// ```
+    #[inline(always)]
+    pub fn elem0<E>(field: E) -> Elem<E> {
+        let _ = field;
+        Elem(PhantomData)
+    }
+
+    /// A field of type `[E; N]`.
+    #[inline(always)]
+    pub fn elem1<E, const N: usize>(field: [E; N]) -> Elem<E> {
+        let _ = field;
+        Elem(PhantomData)
+    }
+
+    /// A field of type `[[E; N]; M]`.
+    #[inline(always)]
+    pub fn elem2<E, const N: usize, const M: usize>(field: [[E; N]; M]) -> Elem<E> {
+        let _ = field;
+        Elem(PhantomData)
+    }
+
+    /// A `PhantomData<_>` marker field: no constraint on the element type.
+    #[inline(always)]
+    pub fn marker<X: ?Sized, E>(field: PhantomData<X>) -> Elem<E> {
+        let _ = field;
+        Elem(PhantomData)
+    }
+}
+
+/// Checks that the non-zero-sized fields of a non-generic struct come in
+/// declaration order: the `#[repr(C)]` order the derive saw. `fields` holds
+/// `(offset, size)` of each field, in declaration order.
+///
+/// Reached only when something after the derive (an attribute macro) removed
+/// the `repr(C)`, so the real layout is not the one the derive checked.
+///
+/// ```
+/// cuda_mem::__private::fields_in_declaration_order(&[(0, 4), (4, 0), (4, 2)]);
+/// ```
+pub const fn fields_in_declaration_order(fields: &[(usize, usize)]) {
+    let mut end = 0;
+    let mut i = 0;
+    while i < fields.len() {
+        let (offset, size) = fields[i];
+        if size > 0 {
+            assert!(
+                offset >= end,
+                "`#[derive(DeviceCopy)]`: the fields of this struct are not in declaration order, \
+                 so its layout is not the `#[repr(C)]` layout the derive checked (did an attribute \
+                 macro after `#[derive(DeviceCopy)]` change the struct?)"
+            );
+            end = offset + size;
+        }
+        i += 1;
+    }
+}
+
+/// Evaluates `T::__CHECK`: the post-monomorphization check that `T` can be
+/// the element type of a buffer.
+///
+/// Call it as `const { check_element::<T>() }` (or just call it) in every
+/// function that allocates or views memory as `[T]`. Without a GPU, the
+/// check fails the *build* (`cargo build`, `cargo test`; `cargo check` does
+/// not evaluate it) for a zero-sized `T`, an alignment over 256, or a derived
+/// generic struct whose real layout has padding:
+///
+/// ```
+/// cuda_mem::__private::check_element::<[f32; 4]>();
+/// ```
+///
+/// ```compile_fail,E0080
+/// // A zero-length array has no bytes: it cannot be a buffer element.
+/// const { cuda_mem::__private::check_element::<[u32; 0]>() }
+/// ```
+///
+/// ```compile_fail,E0080
+/// // `PhantomData<T>` is `DeviceCopy` (a zero-sized marker field), but not an element.
+/// const { cuda_mem::__private::check_element::<core::marker::PhantomData<u32>>() }
+/// ```
+#[inline(always)]
+pub const fn check_element<T: DeviceCopy>() {
+    let () = T::__CHECK;
+}
+
+/// Evaluates `T::__LAYOUT`, which fails (at build time) for a derived generic
+/// struct whose real layout has padding; zero-sized types pass. The byte
+/// views call it.
+///
+/// ```
+/// cuda_mem::__private::check_layout::<core::marker::PhantomData<u32>>();
+/// ```
+#[inline(always)]
+pub const fn check_layout<T: DeviceCopy>() {
+    let _layout: u64 = T::__LAYOUT;
+}
+
+/// The layout fingerprint behind [`DeviceCopy::__LAYOUT`]: a 64-bit FNV-1a
+/// hash of sizes, alignments, field offsets and the fields' own fingerprints.
+///
+/// It only uses values on which every CUDA target agrees with its host
+/// (x86-64, aarch64 and nvptx64 are all 64-bit and little-endian), so the
+/// same struct has the same fingerprint on the host and in a kernel crate.
+pub mod layout {
+    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    /// Kind tags (the first word hashed).
+    pub const UNSIGNED: u64 = 1;
+    /// Signed integers.
+    pub const SIGNED: u64 = 2;
+    /// IEEE binary floats (`f16`, `f32`, `f64`).
+    pub const FLOAT: u64 = 3;
+    /// `bfloat16`.
+    pub const BFLOAT: u64 = 4;
+    /// `[T; N]`.
+    pub const ARRAY: u64 = 5;
+    /// A struct: its fields' offsets and fingerprints.
+    pub const STRUCT: u64 = 6;
+    /// `PhantomData<T>`.
+    pub const PHANTOM: u64 = 7;
+    /// A device address (`DevicePtr<T>`).
+    pub const DEVICE_PTR: u64 = 8;
+    /// A type known only by its size and alignment.
+    pub const OPAQUE: u64 = 9;
+
+    /// Mixes `word` into the hash `hash` (FNV-1a over its 8 little-endian bytes).
+    ///
+    /// ```
+    /// use cuda_mem::__private::layout::mix;
+    /// assert_ne!(mix(0, 1), mix(0, 2));
+    /// ```
+    #[must_use]
+    pub const fn mix(mut hash: u64, word: u64) -> u64 {
+        let bytes = word.to_le_bytes();
+        let mut i = 0;
+        while i < 8 {
+            hash ^= bytes[i] as u64;
+            hash = hash.wrapping_mul(FNV_PRIME);
+            i += 1;
+        }
+        hash
+    }
+
+    /// A scalar of kind `tag` (e.g. [`UNSIGNED`]).
+    ///
+    /// ```
+    /// use cuda_mem::__private::layout::{scalar, SIGNED, UNSIGNED};
+    /// assert_ne!(scalar(UNSIGNED, 4, 4), scalar(SIGNED, 4, 4));
+    /// ```
+    #[must_use]
+    pub const fn scalar(tag: u64, size: usize, align: usize) -> u64 {
+        mix(mix(mix(FNV_OFFSET, tag), size as u64), align as u64)
+    }
+
+    /// `[T; n]` with `T`'s fingerprint `element`.
+    ///
+    /// ```
+    /// use cuda_mem::__private::layout::array;
+    /// assert_ne!(array(1, 3), array(1, 4));
+    /// ```
+    #[must_use]
+    pub const fn array(element: u64, n: usize) -> u64 {
+        mix(
+            mix(mix(FNV_OFFSET, super::layout::ARRAY), element),
+            n as u64,
+        )
+    }
+
+    /// A type known only by its size and alignment (the default of
+    /// hand-written `DeviceCopy` impls).
+    ///
+    /// ```
+    /// assert_ne!(cuda_mem::__private::layout::opaque(8, 8), cuda_mem::__private::layout::opaque(8, 4));
+    /// ```
+    #[must_use]
+    pub const fn opaque(size: usize, align: usize) -> u64 {
+        scalar(OPAQUE, size, align)
+    }
+
+    /// Builds a struct's fingerprint field by field, and checks on the way
+    /// that the non-zero-sized fields tile the struct from offset 0 to its
+    /// size in declaration order: no padding, the `repr(C)` order.
+    ///
+    /// The checks panic, which fails the constant that uses them: for a
+    /// derived struct that is its `__LAYOUT`, evaluated by every buffer
+    /// (through `__CHECK`) and byte view of cuda-mem.
+    ///
+    /// ```
+    /// use cuda_mem::__private::layout::{scalar, StructLayout, FLOAT};
+    /// let f32_ = scalar(FLOAT, 4, 4);
+    /// let pair = StructLayout::new(8, 4).field(0, 4, f32_).field(4, 4, f32_).finish();
+    /// assert_ne!(pair, StructLayout::new(8, 4).field(0, 4, f32_).finish_unchecked());
+    /// ```
+    #[derive(Clone, Copy, Debug)]
+    pub struct StructLayout {
+        size: usize,
+        next: usize,
+        hash: u64,
+    }
+
+    impl StructLayout {
+        /// A struct of `size` bytes and alignment `align`.
+        #[must_use]
+        pub const fn new(size: usize, align: usize) -> Self {
+            Self {
+                size,
+                next: 0,
+                hash: scalar(STRUCT, size, align),
+            }
+        }
+
+        /// The next field in declaration order: its offset, size and
+        /// fingerprint.
+        #[must_use]
+        pub const fn field(self, offset: usize, size: usize, layout: u64) -> Self {
+            let next = if size == 0 {
+                self.next
+            } else {
+                assert!(
+                    offset == self.next,
+                    "`#[derive(DeviceCopy)]`: this struct has padding before a field, or fields \
+                     out of declaration order, at this instantiation: its real layout is not the \
+                     one the derive checked (`repr(C)` or `repr(transparent)`, no padding); did an \
+                     attribute macro after `#[derive(DeviceCopy)]` change its `repr`?"
+                );
+                offset + size
+            };
+            Self {
+                size: self.size,
+                next,
+                hash: mix(mix(self.hash, offset as u64), layout),
+            }
+        }
+
+        /// The fingerprint; panics if the fields leave bytes at the end.
+        #[must_use]
+        pub const fn finish(self) -> u64 {
+            assert!(
+                self.next == self.size,
+                "`#[derive(DeviceCopy)]`: this struct has padding at its end at this \
+                 instantiation: its real layout is not the one the derive checked; did an \
+                 attribute macro after `#[derive(DeviceCopy)]` change its `repr`?"
+            );
+            self.hash
+        }
+
+        /// The fingerprint, without the end check (for tests).
+        #[must_use]
+        pub const fn finish_unchecked(self) -> u64 {
+            self.hash
+        }
+    }
 }

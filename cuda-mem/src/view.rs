@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
+use crate::device_copy::bytes_of_slice_mut;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
 use crate::order::StreamOrder;
@@ -27,15 +28,6 @@ impl<T> Clone for Elems<'_, T> {
     }
 }
 impl<T> Copy for Elems<'_, T> {}
-
-/// Views a mutable slice of `DeviceCopy` values as bytes.
-fn bytes_of_slice_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
-    // SAFETY: the slice's bytes are one exclusive, writable allocation of
-    // `size_of_val(values)` bytes; `T: DeviceCopy` has no padding and every
-    // bit pattern is a valid `T`, so any bytes written through the view leave
-    // valid values behind.
-    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), size_of_val(values)) }
-}
 
 /// Resolves `range` against `len`, or says why it does not fit.
 pub(crate) fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {

@@ -1,44 +1,6 @@
-#[allow(
-    dead_code,
-    non_camel_case_types,
-    non_snake_case,
-    private_bounds,
-    private_interfaces,
-    clippy::all,
-    clippy::pedantic,
-)]
-const _: () = {
-    use ::cuda_mem as __cuda_mem;
-    fn __device_copy_field_check(_: &Particle) {
-        fn __device_copy_assert<
-            __DeviceCopyField: ?__cuda_mem::__private::core::marker::Sized
-                + __cuda_mem::DeviceCopy,
-        >() {}
-        __device_copy_assert::<[f32; 3]>();
-        __device_copy_assert::<f32>();
-        __device_copy_assert::<cuda_mem::DevicePtr<Particle>>();
-    }
-    fn __device_copy_layout_check()
-    where
-        (): __cuda_mem::__private::NoPadding<
-            Particle,
-            {
-                __cuda_mem::__private::size_of::<Particle>()
-                    - (0 + __cuda_mem::__private::size_of::<[f32; 3]>()
-                        + __cuda_mem::__private::size_of::<f32>()
-                        + __cuda_mem::__private::size_of::<
-                            cuda_mem::DevicePtr<Particle>,
-                        >())
-            },
-        >,
-        (): __cuda_mem::__private::AlignAtMost256<
-            Particle,
-            { __cuda_mem::__private::align_of::<Particle>() },
-            { __cuda_mem::__private::align_of::<Particle>() <= 256 },
-        >,
-    {}
-    /// SAFETY: `#[derive(DeviceCopy)]` checked that this type is a `repr(C)` or `repr(transparent)` struct whose fields are all `DeviceCopy` (so every bit pattern is valid and there are no host pointers), that it has no padding and that its alignment is at most 256.
-    #[automatically_derived]
-    unsafe impl __cuda_mem::DeviceCopy for Particle {}
-    __cuda_mem::__impl_host_traits!([] [Particle] []);
-};
+::cuda_mem::__derive_device_copy! {
+    @ __cuda_mem_derive_device_copy struct Particle generics { lifetimes[] types[]
+    consts[] args[] outlives[] bounds[] device_copy[] } plan exact fields[position =>
+    __cuda_mem_field0 : field, mass => __cuda_mem_field1 : field, next =>
+    __cuda_mem_field2 : field]
+}

@@ -1,0 +1,74 @@
+//! Attribute macros that rewrite a struct *after* `#[derive(DeviceCopy)]` has
+//! read its tokens (an attribute placed below the derive runs later). The
+//! derive's compile-fail tests use them to check that the proof is made on
+//! the real, expanded struct. Each is ordinary safe code.
+#![forbid(unsafe_code)]
+
+use proc_macro::TokenStream;
+use quote::ToTokens;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{parse_macro_input, Fields, ItemStruct, Meta, Token, Type};
+
+/// `#[retype(field = Type, ...)]`: replaces the type of each named field.
+///
+/// ```ignore
+/// #[derive(DeviceCopy)]
+/// #[retype(flag = bool)]
+/// #[repr(C)]
+/// struct Flags { value: u8, flag: u8 } // the real struct has `flag: bool`
+/// ```
+#[proc_macro_attribute]
+pub fn retype(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = parse_macro_input!(item as ItemStruct);
+    let args = match Punctuated::<Meta, Token![,]>::parse_terminated.parse(args) {
+        Ok(args) => args,
+        Err(error) => return error.into_compile_error().into(),
+    };
+    for arg in args {
+        let Meta::NameValue(pair) = arg else {
+            return syn::Error::new_spanned(arg, "expected `field = Type`")
+                .into_compile_error()
+                .into();
+        };
+        let ty: Type = match syn::parse2(pair.value.to_token_stream()) {
+            Ok(ty) => ty,
+            Err(error) => return error.into_compile_error().into(),
+        };
+        let (Fields::Named(fields), Some(name)) = (&mut item.fields, pair.path.get_ident()) else {
+            return syn::Error::new_spanned(pair.path, "expected a named field")
+                .into_compile_error()
+                .into();
+        };
+        for field in &mut fields.named {
+            if field.ident.as_ref() == Some(name) {
+                field.ty = ty.clone();
+            }
+        }
+    }
+    item.into_token_stream().into()
+}
+
+/// `#[add_field(name: Type)]`: appends a field.
+#[proc_macro_attribute]
+pub fn add_field(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = parse_macro_input!(item as ItemStruct);
+    let field = match syn::Field::parse_named.parse(args) {
+        Ok(field) => field,
+        Err(error) => return error.into_compile_error().into(),
+    };
+    if let Fields::Named(fields) = &mut item.fields {
+        fields.named.push(field);
+    }
+    item.into_token_stream().into()
+}
+
+/// `#[set_repr(C, align(8))]`: replaces every `#[repr(...)]` of the struct.
+#[proc_macro_attribute]
+pub fn set_repr(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = parse_macro_input!(item as ItemStruct);
+    item.attrs.retain(|attr| !attr.path().is_ident("repr"));
+    let args = proc_macro2::TokenStream::from(args);
+    item.attrs.push(syn::parse_quote!(#[repr(#args)]));
+    item.into_token_stream().into()
+}
