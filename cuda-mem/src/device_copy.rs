@@ -439,6 +439,7 @@ pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
 /// Views a mutable slice of `DeviceCopy` values as bytes, without copying:
 /// the target of a copy from the device. For a `'static` type this is
 /// `bytemuck::cast_slice_mut::<T, u8>`.
+#[cfg(feature = "host")]
 pub(crate) fn bytes_of_slice_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
     crate::private::check_layout::<T>();
     // SAFETY: the slice's bytes are one exclusive, writable allocation of

@@ -221,7 +221,7 @@ pub mod transparent {
 
 /// Element checks of the homogeneous rule for generic `repr(C)` structs.
 ///
-/// Each function takes one real field and returns an [`Elem`] of its element
+/// Each function takes one real field and returns an [`Elem`](homogeneous::Elem) of its element
 /// type; the derive puts the results of all fields in one array literal, so
 /// rustc must unify every element type with every other (a marker adopts
 /// the others' element type). No element type is ever *named*, so macro
