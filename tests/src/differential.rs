@@ -117,7 +117,8 @@ impl Elem {
 pub enum Strm {
     /// For operations with a synchronous form (`fill`, `memset`, `copy_from`),
     /// that form (it queues on the context's legacy default stream); for
-    /// operations that take a stream, the legacy default stream itself.
+    /// operations that take a stream, a third stream (cuda-mem refuses the
+    /// legacy default stream passed by handle).
     Default,
     /// The first of two streams from `ctx.new_stream()`.
     S1,

@@ -144,7 +144,10 @@ macro_rules! typed_pair {
 /// What every operation needs besides the buffers.
 struct Env {
     ctx: Arc<CudaContext>,
-    legacy: Arc<CudaStream>,
+    /// The stream of `Strm::Default` for operations that take one: a third
+    /// stream (cuda-mem refuses the legacy default stream by handle; its
+    /// stream-less calls queue there themselves).
+    s0: Arc<CudaStream>,
     s1: Arc<CudaStream>,
     s2: Arc<CudaStream>,
     pool: MemPool,
@@ -155,7 +158,7 @@ struct Env {
 impl Env {
     fn stream(&self, s: Strm) -> &Arc<CudaStream> {
         match s {
-            Strm::Default => &self.legacy,
+            Strm::Default => &self.s0,
             Strm::S1 => &self.s1,
             Strm::S2 => &self.s2,
         }
@@ -174,7 +177,7 @@ impl Gpu {
         Self {
             env: Env {
                 ctx: ctx.clone(),
-                legacy: ctx.default_stream(),
+                s0: ctx.new_stream().expect("stream"),
                 s1: ctx.new_stream().expect("stream"),
                 s2: ctx.new_stream().expect("stream"),
                 pool: MemPool::new(ctx).expect("MemPool"),
