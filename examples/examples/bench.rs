@@ -3,6 +3,7 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
+//!         [--fill-only | --launch-only | --peer-only]
 //!         [--sweep] [--chunks SHORT,LONG] [--peer-only | --launch-only]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
@@ -284,6 +285,8 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     // `--peer-only`: just the peer-copy rows (for a multi-GPU machine).
     let peer_only = args.iter().any(|a| a == "--peer-only");
+    // `--fill-only`: just the fill rows (element sizes, the view, pitched).
+    let fill_only = args.iter().any(|a| a == "--fill-only");
     let ctx = cuda_mem_examples::gpu_or_exit("bench");
     let stream = ctx.new_stream().unwrap();
     // `--launch-only`: just the typed-launch row.
@@ -440,6 +443,10 @@ fn main() {
             true,
             None,
         );
+    }
+
+    if fill_only {
+        return;
     }
 
     // --- small-op cost on the host: a 4 KiB fill against the raw call it dispatches to ---
