@@ -190,6 +190,15 @@ impl Module {
             problem,
         };
         let not_found = |e: &result::DriverError| e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND;
+        // The PTX text says whether the entry and its fingerprint exist, so a
+        // missing one is an error without a failing driver call (which
+        // compute-sanitizer would count).
+        if !ptx_declares(self.ptx, ".entry", kernel) {
+            return Err(mismatch(KernelProblem::Missing));
+        }
+        if !ptx_declares(self.ptx, ".global", &format!("{SIGNATURE_PREFIX}{kernel}")) {
+            return Err(mismatch(KernelProblem::NoFingerprint));
+        }
         let name = CString::new(kernel).map_err(|_| mismatch(KernelProblem::Missing))?;
         let fingerprint = CString::new(format!("{SIGNATURE_PREFIX}{kernel}"))
             .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
@@ -525,4 +534,39 @@ macro_rules! include_kernels {
             )
         }
     };
+}
+
+/// Whether a line of `ptx` declares `name` with `directive` (`.entry` for a
+/// kernel, `.global` for a variable): the name followed by `(`, `[`, `;`,
+/// ` ` or the line's end, so that `step` does not match `step2`.
+fn ptx_declares(ptx: &str, directive: &str, name: &str) -> bool {
+    ptx.lines().any(|line| {
+        let line = line.trim_start();
+        (line.starts_with(".visible") || line.starts_with(directive) || line.starts_with(".global"))
+            && line.contains(directive)
+            && line.match_indices(name).any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + name.len()..].chars().next();
+                before.is_some_and(char::is_whitespace)
+                    && after.is_none_or(|c| matches!(c, '(' | '[' | ';' | ' ' | '\t'))
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ptx_declares;
+
+    #[test]
+    fn declarations_are_found_by_their_whole_name() {
+        let ptx = ".visible .entry step(\n\t.param .u64 step_param_0\n)\n\
+                   .visible .global .align 8 .b8 __cuda_mem_sig_step[8] = {1, 2};\n";
+        assert!(ptx_declares(ptx, ".entry", "step"));
+        assert!(!ptx_declares(ptx, ".entry", "ste"));
+        assert!(!ptx_declares(ptx, ".entry", "step2"));
+        assert!(!ptx_declares(ptx, ".entry", "step_param_0"));
+        assert!(ptx_declares(ptx, ".global", "__cuda_mem_sig_step"));
+        assert!(!ptx_declares(ptx, ".global", "__cuda_mem_sig_ste"));
+        assert!(!ptx_declares(ptx, ".entry", "__cuda_mem_sig_step"));
+    }
 }
