@@ -404,7 +404,10 @@ fn main() {
         );
 
         let host = PinnedBuffer::<[u8; 12]>::from_slice(&ctx, &vec![v; w * h]).unwrap();
-        let host_ptr = host.as_slice().unwrap().as_ptr();
+        // The raw call gets the registered (DMA) mapping of the pinned pages,
+        // as cuda-mem's copy does: a host slice of a `PinnedBuffer` is an
+        // unregistered alias of them, which the driver copies as pageable.
+        let host_ptr = host.as_device_ptr().addr() as usize as *const u8;
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
@@ -547,7 +550,8 @@ fn main() {
         dev.memset(1).unwrap();
         let (d, h) = (
             dev.as_device_ptr().addr(),
-            pinned.as_slice().unwrap().as_ptr() as *mut c_void,
+            // The registered (DMA) mapping, as above.
+            pinned.as_device_ptr().addr() as usize as *mut c_void,
         );
         let s = stream.clone();
         let gbps = |ms: f64| len as f64 / ms / 1e6;
