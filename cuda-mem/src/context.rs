@@ -249,7 +249,7 @@ pub(crate) struct ContextState {
     /// queues nothing on it: cudarc passes it back to `device_ptr` only when
     /// the work will run on a stream it does not name (a copy between two
     /// contexts, whose stream is the destination's), so such a use is
-    /// refused (see `Elems::order_for_cudarc`).
+    /// refused (see `Elems::address_for_cudarc`).
     pub(crate) cudarc_stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
     /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: see [`ContextState::require_managed_memory`].

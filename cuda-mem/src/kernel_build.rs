@@ -522,7 +522,7 @@ impl Rustup {
         let add_src = ["component", "add", "rust-src", "--toolchain", toolchain];
         let step: &[&str] = match self.sysroot(toolchain) {
             None => &install_toolchain,
-            Some(_) if !self.has_rust_src(toolchain) => &add_src,
+            Some(root) if !has_core_sources(&root) => &add_src,
             Some(_) => return Ok(()),
         };
         let command = format!("rustup {}", step.join(" "));
@@ -567,7 +567,7 @@ impl Rustup {
     /// Whether `toolchain` is installed with the sources of `core`.
     fn has_rust_src(&self, toolchain: &str) -> bool {
         self.sysroot(toolchain)
-            .is_some_and(|root| root.join("lib/rustlib/src/rust/library/core").is_dir())
+            .is_some_and(|root| has_core_sources(&root))
     }
 
     /// Runs `rustup <args>`; an error carries `why` and rustup's message.
@@ -588,6 +588,11 @@ impl Rustup {
             )))
         }
     }
+}
+
+/// Whether the toolchain at `sysroot` has the sources of `core` (`rust-src`).
+fn has_core_sources(sysroot: &Path) -> bool {
+    sysroot.join("lib/rustlib/src/rust/library/core").is_dir()
 }
 
 /// Says something on stderr and, in a build script, as a cargo warning (cargo

@@ -371,14 +371,14 @@ pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy>
 /// Checks that `stream` may queue a copy between the allocations `a` and
 /// `b`: a stream of their context, or of either of their two contexts.
 pub(crate) fn check_copy_stream(a: &RawMemory, b: &RawMemory, stream: &CudaStream) -> Result<()> {
-    if a.state.ctx.cu_ctx() == b.state.ctx.cu_ctx() {
+    let ctx = stream.context().cu_ctx();
+    if a.state.ctx.cu_ctx() == b.state.ctx.cu_ctx() || a.state.ctx.cu_ctx() == ctx {
         return a.state.check_stream(stream);
     }
-    if a.state.check_stream(stream).is_ok() || b.state.check_stream(stream).is_ok() {
-        Ok(())
-    } else {
-        Err(Error::ContextMismatch(
-            "the stream of a copy between two contexts (it must be of one of them)",
-        ))
+    if b.state.ctx.cu_ctx() == ctx {
+        return b.state.check_stream(stream);
     }
+    Err(Error::ContextMismatch(
+        "the stream of a copy between two contexts (it must be of one of them)",
+    ))
 }

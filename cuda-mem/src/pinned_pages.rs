@@ -62,17 +62,21 @@ unsafe impl Sync for PinnedPages {}
 static ALIASES: RwLock<BTreeMap<usize, (usize, usize)>> = RwLock::new(BTreeMap::new());
 
 /// The registered (DMA) address of `len` bytes at host address `host`, when
-/// they lie inside one host alias of pinned memory.
-///
-/// cuda-mem's synchronous copies use it, so that copying from or into a slice
-/// of a `PinnedBuffer` (or a `PinnedAllocator` `Vec`) is a direct DMA, not a
-/// staged pageable copy.
-pub(crate) fn dma_address(host: *const u8, len: usize) -> Option<*mut u8> {
+/// they lie inside one host alias of pinned memory (see [`registered_or_self`]).
+fn dma_address(host: *const u8, len: usize) -> Option<*mut u8> {
     let start = host as usize;
     let aliases = ALIASES.read().unwrap_or_else(|p| p.into_inner());
     let (&alias, &(alias_len, dma)) = aliases.range(..=start).next_back()?;
     let offset = start - alias;
     (offset.checked_add(len)? <= alias_len).then_some((dma + offset) as *mut u8)
+}
+
+/// `host`, or, when its `len` bytes lie in a host alias of pinned memory, the
+/// registered mapping of the same bytes: what cuda-mem's own synchronous
+/// copies hand the driver, so that a slice of a `PinnedBuffer` (or of a
+/// `PinnedAllocator` `Vec`) is copied by DMA rather than as pageable memory.
+pub(crate) fn registered_or_self(host: *mut u8, len: usize) -> *mut u8 {
+    dma_address(host, len).unwrap_or(host)
 }
 
 impl PinnedPages {

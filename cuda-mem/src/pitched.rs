@@ -87,11 +87,10 @@ enum Side {
     HostDst(*mut c_void),
 }
 
-/// `host`, or, when it is a slice of cuda-mem's pinned memory (an
-/// unregistered alias, see `pinned_pages`), the registered mapping of the
-/// same pages, so that the copy is a DMA rather than a staged pageable copy.
+/// `host`, or the registered mapping of the same pinned pages (see
+/// `pinned_pages::registered_or_self`).
 fn host_dma_or_self(host: *mut c_void, bytes: usize) -> *mut c_void {
-    crate::pinned_pages::dma_address(host.cast_const().cast(), bytes).map_or(host, |p| p.cast())
+    crate::pinned_pages::registered_or_self(host.cast(), bytes).cast()
 }
 
 /// The `CUDA_MEMCPY2D` of a copy of `height` rows of `width_bytes` bytes.

@@ -17,7 +17,7 @@ use cudarc::driver::{result, sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
-use crate::pinned_pages::dma_address;
+use crate::pinned_pages::registered_or_self;
 
 /// Copies at least this large are staged (smaller ones gain nothing).
 pub(crate) const STAGE_MIN_BYTES: usize = 8 << 20;
@@ -260,14 +260,11 @@ pub(crate) fn copy_from_host(
     src: &[u8],
 ) -> Result<()> {
     // A slice of cuda-mem's pinned memory is an unregistered alias
-    // (`pinned_pages`): copy from the registered mapping of the same pages.
-    let direct = dma_address(src.as_ptr(), src.len());
-    let guard = direct
-        .is_none()
-        .then(|| staging_for(state, src.as_ptr(), src.len()))
-        .flatten();
+    // (`pinned_pages`): copy from the registered mapping of the same pages,
+    // which is not pageable, so it is never staged.
+    let from = registered_or_self(src.as_ptr().cast_mut(), src.len()).cast_const();
+    let guard = staging_for(state, from, src.len());
     let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
-        let from = direct.map_or(src.as_ptr(), |p| p.cast_const());
         // SAFETY: `from` is `src` or the registered mapping of the same
         // pages, live for `src.len()` bytes (borrowed); the synchronous copy
         // has read it on return; the caller vouches for the destination.
@@ -315,13 +312,9 @@ pub(crate) fn copy_to_host(
     dst: &mut [u8],
     src: u64,
 ) -> Result<()> {
-    let direct = dma_address(dst.as_ptr(), dst.len());
-    let guard = direct
-        .is_none()
-        .then(|| staging_for(state, dst.as_ptr(), dst.len()))
-        .flatten();
+    let into = registered_or_self(dst.as_mut_ptr(), dst.len());
+    let guard = staging_for(state, into, dst.len());
     let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
-        let into = direct.unwrap_or(dst.as_mut_ptr());
         // SAFETY: `into` is `dst` or the registered mapping of the same
         // pages, live and exclusive for `dst.len()` bytes (borrowed mutably);
         // the synchronous copy has finished on return.
