@@ -271,7 +271,7 @@ impl RawMemory {
     fn zero_on_device(&self) -> Result<()> {
         let stream = self.state.default_stream.clone();
         let (addr, bytes) = (self.addr, self.bytes);
-        self.order.run(&stream, || {
+        self.order.run(0..bytes, &stream, || {
             // SAFETY: the whole live allocation, on its context's default stream.
             unsafe { result::memset_d8_async(addr, 0, bytes, stream.cu_stream()) }
                 .op("cuMemsetD8Async")
@@ -380,7 +380,7 @@ impl RawMemory {
         }
         let addr = self.addr;
         let state = &self.state;
-        let result = self.order.run(stream, || {
+        let result = self.order.run(0..self.bytes, stream, || {
             state.bind()?;
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.

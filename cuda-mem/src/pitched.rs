@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
-use crate::order::{Access, StreamOrder};
+use crate::order::{Access, StreamOrder, WHOLE};
 use crate::view::{Elems, View, ViewMut};
 use crate::{fill, Buffer, DeviceCopy, DevicePtr, HostAccessible, KernelArg};
 
@@ -352,7 +352,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// Runs `enqueue` on `stream` after earlier work on this buffer.
     fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(stream, enqueue)
+        self.mem.order.run(0..self.mem.bytes, stream, enqueue)
     }
 
     /// Sets every byte of every element to `byte` (`cuMemsetD2D8` over
@@ -654,7 +654,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         p: &sys::CUDA_MEMCPY2D,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        StreamOrder::run_pair(dst, src, stream, || {
+        StreamOrder::run_pair(dst, WHOLE, src, WHOLE, stream, || {
             stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
             // SAFETY: the caller vouches for both sides of `p`; the copy is
             // ordered after earlier work on both allocations and recorded on
@@ -755,15 +755,22 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             Height: self.height,
             Depth: 1,
         };
-        StreamOrder::run_pair(&self.mem.order, &src.mem.order, stream, || {
-            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
-            // SAFETY: two live allocations of two contexts, named with their
-            // contexts, each `height` rows of at least `WidthInBytes` bytes at
-            // their pitches; only the logical width of each row is written.
-            // Both are ordered after earlier work and recorded on `stream`.
-            unsafe { sys::cuMemcpy3DPeerAsync(&p, stream.cu_stream()).result() }
-                .op("cuMemcpy3DPeerAsync")
-        })
+        StreamOrder::run_pair(
+            &self.mem.order,
+            0..self.mem.bytes,
+            &src.mem.order,
+            0..src.mem.bytes,
+            stream,
+            || {
+                stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+                // SAFETY: two live allocations of two contexts, named with their
+                // contexts, each `height` rows of at least `WidthInBytes` bytes at
+                // their pitches; only the logical width of each row is written.
+                // Both are ordered after earlier work and recorded on `stream`.
+                unsafe { sys::cuMemcpy3DPeerAsync(&p, stream.cu_stream()).result() }
+                    .op("cuMemcpy3DPeerAsync")
+            },
+        )
     }
 
     /// This buffer's base address as a kernel argument the kernel only reads,
@@ -796,7 +803,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.mem.state.check_stream(stream)?;
         self.mem
             .order
-            .run_deferred(stream, || Ok(self.as_device_ptr()))
+            .run_deferred(0..self.mem.bytes, stream, || Ok(self.as_device_ptr()))
     }
 
     /// Waits for every queued operation on this buffer.
