@@ -410,21 +410,14 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
             return self.mem.state.check_stream(stream);
         }
         self.mem.state.check_stream(stream)?;
-        self.mem
-            .order
-            .run(e.offset..e.offset + e.byte_size(), stream, || {
-                self.mem.state.bind()?;
-                // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
-                unsafe {
-                    result::mem_prefetch_async(
-                        e.addr(),
-                        e.byte_size(),
-                        location,
-                        stream.cu_stream(),
-                    )
-                }
-                .op("cuMemPrefetchAsync")
-            })
+        self.mem.order.run(e.span(), stream, || {
+            self.mem.state.bind()?;
+            // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
+            unsafe {
+                result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream())
+            }
+            .op("cuMemPrefetchAsync")
+        })
     }
 
     /// Queues a migration of the whole buffer to the device's memory on

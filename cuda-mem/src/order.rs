@@ -406,10 +406,8 @@ impl StreamOrder {
     /// so two threads copying in opposite directions cannot deadlock; `a`
     /// and `b` may be the same allocation.
     pub(crate) fn run_pair<R>(
-        a: &Self,
-        range_a: Range<usize>,
-        b: &Self,
-        range_b: Range<usize>,
+        (a, range_a): (&Self, Range<usize>),
+        (b, range_b): (&Self, Range<usize>),
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {

@@ -654,7 +654,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         p: &sys::CUDA_MEMCPY2D,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        StreamOrder::run_pair(dst, WHOLE, src, WHOLE, stream, || {
+        StreamOrder::run_pair((dst, WHOLE), (src, WHOLE), stream, || {
             stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
             // SAFETY: the caller vouches for both sides of `p`; the copy is
             // ordered after earlier work on both allocations and recorded on
@@ -755,22 +755,16 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             Height: self.height,
             Depth: 1,
         };
-        StreamOrder::run_pair(
-            &self.mem.order,
-            0..self.mem.bytes,
-            &src.mem.order,
-            0..src.mem.bytes,
-            stream,
-            || {
-                stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
-                // SAFETY: two live allocations of two contexts, named with their
-                // contexts, each `height` rows of at least `WidthInBytes` bytes at
-                // their pitches; only the logical width of each row is written.
-                // Both are ordered after earlier work and recorded on `stream`.
-                unsafe { sys::cuMemcpy3DPeerAsync(&p, stream.cu_stream()).result() }
-                    .op("cuMemcpy3DPeerAsync")
-            },
-        )
+        let (dst, from) = (&self.mem.order, &src.mem.order);
+        StreamOrder::run_pair((dst, WHOLE), (from, WHOLE), stream, || {
+            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+            // SAFETY: two live allocations of two contexts, named with their
+            // contexts, each `height` rows of at least `WidthInBytes` bytes at
+            // their pitches; only the logical width of each row is written.
+            // Both are ordered after earlier work and recorded on `stream`.
+            unsafe { sys::cuMemcpy3DPeerAsync(&p, stream.cu_stream()).result() }
+                .op("cuMemcpy3DPeerAsync")
+        })
     }
 
     /// This buffer's base address as a kernel argument the kernel only reads,

@@ -3,7 +3,7 @@
 //! fill) that all buffer kinds and views forward to.
 
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Bound, Range, RangeBounds};
 use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -83,6 +83,16 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         }
     }
 
+    /// The bytes of the allocation these elements occupy (for `order`).
+    pub(crate) fn span(&self) -> Range<usize> {
+        self.offset..self.offset + self.byte_size()
+    }
+
+    /// The allocation's order and [`Elems::span`], for a copy.
+    fn ordered(&self) -> (&'a StreamOrder, Range<usize>) {
+        (&self.mem.order, self.span())
+    }
+
     pub(crate) fn context(&self) -> &'a Arc<CudaContext> {
         &self.mem.state.ctx
     }
@@ -127,9 +137,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Runs `enqueue` on `stream` after earlier work on this memory.
     fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
         self.mem.state.check_stream(stream)?;
-        self.mem
-            .order
-            .run(self.offset..self.offset + self.byte_size(), stream, enqueue)
+        self.mem.order.run(self.span(), stream, enqueue)
     }
 
     pub(crate) fn memset(self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
@@ -249,42 +257,31 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             Some(peer::prepare_copy(self.mem, src.mem)?)
         };
         let peer = !same_context && self.mem.is_device_resident() && src.mem.is_device_resident();
-        let (dst_range, src_range) = (
-            self.offset..self.offset + bytes,
-            src.offset..src.offset + bytes,
-        );
-        StreamOrder::run_pair(
-            &self.mem.order,
-            dst_range,
-            &src.mem.order,
-            src_range,
-            stream,
-            || {
-                stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
-                // SAFETY: both ranges lie inside live allocations and do not
-                // partially overlap; both are ordered after earlier work on them
-                // and recorded on `stream`, so host access and frees wait for the
-                // copy. A peer copy names each side's own context.
-                unsafe {
-                    if peer {
-                        sys::cuMemcpyPeerAsync(
-                            dst_addr,
-                            dst_state.ctx.cu_ctx(),
-                            src_addr,
-                            src_state.ctx.cu_ctx(),
-                            bytes,
-                            stream.cu_stream(),
-                        )
+        StreamOrder::run_pair(self.ordered(), src.ordered(), stream, || {
+            stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+            // SAFETY: both ranges lie inside live allocations and do not
+            // partially overlap; both are ordered after earlier work on them
+            // and recorded on `stream`, so host access and frees wait for the
+            // copy. A peer copy names each side's own context.
+            unsafe {
+                if peer {
+                    sys::cuMemcpyPeerAsync(
+                        dst_addr,
+                        dst_state.ctx.cu_ctx(),
+                        src_addr,
+                        src_state.ctx.cu_ctx(),
+                        bytes,
+                        stream.cu_stream(),
+                    )
+                    .result()
+                    .op("cuMemcpyPeerAsync")
+                } else {
+                    sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream())
                         .result()
-                        .op("cuMemcpyPeerAsync")
-                    } else {
-                        sys::cuMemcpyAsync(dst_addr, src_addr, bytes, stream.cu_stream())
-                            .result()
-                            .op("cuMemcpyAsync")
-                    }
+                        .op("cuMemcpyAsync")
                 }
-            },
-        )
+            }
+        })
     }
 
     /// The address to give a cudarc call (`DevicePtr` / `DevicePtrMut`,
@@ -311,12 +308,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         {
             return 0;
         }
-        if self
-            .mem
-            .order
-            .wait_on(self.offset..self.offset + self.byte_size(), stream)
-            .is_err()
-        {
+        if self.mem.order.wait_on(self.span(), stream).is_err() {
             let waited = self.mem.order.wait(crate::order::Access::Shared);
             if waited.is_err() {
                 crate::error::record_in(&state.ctx, waited);
@@ -337,11 +329,9 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// `order`).
     pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.state.check_stream(stream)?;
-        self.mem
-            .order
-            .run_deferred(self.offset..self.offset + self.byte_size(), stream, || {
-                Ok(DevicePtr::from_addr(self.addr()))
-            })
+        self.mem.order.run_deferred(self.span(), stream, || {
+            Ok(DevicePtr::from_addr(self.addr()))
+        })
     }
 }
 
