@@ -5,7 +5,11 @@ use super::model::Model;
 use super::ops::{Elem, Init, Kind, Op, Shape, Strm, Target, MAX_BYTES, SLOTS};
 use crate::Rng;
 
+/// The streams of [`generate`]: the synchronous calls and two streams.
 const STREAMS: [Strm; 3] = [Strm::Default, Strm::S1, Strm::S2];
+
+/// The streams of [`generate_views`]: the synchronous calls and three streams.
+const VIEW_STREAMS: [Strm; 4] = [Strm::Default, Strm::S1, Strm::S2, Strm::S3];
 
 /// A random length up to `max`: often 0, 1, a prime or small, otherwise uniform.
 fn length(rng: &mut Rng, max: usize) -> usize {
@@ -25,7 +29,11 @@ fn pick<T: Copy>(rng: &mut Rng, items: &[T]) -> Option<T> {
 }
 
 fn stream(rng: &mut Rng) -> Strm {
-    STREAMS[rng.below(3)]
+    pick_stream(rng, &STREAMS)
+}
+
+fn pick_stream(rng: &mut Rng, streams: &[Strm]) -> Strm {
+    streams[rng.below(streams.len())]
 }
 
 /// A random valid target of `shape`.
@@ -195,7 +203,7 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
                 }
             }
         }
-        56..=69 => copy(rng, model, &live)?,
+        56..=69 => copy(rng, model, &live, &STREAMS)?,
         70..=71 => {
             let slot = pick(rng, &live_where(&|s| s.kind == Kind::Unified))?;
             Op::Prefetch {
@@ -222,8 +230,8 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
     Some(op)
 }
 
-/// A random `Copy` between two live slots of one element type.
-fn copy(rng: &mut Rng, model: &Model, live: &[usize]) -> Option<Op> {
+/// A random `Copy` between two live slots of one element type, on one of `streams`.
+fn copy(rng: &mut Rng, model: &Model, live: &[usize], streams: &[Strm]) -> Option<Op> {
     let shape = |s: usize| model.shape(s).expect("live slot");
     let dst = pick(rng, live)?;
     let d = shape(dst);
@@ -234,7 +242,7 @@ fn copy(rng: &mut Rng, model: &Model, live: &[usize]) -> Option<Op> {
         .collect();
     let src = pick(rng, &same)?;
     let s = shape(src);
-    let stream = stream(rng);
+    let stream = pick_stream(rng, streams);
     if src == dst {
         // Two disjoint views of one 1D buffer, either side the destination.
         let len = d.len();
@@ -304,6 +312,158 @@ pub fn generate(seed: u64, n: usize) -> Vec<Op> {
             if model.valid(&op) {
                 // Only the shapes matter to the generator, but the model is cheap
                 // enough at these sizes to keep whole.
+                model.apply(&op);
+                ops.push(op);
+            }
+        }
+    }
+    ops
+}
+
+/// The slots of [`generate_views`]: two large buffers whose views the
+/// operations use, and two small host-accessible ones for asynchronous
+/// copies to and from those views.
+const VIEW_SLOTS: [usize; 4] = [0, 1, 2, 3];
+
+/// A random allocation for slot `slot` of [`generate_views`] with elements
+/// of `elem`: slots 0 and 1 large (any kind), 2 and 3 small and
+/// host-accessible.
+fn view_alloc(rng: &mut Rng, slot: usize, elem: Elem) -> Op {
+    let max = MAX_BYTES / elem.size();
+    let (kind, width, height) = if slot < 2 {
+        let kind = Kind::ALL[rng.below(Kind::ALL.len())];
+        if kind == Kind::Pitched {
+            let height = 2 + rng.below(30);
+            (kind, max / 2 / height + rng.below(max / 2 / height), height)
+        } else {
+            (kind, max / 4 + rng.below(max * 3 / 4), 1)
+        }
+    } else {
+        let kind = [Kind::Pinned, Kind::Unified][rng.below(2)];
+        (kind, 1 + length(rng, max / 8), 1)
+    };
+    let init = match rng.below(3) {
+        0 => Init::Uninit,
+        1 => Init::Zeroed,
+        _ => Init::FromSlice(rng.next_u64()),
+    };
+    Op::Alloc {
+        slot,
+        kind,
+        elem,
+        width,
+        height,
+        init,
+        stream: pick_stream(rng, &VIEW_STREAMS),
+        pad: rng.next_u64() as u8,
+    }
+}
+
+/// A random view of `shape` for [`generate_views`]: half the time one of
+/// `parts` equal parts of a 1D buffer (so that many operations use the same
+/// or disjoint parts), otherwise any target.
+fn view_target(rng: &mut Rng, shape: &Shape, parts: usize) -> Target {
+    if shape.pitched() || rng.below(2) == 0 {
+        return target(rng, shape);
+    }
+    let part = shape.len() / parts;
+    let i = rng.below(parts);
+    let end = if i + 1 == parts {
+        shape.len()
+    } else {
+        (i + 1) * part
+    };
+    Target::Range(i * part, end)
+}
+
+/// One random operation of [`generate_views`] valid in `model`'s state.
+fn propose_view(rng: &mut Rng, model: &Model, elem: Elem, parts: usize) -> Option<Op> {
+    if let Some(&slot) = VIEW_SLOTS.iter().find(|&&s| model.get(s).is_none()) {
+        return Some(view_alloc(rng, slot, elem));
+    }
+    let shape = |s: usize| model.shape(s).expect("live slot");
+    let stream = pick_stream(rng, &VIEW_STREAMS);
+    let big = rng.below(2);
+    let op = match rng.below(100) {
+        0 => Op::Drop {
+            slot: rng.below(VIEW_SLOTS.len()),
+        },
+        1..=22 => Op::Fill {
+            slot: big,
+            target: view_target(rng, &shape(big), parts),
+            stream,
+            value: rng.next_u64(),
+        },
+        23..=32 => Op::Memset {
+            slot: big,
+            target: view_target(rng, &shape(big), parts),
+            stream,
+            byte: rng.next_u64() as u8,
+        },
+        33..=52 => copy(rng, model, &[0, 1], &VIEW_STREAMS)?,
+        53..=68 => {
+            let host = 2 + rng.below(2);
+            let n = shape(host).len();
+            let target = target_of_len(rng, &shape(big), n, true)?;
+            if rng.below(2) == 0 {
+                Op::UploadAsync {
+                    dst: big,
+                    target,
+                    src: host,
+                    stream,
+                }
+            } else {
+                Op::DownloadAsync {
+                    src: big,
+                    target,
+                    dst: host,
+                    stream,
+                }
+            }
+        }
+        69..=71 => {
+            let slot = 2 + rng.below(2);
+            Op::HostWrite {
+                slot,
+                target: target(rng, &shape(slot)),
+                data: rng.next_u64(),
+            }
+        }
+        72..=98 => {
+            let slot = if rng.below(5) == 0 {
+                2 + rng.below(2)
+            } else {
+                big
+            };
+            let t = view_target(rng, &shape(slot), parts);
+            Op::Check {
+                slot,
+                target: t,
+                way: pick(rng, &shape(slot).read_ways(t == Target::Whole))?,
+            }
+        }
+        _ => Op::SyncAll,
+    };
+    Some(op)
+}
+
+/// `n` random operations from `seed` that exercise per-range ordering: two
+/// large buffers (random kinds, one small element type) and two small
+/// host-accessible ones, and many fills, memsets, copies (within one buffer
+/// through disjoint views, and between the two), asynchronous host copies and
+/// checks over views of them (equal parts or random ranges, often
+/// overlapping, often disjoint) on the synchronous calls and three streams.
+/// A dropped buffer is allocated again (new kind) by the next operation.
+pub fn generate_views(seed: u64, n: usize) -> Vec<Op> {
+    let mut rng = Rng::new(seed);
+    let elem = [Elem::U8, Elem::U32, Elem::E12][rng.below(3)];
+    let parts = 2 + rng.below(7);
+    let mut model = Model::new();
+    let mut ops = Vec::with_capacity(n);
+    while ops.len() < n {
+        if let Some(op) = propose_view(&mut rng, &model, elem, parts) {
+            debug_assert!(model.valid(&op), "generated an invalid op {op:?}");
+            if model.valid(&op) {
                 model.apply(&op);
                 ops.push(op);
             }

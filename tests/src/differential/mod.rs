@@ -7,7 +7,9 @@
 //!   sequences over every buffer kind (device, pinned, unified, pool, pool
 //!   from a `MemPool`, pitched), element sizes 1, 4, 12, 100 and 300, whole
 //!   buffers and views at random (unaligned) offsets, the synchronous calls
-//!   and two streams.
+//!   and two streams; and [`generate_views`], which exercises per-range
+//!   ordering: many operations over overlapping and disjoint views of few
+//!   buffers on the synchronous calls and three streams.
 //! - `model`: [`Model`], a plain host model, the bytes of every buffer (and
 //!   which of them are defined: fresh device and pool memory is not).
 //! - `run`: [`run`] executes a sequence on a [`Backend`], applies it to the
@@ -15,7 +17,8 @@
 //! - `shrink`: [`shrink`] replays prefixes on fresh backends to find the
 //!   shortest one after which the contents diverge, then drops the operations
 //!   the failure does not need.
-//! - `fake`: [`FakeBackend`], the model as a backend.
+//! - `fake`: [`FakeBackend`], the model as a backend, optionally with an
+//!   injected fault or reordering operations of different streams.
 //!
 //! All of this is host code. The GPU backend is in the test file;
 //! [`FakeBackend`] (the model itself, optionally with an injected fault) lets
@@ -34,8 +37,8 @@ mod ops;
 mod run;
 mod shrink;
 
-pub use fake::{FakeBackend, Fault};
-pub use generate::generate;
+pub use fake::{FakeBackend, Fault, Overtake};
+pub use generate::{generate, generate_views};
 pub use model::{Model, ModelBuf, Read};
 pub use ops::{
     data_bytes, fill_value, Elem, Init, Kind, Op, ReadWay, Shape, Strm, Target, MAX_BYTES, SLOTS,

@@ -100,6 +100,9 @@ pub enum Strm {
     S1,
     /// The second.
     S2,
+    /// A third, used only by the views generator (`generate_views`), which
+    /// spreads views of one allocation over more streams.
+    S3,
 }
 
 /// How a new buffer is initialised.
@@ -304,6 +307,33 @@ impl Op {
             Op::Advise { .. } => "advise",
             Op::Check { .. } => "check",
             Op::SyncAll => "sync all",
+        }
+    }
+
+    /// The stream the operation is queued on, if it takes one.
+    pub fn stream(&self) -> Option<Strm> {
+        match *self {
+            Op::Alloc { stream, .. }
+            | Op::FreeOnStream { stream, .. }
+            | Op::Fill { stream, .. }
+            | Op::Memset { stream, .. }
+            | Op::UploadAsync { stream, .. }
+            | Op::DownloadAsync { stream, .. }
+            | Op::Copy { stream, .. }
+            | Op::Prefetch { stream, .. } => Some(stream),
+            _ => None,
+        }
+    }
+
+    /// The slot and elements the operation reads from a buffer, if any.
+    pub fn read(&self) -> Option<(usize, Target)> {
+        match *self {
+            Op::UploadAsync { src, .. } => Some((src, Target::Whole)),
+            Op::DownloadAsync { src, target, .. } => Some((src, target)),
+            Op::Copy {
+                src, src_target, ..
+            } => Some((src, src_target)),
+            _ => None,
         }
     }
 
