@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests: a seeded random generator (so a
 //! failing run can be replayed with `CUDA_MEM_SEED`), the GPU context, counts
 //! from the environment, compute-sanitizer detection, error-message checks,
-//! re-running one test of the current binary in a child process, and the
-//! engine of the differential tester ([`differential`]).
+//! re-running one test of the current binary in a child process, the
+//! engine of the differential tester ([`differential`]), and a slow kernel
+//! for ordering tests ([`spin`]).
 //!
 //! Environment knobs (all optional):
 //! - `CUDA_MEM_SEED`: the seed of every random test (printed by each test).
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod differential;
+pub mod spin;
 
 pub use cuda_mem::{CudaContext, CudaStream};
 
