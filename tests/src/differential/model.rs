@@ -277,6 +277,6 @@ impl Model {
 pub struct Read {
     /// The target's elements, tightly packed.
     pub logical: Vec<u8>,
-    /// [`ReadWay::RawPadded`]: every padding byte, in order.
+    /// [`ReadWay::RawPadded`](super::ops::ReadWay::RawPadded): every padding byte, in order.
     pub padding: Option<Vec<u8>>,
 }
