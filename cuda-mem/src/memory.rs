@@ -339,7 +339,7 @@ impl RawMemory {
             std::ptr::null_mut(),
             bytes,
             AllocKind::Pool(pool),
-            StreamOrder::after(stream),
+            StreamOrder::after(stream, bytes),
         ))
     }
 

@@ -19,8 +19,8 @@
 //! one stream and kind are joined. The ledger is bounded
 //! (`MAX_ENTRIES`): when it is full, the entries of each stream and kind are
 //! joined into the range that spans them (more waits later, never fewer); if
-//! that is still too many, S waits for every stream and all now entries become
-//! one whole-allocation entry on S.
+//! that is still too many, S waits for every stream and the now entries become
+//! one entry on S that spans them.
 //!
 //! Waiting for the allocation on the host (before host access or a free)
 //! records the event on every stream with an entry and waits for it, after
@@ -141,16 +141,12 @@ impl<S> Default for Ledger<S> {
 }
 
 impl<S: StreamId> Ledger<S> {
-    /// A ledger whose first operation must come after work already queued
-    /// on `stream` (over the whole allocation).
-    pub(crate) fn after(stream: S) -> Self {
-        Self {
-            entries: vec![Entry {
-                range: WHOLE,
-                stream,
-                use_: Use::Now,
-            }],
-        }
+    /// A ledger whose first operation on `range` must come after work
+    /// already queued on `stream`.
+    pub(crate) fn after(stream: S, range: Range<usize>) -> Self {
+        let mut ledger = Self::default();
+        ledger.enter(range, &stream, Use::Now);
+        ledger
     }
 
     /// The streams of the entries `hit` selects, each once, in ledger order.
@@ -186,13 +182,22 @@ impl<S: StreamId> Ledger<S> {
                     wait(x)?;
                 }
                 // `stream` waited for every entry: later events on it capture
-                // every queued operation.
+                // every queued operation, so one now entry on it spanning the
+                // now entries stands for them all.
+                let span = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.use_ == Use::Now)
+                    .map(|e| e.range.clone())
+                    .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
                 self.entries.retain(|e| e.use_ == Use::Deferred);
-                self.entries.push(Entry {
-                    range: WHOLE,
-                    stream: stream.clone(),
-                    use_: Use::Now,
-                });
+                if let Some(range) = span {
+                    self.entries.push(Entry {
+                        range,
+                        stream: stream.clone(),
+                        use_: Use::Now,
+                    });
+                }
                 if let Some(use_) = use_ {
                     self.enter(range, stream, use_);
                 }
@@ -349,11 +354,11 @@ fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
 
 impl StreamOrder {
     /// An order whose first operation must come after work already queued on
-    /// `stream` (the allocation itself, for stream-ordered allocations).
-    pub(crate) fn after(stream: &Arc<CudaStream>) -> Self {
+    /// `stream` (the allocation of its `bytes`, for stream-ordered allocations).
+    pub(crate) fn after(stream: &Arc<CudaStream>, bytes: usize) -> Self {
         Self {
             state: Mutex::new(OrderState {
-                ledger: Ledger::after(stream.clone()),
+                ledger: Ledger::after(stream.clone(), 0..bytes),
                 events: Vec::new(),
             }),
         }
@@ -664,8 +669,11 @@ mod tests {
         let mut model = Model::new(streams);
         let mut ledger = if rng.below(4) == 0 {
             let s = rng.below(streams);
-            model.queue(WHOLE, s, Use::Now);
-            Ledger::after(s)
+            let range = random_range(&mut rng);
+            if !range.is_empty() {
+                model.queue(range.clone(), s, Use::Now);
+            }
+            Ledger::after(s, range)
         } else {
             Ledger::default()
         };
@@ -818,6 +826,28 @@ mod tests {
             })
             .unwrap();
         assert_eq!(streams, [0, 1]);
+    }
+
+    #[test]
+    fn whole_buffer_operations_on_changing_streams_wait_for_the_previous_one_only() {
+        let mut rng = Rng(seed());
+        let bytes = 1 + rng.below(1 << 20);
+        let mut ledger = Ledger::after(0usize, 0..bytes);
+        let mut prev = 0;
+        for _ in 0..1000 {
+            let s = rng.below(4);
+            let mut waited = Vec::new();
+            ledger
+                .order(0..bytes, &s, Some(Use::Now), |&x| {
+                    waited.push(x);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            let want: &[usize] = if s == prev { &[] } else { &[prev] };
+            assert_eq!(waited, want, "stream {s} after stream {prev}");
+            assert_eq!(ledger.len(), 1);
+            prev = s;
+        }
     }
 
     #[test]

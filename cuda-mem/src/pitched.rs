@@ -352,7 +352,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// Runs `enqueue` on `stream` after earlier work on this buffer.
     fn run<R>(&self, stream: &Arc<CudaStream>, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(0..self.mem.bytes, stream, enqueue)
+        self.mem.order.run(WHOLE, stream, enqueue)
     }
 
     /// Sets every byte of every element to `byte` (`cuMemsetD2D8` over
@@ -797,7 +797,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.mem.state.check_stream(stream)?;
         self.mem
             .order
-            .run_deferred(0..self.mem.bytes, stream, || Ok(self.as_device_ptr()))
+            .run_deferred(WHOLE, stream, || Ok(self.as_device_ptr()))
     }
 
     /// Waits for every queued operation on this buffer.
