@@ -97,12 +97,14 @@
 //!   operation on the buffer (copies, kernels, prefetches), so the host never
 //!   sees memory the GPU may still change. [`synchronize`](Buffer::synchronize)
 //!   waits explicitly.
-//! - **Operations on one allocation run in the order you queue them**, on any
-//!   streams: each allocation remembers the stream of its latest operation,
-//!   and an operation on another stream first waits for it (one event per
-//!   allocation, re-recorded; nothing is allocated per operation). Views share
-//!   their allocation's order, so for work that should overlap, use separate
-//!   allocations (the `pipeline` example gives each chunk its own buffers).
+//! - **Operations on overlapping bytes run in the order you queue them**, on
+//!   any streams: each allocation remembers which byte ranges its queued
+//!   operations use and on which streams, and an operation on another stream
+//!   first waits for those whose ranges overlap its own (one event per
+//!   allocation, re-recorded; nothing is allocated per operation). Disjoint
+//!   views of one allocation on different streams do not wait for each other,
+//!   so they overlap in time (the `pipeline` example streams chunk views of
+//!   one buffer per direction).
 //! - **Kernels** get a buffer through [`kernel_arg`](Buffer::kernel_arg) or
 //!   [`kernel_arg_mut`](Buffer::kernel_arg_mut)`(&stream)`: a [`KernelArg`]
 //!   (a `DeviceRepr`, the layout of a `T*`) that orders the launch after
