@@ -253,6 +253,8 @@ fn disjoint_parts<K: MemoryKind>(ctx: &Arc<CudaContext>, rng: &mut Rng, buf: &mu
     let data: Vec<u32> = rng.values(n);
     let src = DeviceBuffer::from_slice(ctx, &data).unwrap();
     let v: u32 = rng.value();
+    // Untimed: the first read back sets up its staging memory.
+    assert!(buf.to_vec().unwrap().iter().all(|&x| x == poison));
     let start;
     {
         let input = src.slice(..half).unwrap();
