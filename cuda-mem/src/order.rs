@@ -15,8 +15,9 @@
 //! range covers completely is dropped: S has just waited for it (or it was on
 //! S), so any event recorded on S later captures it too, and every range that
 //! overlaps the dropped entry overlaps the new one. An entry on S that already
-//! covers the new range makes a new one unnecessary, and touching entries of
-//! one stream and kind are joined. The ledger is bounded
+//! covers the new range makes a new one unnecessary (for a deferred use, only
+//! a deferred entry does), and touching entries of one stream and kind are
+//! joined. The ledger is bounded
 //! (`MAX_ENTRIES`): when it is full, the entries of each stream and kind are
 //! joined into the range that spans them (more waits later, never fewer); if
 //! that is still too many, S waits for every stream and the now entries become
