@@ -372,6 +372,8 @@ mod buffer;
 #[cfg(feature = "host")]
 mod context;
 #[cfg(feature = "host")]
+mod device_vec;
+#[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
 mod fill;
@@ -395,6 +397,8 @@ mod pool;
 mod staging;
 #[cfg(feature = "host")]
 mod view;
+#[cfg(feature = "host")]
+mod vmm;
 
 #[cfg(feature = "host")]
 pub use {
@@ -404,6 +408,7 @@ pub use {
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
+    device_vec::{DeviceVec, Pusher},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},
