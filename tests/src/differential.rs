@@ -2,7 +2,8 @@
 //!
 //! - [`generate`]: a seeded generator of random operation sequences over every
 //!   buffer kind (device, pinned, unified, pool, pool from a `MemPool`,
-//!   pitched), element sizes 1, 4, 12, 100 and 300, whole buffers and views at
+//!   pitched, and the growable `DeviceVec` with its growth and shrinking),
+//!   element sizes 1, 4, 12, 100 and 300, whole buffers and views at
 //!   random (unaligned) offsets, the synchronous calls and two streams.
 //! - [`Model`]: a plain host model, the bytes of every buffer (and which of
 //!   them are defined: fresh device and pool memory is not).
@@ -49,17 +50,20 @@ pub enum Kind {
     MemPool,
     /// `PitchedBuffer` (`width` x `height`).
     Pitched,
+    /// `DeviceVec` (grows and shrinks in place: [`Op::Grow`], [`Op::Shrink`]).
+    Vec,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Device,
         Kind::Pinned,
         Kind::Unified,
         Kind::Pool,
         Kind::MemPool,
         Kind::Pitched,
+        Kind::Vec,
     ];
 
     /// Pinned and unified memory: the host reads and writes it, and it is the
@@ -299,6 +303,31 @@ pub enum Op {
         /// Which advice.
         advice: u8,
     },
+    /// Appends `n` elements of [`data_bytes`] of `data` to a `DeviceVec`:
+    /// `via % 3` picks `extend_from_host`, `extend_from_device` (from an
+    /// unaligned view of a temporary device buffer, on `stream`) or the
+    /// batched `pusher`.
+    Grow {
+        /// Slot.
+        slot: usize,
+        /// Elements appended.
+        n: usize,
+        /// Seed of the data.
+        data: u64,
+        /// How.
+        via: u8,
+        /// Stream (of `extend_from_device`).
+        stream: Strm,
+    },
+    /// `truncate(len)` of a `DeviceVec`, then `shrink_to_fit` if `fit`.
+    Shrink {
+        /// Slot.
+        slot: usize,
+        /// New length (at most the old).
+        len: usize,
+        /// Also `shrink_to_fit`.
+        fit: bool,
+    },
     /// Reads `target` back and compares it with the model.
     Check {
         /// Slot.
@@ -328,6 +357,8 @@ impl Op {
             Op::Copy { .. } => "copy_from",
             Op::Prefetch { .. } => "prefetch",
             Op::Advise { .. } => "advise",
+            Op::Grow { .. } => "grow",
+            Op::Shrink { .. } => "shrink",
             Op::Check { .. } => "check",
             Op::SyncAll => "sync all",
         }
@@ -336,7 +367,9 @@ impl Op {
     /// The slot and elements the operation writes, if any.
     pub fn written(&self) -> Option<(usize, Target)> {
         match *self {
-            Op::Alloc { slot, .. } => Some((slot, Target::Whole)),
+            Op::Alloc { slot, .. } | Op::Grow { slot, .. } | Op::Shrink { slot, .. } => {
+                Some((slot, Target::Whole))
+            }
             Op::Fill { slot, target, .. }
             | Op::Memset { slot, target, .. }
             | Op::Upload { slot, target, .. }
@@ -559,6 +592,10 @@ impl Model {
             Op::Prefetch { slot, .. } | Op::Advise { slot, .. } => {
                 shape(slot).is_some_and(|s| s.kind == Kind::Unified)
             }
+            Op::Grow { slot, .. } => shape(slot).is_some_and(|s| s.kind == Kind::Vec),
+            Op::Shrink { slot, len, .. } => {
+                shape(slot).is_some_and(|s| s.kind == Kind::Vec && len <= s.width)
+            }
             Op::Check { slot, target, way } => shape(slot).is_some_and(|s| {
                 s.elements(target).is_some() && s.read_ways(target == Target::Whole).contains(&way)
             }),
@@ -641,6 +678,20 @@ impl Model {
                 src_target,
                 ..
             } => self.copy_bytes(dst, dst_target, src, src_target),
+            Op::Grow { slot, n, data, .. } => {
+                let b = self.slots[slot].as_mut().expect("valid op");
+                b.bytes
+                    .extend_from_slice(&data_bytes(data, n * b.shape.elem.size()));
+                b.known.resize(b.bytes.len(), true);
+                b.shape.width += n;
+            }
+            Op::Shrink { slot, len, .. } => {
+                let b = self.slots[slot].as_mut().expect("valid op");
+                let bytes = len * b.shape.elem.size();
+                b.bytes.truncate(bytes);
+                b.known.truncate(bytes);
+                b.shape.width = len;
+            }
             Op::Prefetch { .. } | Op::Advise { .. } | Op::Check { .. } | Op::SyncAll => {}
         }
     }
@@ -1207,7 +1258,26 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
             slot: pick(rng, &live_where(&|s| s.kind == Kind::Unified))?,
             advice: rng.below(6) as u8,
         },
-        73..=95 => {
+        73..=75 => {
+            let slot = pick(rng, &live_where(&|s| s.kind == Kind::Vec))?;
+            let max = MAX_BYTES / shape(slot).elem.size();
+            Op::Grow {
+                slot,
+                n: length(rng, max.saturating_sub(shape(slot).width).max(1)),
+                data: rng.next_u64(),
+                via: rng.below(3) as u8,
+                stream: stream(rng),
+            }
+        }
+        76 => {
+            let slot = pick(rng, &live_where(&|s| s.kind == Kind::Vec))?;
+            Op::Shrink {
+                slot,
+                len: rng.below(shape(slot).width + 1),
+                fit: rng.below(2) == 0,
+            }
+        }
+        77..=95 => {
             let slot = pick(rng, &live)?;
             let t = target(rng, &shape(slot));
             Op::Check {
