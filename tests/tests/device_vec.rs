@@ -499,6 +499,20 @@ fn a_device_vec_is_shared_with_a_peer_gpu() {
         eprintln!("skipped the peer GPU part: devices 0 and 1 are not peers");
         return;
     }
+    // Copies between the two devices work before any sharing, as for buffers.
+    let model = v.to_vec().unwrap();
+    let mut there = DeviceBuffer::<u32>::new(&gpu1, model.len()).unwrap();
+    there.fill(rng.next_u64() as u32).unwrap();
+    there.copy_from(&v).unwrap();
+    assert_eq!(
+        there.to_vec().unwrap(),
+        model,
+        "peer copy out of an unshared vec"
+    );
+    let back: Vec<u32> = rng.values(model.len());
+    there.copy_from_host(&back).unwrap();
+    v.copy_from(&there).unwrap();
+    assert_eq!(v.to_vec().unwrap(), back, "peer copy into an unshared vec");
     v.share_with(&gpu1).unwrap();
     // Growth after sharing grants the new chunks too.
     let len = (64 << 20) + 1 + rng.below(1000);
