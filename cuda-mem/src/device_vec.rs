@@ -143,8 +143,9 @@ impl<T: DeviceCopy> AsView<T> for DeviceVec<T> {
     }
 }
 
-/// What the engine block's accessors would say if a `DeviceVec` held other
-/// memory than a reservation (its constructors make only that).
+/// The error of growing or shrinking a `DeviceVec` whose memory is not a
+/// reservation. Never returned (the constructors make only reservations);
+/// it is there so that the match on the memory's kind cannot panic.
 const NOT_MAPPED: Error =
     Error::InvalidArgument("internal: a DeviceVec without a reserved address range");
 
@@ -271,7 +272,8 @@ impl<T: DeviceCopy> DeviceVec<T> {
         self.reservation().map_or(0, Reservation::size) / element_size::<T>()
     }
 
-    /// The allocation granularity in bytes: capacities are multiples of it.
+    /// The allocation granularity in bytes (`cuMemGetAllocationGranularity`):
+    /// the mapped memory, and the reservation, are whole multiples of it.
     ///
     /// ```no_run
     /// # fn f(v: &cuda_mem::DeviceVec<u32>) {
