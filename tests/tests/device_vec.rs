@@ -12,7 +12,9 @@ use std::sync::Arc;
 use cuda_mem::{
     AsView, CudaContext, DeviceBuffer, DeviceVec, Error, LaunchConfig, Module, PinnedBuffer,
 };
-use cuda_mem_launch_kernels::{poke, transform, transform_items, write_indices, Item, Params};
+use cuda_mem_launch_kernels::{
+    churn, poke, transform, transform_items, write_indices, Item, Params,
+};
 use cuda_mem_tests::{expect_err, gpu, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
@@ -545,4 +547,89 @@ fn a_device_vec_is_shared_with_a_peer_gpu() {
     b.fill(!poison).unwrap();
     b.copy_from(&v).unwrap();
     assert_eq!(b.to_vec().unwrap(), expected, "peer copy");
+}
+
+/// Rounds of the slow kernel `churn`: milliseconds of dependent
+/// multiply-adds per thread, so the host reaches its next call long before
+/// the kernel ends.
+const ROUNDS: u32 = 200_000;
+
+/// `churned(x, rounds)` in O(log rounds) (the LCG's affine map, squared;
+/// the same as in `kernels.rs`).
+fn churned_fast(x: u32, mut rounds: u32) -> u32 {
+    let (mut a, mut c) = (1_664_525u32, 1_013_904_223u32);
+    let (mut acc_a, mut acc_c) = (1u32, 0u32);
+    while rounds > 0 {
+        if rounds & 1 == 1 {
+            acc_c = a.wrapping_mul(acc_c).wrapping_add(c);
+            acc_a = a.wrapping_mul(acc_a);
+        }
+        c = a.wrapping_mul(c).wrapping_add(c);
+        a = a.wrapping_mul(a);
+        rounds >>= 1;
+    }
+    acc_a.wrapping_mul(x).wrapping_add(acc_c)
+}
+
+#[test]
+fn the_fast_churn_is_the_churn() {
+    let mut rng = Rng::new(11);
+    for rounds in [0, 1, 2, 3, 8, 1000, 4097] {
+        let x = rng.next_u64() as u32;
+        assert_eq!(
+            churned_fast(x, rounds),
+            cuda_mem_launch_kernels::churned(x, rounds),
+            "{rounds} rounds"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn growth_shrinking_and_drop_are_safe_while_a_kernel_runs() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("growth_shrinking_and_drop_are_safe_while_a_kernel_runs");
+    // Several granules, so that a shrink to one element unmaps chunks the
+    // kernel is still writing unless it waits.
+    let n = (12 << 20) / 4 + 1 + rng.below(1000);
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let start: Vec<u32> = rng.values(n);
+    let expected: Vec<u32> = start.iter().map(|&x| churned_fast(x, ROUNDS)).collect();
+
+    // Growth while the kernel runs on the old elements: nothing moves.
+    let mut v = DeviceVec::from_slice(&ctx, &start).unwrap();
+    churn
+        .launch(&KERNELS, &stream, config, (&mut v, ROUNDS))
+        .unwrap();
+    let more: Vec<u32> = rng.values(n);
+    v.extend_from_host(&more).unwrap();
+    let got = v.to_vec().unwrap();
+    assert_eq!(
+        &got[..n],
+        &expected[..],
+        "the kernel's elements after growth"
+    );
+    assert_eq!(&got[n..], &more[..], "the appended elements");
+
+    // Shrinking waits for the kernel before it unmaps.
+    let mut v = DeviceVec::from_slice(&ctx, &start).unwrap();
+    churn
+        .launch(&KERNELS, &stream, config, (&mut v, ROUNDS))
+        .unwrap();
+    v.truncate(1);
+    v.shrink_to_fit().unwrap();
+    assert!(v.capacity() * 4 <= v.granularity(), "{}", v.capacity());
+    assert_eq!(v.to_vec().unwrap(), [expected[0]], "the kept element");
+
+    // Dropping waits for the kernel before it unmaps and frees.
+    let mut v = DeviceVec::from_slice(&ctx, &start).unwrap();
+    churn
+        .launch(&KERNELS, &stream, config, (&mut v, ROUNDS))
+        .unwrap();
+    drop(v);
+    stream
+        .synchronize()
+        .expect("the kernel ran to its end on mapped memory");
+    ctx.synchronize().expect("the context is healthy");
 }
