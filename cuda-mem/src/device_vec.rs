@@ -109,8 +109,11 @@ use crate::DeviceCopy;
 /// The memory lives on the device of the vector's context and is accessible
 /// to that device. [`share_with`](Self::share_with) grants a peer device
 /// access to the mapped range and to every chunk mapped later, so kernels
-/// on the peer can read and write it directly; copies between contexts
-/// ([`copy_from`](Self::copy_from)) work as for buffers.
+/// on the peer can read and write it directly. Copies between contexts
+/// ([`copy_from`](Self::copy_from), [`extend_from_device`](Self::extend_from_device))
+/// work as for buffers; like pool memory, mapped memory does not follow
+/// `cuCtxEnablePeerAccess`, so the first peer copy between the two devices
+/// grants the other device access the way `share_with` does.
 ///
 /// # Errors, never panics
 ///

@@ -4,6 +4,8 @@
 //! start is backed by physical chunks, which grows and shrinks at its end
 //! without moving. [`DeviceVec`](crate::DeviceVec) is built on it.
 
+use std::sync::{Mutex, MutexGuard};
+
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
 use cudarc::driver::CudaContext;
 
@@ -103,7 +105,10 @@ struct Chunk {
 
 /// An address range of `size` bytes at `base` (`cuMemAddressReserve`), whose
 /// first `mapped` bytes are backed by physical chunks on `device`, readable
-/// and writable by `device` and every device in `peers`.
+/// and writable by `device` and every device in `peers`. The peers are
+/// behind a mutex: a copy between two devices adds one through a shared
+/// reference (see `peer::prepare_copy`), while the mapped range only
+/// changes under `&mut`.
 ///
 /// Owned by a `RawMemory` of kind `AllocKind::Mapped`, which frees it
 /// ([`Reservation::release`]) after every queued use. There is no `Drop`:
@@ -113,7 +118,7 @@ pub(crate) struct Reservation {
     size: usize,
     granularity: usize,
     device: CUdevice,
-    peers: Vec<CUdevice>,
+    peers: Mutex<Vec<CUdevice>>,
     chunks: Vec<Chunk>,
     mapped: usize,
 }
@@ -143,7 +148,7 @@ impl Reservation {
             size,
             granularity,
             device,
-            peers: Vec::new(),
+            peers: Mutex::new(Vec::new()),
             chunks: Vec::new(),
             mapped: 0,
         })
@@ -214,7 +219,7 @@ impl Reservation {
         let old_mapped = self.mapped;
         let result = self.map_chunks(target).and_then(|()| {
             let mut devices = vec![self.device];
-            devices.extend_from_slice(&self.peers);
+            devices.extend_from_slice(&self.peers());
             self.set_access(old_mapped, target - old_mapped, &devices)
         });
         if result.is_err() {
@@ -284,16 +289,21 @@ impl Reservation {
         self.unmap_from(first)
     }
 
+    fn peers(&self) -> MutexGuard<'_, Vec<CUdevice>> {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Grants `peer` access to the mapped range and to every chunk mapped
     /// later. The context must be current.
-    pub(crate) fn add_peer(&mut self, peer: CUdevice) -> Result<()> {
-        if peer == self.device || self.peers.contains(&peer) {
+    pub(crate) fn add_peer(&self, peer: CUdevice) -> Result<()> {
+        let mut peers = self.peers();
+        if peer == self.device || peers.contains(&peer) {
             return Ok(());
         }
         if self.mapped > 0 {
             self.set_access(0, self.mapped, &[peer])?;
         }
-        self.peers.push(peer);
+        peers.push(peer);
         Ok(())
     }
 
