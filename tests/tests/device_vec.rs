@@ -7,7 +7,7 @@
 //! vector intact, growth beyond the reservation, and sharing with a peer
 //! GPU. Outputs are poisoned first and every element is checked.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cuda_mem::{
     AsView, CudaContext, DeviceBuffer, DeviceVec, Error, LaunchConfig, Module, PinnedBuffer,
@@ -18,6 +18,13 @@ use cuda_mem_launch_kernels::{
 use cuda_mem_tests::{expect_err, gpu, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
+
+/// One test of this file at a time: some map nearly all of the device's
+/// memory, others measure the free memory.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// 12 bytes, align 1: every element offset is unaligned for wide stores.
 type Elem = [u8; 12];
@@ -60,6 +67,7 @@ fn poison_tail<T: cuda_mem::DeviceCopy>(v: &mut DeviceVec<T>, n: usize, poison: 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn growth_keeps_the_address_and_the_contents() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mut rng = Rng::from_env("growth_keeps_the_address_and_the_contents");
@@ -154,6 +162,7 @@ fn growth_keeps_the_address_and_the_contents() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn growing_by_doubling_to_a_gibibyte_keeps_every_element() {
+    let _serial = serial();
     let ctx = gpu();
     let mut rng = Rng::from_env("growing_by_doubling_to_a_gibibyte_keeps_every_element");
     let mut v = DeviceVec::<u64>::new(&ctx).unwrap();
@@ -181,6 +190,7 @@ fn growing_by_doubling_to_a_gibibyte_keeps_every_element() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_device_vec_has_every_buffer_operation() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mut rng = Rng::from_env("a_device_vec_has_every_buffer_operation");
@@ -248,6 +258,7 @@ fn a_device_vec_has_every_buffer_operation() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn typed_kernels_run_on_a_device_vec() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mut rng = Rng::from_env("typed_kernels_run_on_a_device_vec");
@@ -322,6 +333,7 @@ fn typed_kernels_run_on_a_device_vec() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn shrink_to_fit_returns_memory_to_the_device() {
+    let _serial = serial();
     let ctx = gpu();
     let mut rng = Rng::from_env("shrink_to_fit_returns_memory_to_the_device");
     let slack = 64 << 20; // other allocations of the driver, measured noise
@@ -375,6 +387,7 @@ fn shrink_to_fit_returns_memory_to_the_device() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn running_out_of_memory_mid_growth_leaves_the_vector_intact() {
+    let _serial = serial();
     let ctx = gpu();
     let mut rng = Rng::from_env("running_out_of_memory_mid_growth_leaves_the_vector_intact");
     let slack = 64 << 20;
@@ -423,6 +436,7 @@ fn running_out_of_memory_mid_growth_leaves_the_vector_intact() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn growth_beyond_the_reservation_is_an_error() {
+    let _serial = serial();
     let ctx = gpu();
     let mut rng = Rng::from_env("growth_beyond_the_reservation_is_an_error");
     let max = 1 + rng.below(1 << 22);
@@ -479,6 +493,7 @@ fn growth_beyond_the_reservation_is_an_error() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_device_vec_is_shared_with_a_peer_gpu() {
+    let _serial = serial();
     let n = cuda_mem::device_count().expect("this test needs a CUDA device");
     let gpu0 = gpu();
     let mut rng = Rng::from_env("a_device_vec_is_shared_with_a_peer_gpu");
@@ -587,6 +602,7 @@ fn the_fast_churn_is_the_churn() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn growth_shrinking_and_drop_are_safe_while_a_kernel_runs() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mut rng = Rng::from_env("growth_shrinking_and_drop_are_safe_while_a_kernel_runs");
