@@ -21,8 +21,8 @@
 //!
 //! The repository's `examples/` directory has a runnable program for each
 //! section below (`cargo run --release --example NAME`): `quickstart`,
-//! `particles`, `pipeline`, `pool`, `image2d`, `allocator` and
-//! `nccl_allreduce`.
+//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`
+//! and `nccl_allreduce`.
 //!
 //! # Memory kinds
 //!
@@ -41,6 +41,7 @@
 //! | [`UnifiedBuffer<T>`] | managed (`cuMemAllocManaged`) | `as_slice`, `as_mut_slice` | data both sides touch, or irregularly; [`prefetch_to_device`](UnifiedBuffer::prefetch_to_device) before the GPU's heavy use, [`prefetch_to_host`](UnifiedBuffer::prefetch_to_host) before the host's, [`advise`](UnifiedBuffer::advise) |
 //! | [`PoolBuffer<T>`] | stream-ordered pool (`cuMemAllocAsync`) | no | temporaries allocated and freed every step: a microsecond each from a [`MemPool`], which keeps its memory (release threshold, [`trim_to`](MemPool::trim_to), [`usage`](MemPool::usage)) |
 //! | [`PitchedBuffer<T>`] | device, rows padded (`cuMemAllocPitch`) | no | images and other 2D arrays: 2D copies and fills that never touch the row padding, [`row`](PitchedBuffer::row) views |
+//! | [`DeviceVec<T>`] | device, mapped into a reserved address range (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`) | no | data whose size is not known up front: grows in place ([`extend_from_host`](DeviceVec::extend_from_host), [`extend_from_device`](DeviceVec::extend_from_device), [`resize`](DeviceVec::resize), batched [`pusher`](DeviceVec::pusher)) without moving or copying, [`shrink_to_fit`](DeviceVec::shrink_to_fit) gives memory back |
 //!
 //! Allocator-aware code gets allocators: [`PinnedAllocator`] and
 //! [`UnifiedAllocator`] implement `allocator_api2::alloc::Allocator`, so
@@ -374,6 +375,8 @@ mod buffer;
 #[cfg(feature = "host")]
 mod context;
 #[cfg(feature = "host")]
+mod device_vec;
+#[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
 mod fill;
@@ -397,6 +400,8 @@ mod pool;
 mod staging;
 #[cfg(feature = "host")]
 mod view;
+#[cfg(feature = "host")]
+mod vmm;
 
 #[cfg(feature = "host")]
 pub use {
@@ -406,6 +411,7 @@ pub use {
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
+    device_vec::{DeviceVec, Pusher},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},

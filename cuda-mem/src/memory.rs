@@ -13,6 +13,7 @@ use crate::error::{DriverResultExt, Error, Result};
 use crate::order::{Access, StreamOrder};
 use crate::pinned_pages::PinnedPages;
 use crate::pool::MemPool;
+use crate::vmm::Reservation;
 use crate::DeviceCopy;
 
 /// How an allocation was made, which decides how it is freed and whether the
@@ -28,6 +29,10 @@ pub(crate) enum AllocKind {
     /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
     /// Holds the pool (if any) so that it outlives its allocations.
     Pool(#[allow(dead_code)] Option<MemPool>),
+    /// An address range with physical chunks mapped at its start
+    /// (`cuMemAddressReserve` + `cuMemCreate` / `cuMemMap`): a
+    /// [`DeviceVec`](crate::DeviceVec). `bytes` is the mapped prefix.
+    Mapped(Reservation),
 }
 
 /// One allocation. Zero-byte allocations hold no memory (address 0) and make
@@ -343,10 +348,28 @@ impl RawMemory {
         ))
     }
 
-    /// Whether the memory lives on its device (device, pool or pitched
-    /// memory), not in host or managed memory.
+    /// An address range for a [`DeviceVec`](crate::DeviceVec), with nothing
+    /// mapped yet: the memory starts at the range's base, `bytes` follows
+    /// the mapped prefix as the vector grows and shrinks.
+    pub(crate) fn mapped(state: Arc<ContextState>, reservation: Reservation) -> Self {
+        let addr = reservation.base();
+        Self::new(
+            state,
+            addr,
+            std::ptr::null_mut(),
+            0,
+            AllocKind::Mapped(reservation),
+            StreamOrder::default(),
+        )
+    }
+
+    /// Whether the memory lives on its device (device, pool, pitched or
+    /// mapped memory), not in host or managed memory.
     pub(crate) fn is_device_resident(&self) -> bool {
-        matches!(self.kind, AllocKind::Device | AllocKind::Pool(_))
+        matches!(
+            self.kind,
+            AllocKind::Device | AllocKind::Pool(_) | AllocKind::Mapped(_)
+        )
     }
 
     /// Whether this is a stream-ordered (pool) allocation.
@@ -393,7 +416,9 @@ impl RawMemory {
     }
 
     fn release(&mut self) -> Result<()> {
-        if self.freed || self.bytes == 0 {
+        // A reservation is freed even with nothing mapped.
+        let reserved = matches!(&self.kind, AllocKind::Mapped(r) if r.size() > 0);
+        if self.freed || (self.bytes == 0 && !reserved) {
             return Ok(());
         }
         self.freed = true;
@@ -418,6 +443,8 @@ impl RawMemory {
         match &mut self.kind {
             // No queued operation uses the pages (waited above).
             AllocKind::Pinned(pages) => pages.take().map_or(Ok(()), PinnedPages::free),
+            // No queued operation uses the memory (waited above).
+            AllocKind::Mapped(reservation) => reservation.release(),
             // SAFETY: no queued operation uses the memory (waited above; the
             // owner is dropping it, so every kernel argument has been launched).
             _ => unsafe { result::free_sync(self.addr) }.op("cuMemFree"),

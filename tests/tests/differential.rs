@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_mem::{
-    Advice, AsView, Buffer, CudaContext, CudaStream, DeviceBuffer, DeviceCopy, HostAccessible,
-    Location, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer, Result, UnifiedBuffer, View,
-    ViewMut,
+    Advice, AsView, Buffer, CudaContext, CudaStream, DeviceBuffer, DeviceCopy, DeviceVec,
+    HostAccessible, Location, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer, Result,
+    UnifiedBuffer, View, ViewMut,
 };
 use cuda_mem_tests::differential::{
     self as diff, Backend, Elem, FakeBackend, Init, Kind, Op, Overtake, Read, ReadWay, Strm, Target,
@@ -72,6 +72,7 @@ enum AnyBuf<T> {
     Unified(UnifiedBuffer<T>),
     Pool(PoolBuffer<T>),
     Pitched(PitchedBuffer<T>),
+    Vec(DeviceVec<T>),
 }
 
 /// `$one_d` with `$b` bound to the buffer of a 1D kind, or `$pitched` with
@@ -83,6 +84,7 @@ macro_rules! by_kind {
             AnyBuf::Pinned($b) => $one_d,
             AnyBuf::Unified($b) => $one_d,
             AnyBuf::Pool($b) => $one_d,
+            AnyBuf::Vec($b) => $one_d,
             AnyBuf::Pitched($p) => $pitched,
         }
     };
@@ -397,6 +399,23 @@ fn alloc<T: DeviceCopy>(
             }
             AnyBuf::Pool(b)
         }
+        Kind::Vec => {
+            let zero = typed::<T>(&vec![0; size_of::<T>()])[0];
+            AnyBuf::Vec(match init {
+                // Mapped ahead of the length, then grown in place by `resize`.
+                Init::Uninit => {
+                    let mut v = DeviceVec::with_capacity(ctx, n / 2)?;
+                    v.resize(n, zero)?;
+                    v
+                }
+                Init::Zeroed => {
+                    let mut v = DeviceVec::new(ctx)?;
+                    v.resize(n, zero)?;
+                    v
+                }
+                Init::FromSlice(seed) => DeviceVec::from_slice(ctx, &data(seed))?,
+            })
+        }
         Kind::Pitched => {
             let mut p = PitchedBuffer::new(ctx, w, h)?;
             p.raw_memset_padded(pad)?;
@@ -605,7 +624,60 @@ impl Gpu {
                     _ => unreachable!("advice on non-unified memory"),
                 })
             }
+            Op::Grow {
+                slot,
+                n,
+                data,
+                via,
+                stream,
+            } => typed_slot!(slots[slot].as_mut().expect("valid op"), b => match b {
+                AnyBuf::Vec(v) => grow(env, v, n, data, via, stream),
+                _ => unreachable!("growth of a buffer that is not a DeviceVec"),
+            }),
+            Op::Shrink { slot, len, fit } => {
+                typed_slot!(slots[slot].as_mut().expect("valid op"), b => match b {
+                    AnyBuf::Vec(v) => {
+                        v.truncate(len);
+                        if fit { v.shrink_to_fit() } else { Ok(()) }
+                    }
+                    _ => unreachable!("shrinking a buffer that is not a DeviceVec"),
+                })
+            }
             Op::Check { .. } | Op::SyncAll => unreachable!("the runner reads and syncs itself"),
+        }
+    }
+}
+
+/// Appends `n` elements of the data of seed `data` to `v` (see `Op::Grow`).
+fn grow<T: DeviceCopy>(
+    env: &Env,
+    v: &mut DeviceVec<T>,
+    n: usize,
+    data: u64,
+    via: u8,
+    s: Strm,
+) -> Result<()> {
+    let values = typed::<T>(&diff::data_bytes(data, n * size_of::<T>()));
+    match via % 3 {
+        0 => v.extend_from_host(&values),
+        1 => {
+            // From an unaligned view: one element of padding in front.
+            let mut padded = values.clone();
+            padded.insert(0, typed::<T>(&vec![0xa5; size_of::<T>()])[0]);
+            let src = DeviceBuffer::from_slice(&env.ctx, &padded)?;
+            let view = src.slice(1..)?;
+            sync_or_async!(
+                env,
+                s,
+                v.extend_from_device(&view) / extend_from_device_async
+            )
+        }
+        _ => {
+            let mut p = v.pusher();
+            for x in values {
+                p.push(x)?;
+            }
+            p.finish()
         }
     }
 }
@@ -775,6 +847,8 @@ fn generated_sequences_are_deterministic_and_cover_every_operation() {
         "copy_from",
         "prefetch",
         "advise",
+        "grow",
+        "shrink",
         "check",
         "sync all",
     ] {

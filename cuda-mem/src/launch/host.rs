@@ -13,6 +13,7 @@ use crate::context::ContextState;
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
+use crate::device_vec::DeviceVec;
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::pitched::PitchedBuffer;
 use crate::view::{Elems, View, ViewMut};
@@ -340,8 +341,8 @@ impl Launch<'_> {
 ///
 /// | parameter | argument |
 /// | --- | --- |
-/// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
-/// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
+/// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer, [`DeviceVec`](crate::DeviceVec) or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
+/// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer, a `DeviceVec` or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
 /// | [`DeviceAtomicSlice<T>`](crate::device::DeviceAtomicSlice) | the same as `DeviceSliceMut<T>` (no host reference may see the atomic updates) |
 /// | [`PitchedSlice<T>`](crate::device::PitchedSlice) | `&` (or `&mut`) a [`PitchedBuffer<T>`](crate::PitchedBuffer) |
 /// | [`PitchedSliceMut<T>`](crate::device::PitchedSliceMut), [`PitchedRowsMut<T>`](crate::device::PitchedRowsMut) | `&mut` a `PitchedBuffer<T>` |
@@ -444,6 +445,8 @@ macro_rules! slice_args {
 slice_args! { shared, DeviceSlice:
     ['b, T: DeviceCopy, K: MemoryKind] &'b Buffer<T, K>, |b| b.elems();
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b DeviceVec<T>, |v| v.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] View<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b View<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b ViewMut<'v, T>, |v| v.elems;
@@ -452,12 +455,14 @@ slice_args! { shared, DeviceSlice:
 
 slice_args! { exclusive, DeviceSliceMut:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }
 
 slice_args! { atomic, DeviceAtomicSlice:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }

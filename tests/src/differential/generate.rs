@@ -216,7 +216,26 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
             slot: pick(rng, &live_where(&|s| s.kind == Kind::Unified))?,
             advice: rng.below(6) as u8,
         },
-        73..=95 => {
+        73..=75 => {
+            let slot = pick(rng, &live_where(&|s| s.kind == Kind::Vec))?;
+            let max = MAX_BYTES / shape(slot).elem.size();
+            Op::Grow {
+                slot,
+                n: length(rng, max.saturating_sub(shape(slot).width).max(1)),
+                data: rng.next_u64(),
+                via: rng.below(3) as u8,
+                stream: stream(rng),
+            }
+        }
+        76 => {
+            let slot = pick(rng, &live_where(&|s| s.kind == Kind::Vec))?;
+            Op::Shrink {
+                slot,
+                len: rng.below(shape(slot).width + 1),
+                fit: rng.below(2) == 0,
+            }
+        }
+        77..=95 => {
             let slot = pick(rng, &live)?;
             let t = target(rng, &shape(slot));
             Op::Check {

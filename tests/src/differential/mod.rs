@@ -5,7 +5,8 @@
 //!   [`ReadWay`], [`Shape`]) and the random contents operations name by seed.
 //! - `generate`: [`generate`], a seeded generator of random operation
 //!   sequences over every buffer kind (device, pinned, unified, pool, pool
-//!   from a `MemPool`, pitched), element sizes 1, 4, 12, 100 and 300, whole
+//!   from a `MemPool`, pitched, and the growable `DeviceVec` with its growth
+//!   and shrinking), element sizes 1, 4, 12, 100 and 300, whole
 //!   buffers and views at random (unaligned) offsets, the synchronous calls
 //!   and two streams; and [`generate_views`], which exercises per-range
 //!   ordering: many operations over overlapping and disjoint views of few

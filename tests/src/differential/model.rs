@@ -119,6 +119,10 @@ impl Model {
             Op::Prefetch { slot, .. } | Op::Advise { slot, .. } => {
                 shape(slot).is_some_and(|s| s.kind == Kind::Unified)
             }
+            Op::Grow { slot, .. } => shape(slot).is_some_and(|s| s.kind == Kind::Vec),
+            Op::Shrink { slot, len, .. } => {
+                shape(slot).is_some_and(|s| s.kind == Kind::Vec && len <= s.width)
+            }
             Op::Check { slot, target, way } => shape(slot).is_some_and(|s| {
                 s.elements(target).is_some() && s.read_ways(target == Target::Whole).contains(&way)
             }),
@@ -201,6 +205,20 @@ impl Model {
                 src_target,
                 ..
             } => self.copy_bytes(dst, dst_target, src, src_target),
+            Op::Grow { slot, n, data, .. } => {
+                let b = self.slots[slot].as_mut().expect("valid op");
+                b.bytes
+                    .extend_from_slice(&data_bytes(data, n * b.shape.elem.size()));
+                b.known.resize(b.bytes.len(), true);
+                b.shape.width += n;
+            }
+            Op::Shrink { slot, len, .. } => {
+                let b = self.slots[slot].as_mut().expect("valid op");
+                let bytes = len * b.shape.elem.size();
+                b.bytes.truncate(bytes);
+                b.known.truncate(bytes);
+                b.shape.width = len;
+            }
             Op::Prefetch { .. } | Op::Advise { .. } | Op::Check { .. } | Op::SyncAll => {}
         }
     }

@@ -25,17 +25,20 @@ pub enum Kind {
     MemPool,
     /// `PitchedBuffer` (`width` x `height`).
     Pitched,
+    /// `DeviceVec` (grows and shrinks in place: [`Op::Grow`], [`Op::Shrink`]).
+    Vec,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Device,
         Kind::Pinned,
         Kind::Unified,
         Kind::Pool,
         Kind::MemPool,
         Kind::Pitched,
+        Kind::Vec,
     ];
 
     /// Pinned and unified memory: the host reads and writes it, and it is the
@@ -276,6 +279,31 @@ pub enum Op {
         /// Which advice.
         advice: u8,
     },
+    /// Appends `n` elements of [`data_bytes`] of `data` to a `DeviceVec`:
+    /// `via % 3` picks `extend_from_host`, `extend_from_device` (from an
+    /// unaligned view of a temporary device buffer, on `stream`) or the
+    /// batched `pusher`.
+    Grow {
+        /// Slot.
+        slot: usize,
+        /// Elements appended.
+        n: usize,
+        /// Seed of the data.
+        data: u64,
+        /// How.
+        via: u8,
+        /// Stream (of `extend_from_device`).
+        stream: Strm,
+    },
+    /// `truncate(len)` of a `DeviceVec`, then `shrink_to_fit` if `fit`.
+    Shrink {
+        /// Slot.
+        slot: usize,
+        /// New length (at most the old).
+        len: usize,
+        /// Also `shrink_to_fit`.
+        fit: bool,
+    },
     /// Reads `target` back and compares it with the model.
     Check {
         /// Slot.
@@ -305,6 +333,8 @@ impl Op {
             Op::Copy { .. } => "copy_from",
             Op::Prefetch { .. } => "prefetch",
             Op::Advise { .. } => "advise",
+            Op::Grow { .. } => "grow",
+            Op::Shrink { .. } => "shrink",
             Op::Check { .. } => "check",
             Op::SyncAll => "sync all",
         }
@@ -340,7 +370,9 @@ impl Op {
     /// The slot and elements the operation writes, if any.
     pub fn written(&self) -> Option<(usize, Target)> {
         match *self {
-            Op::Alloc { slot, .. } => Some((slot, Target::Whole)),
+            Op::Alloc { slot, .. } | Op::Grow { slot, .. } | Op::Shrink { slot, .. } => {
+                Some((slot, Target::Whole))
+            }
             Op::Fill { slot, target, .. }
             | Op::Memset { slot, target, .. }
             | Op::Upload { slot, target, .. }
