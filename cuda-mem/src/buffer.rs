@@ -7,12 +7,14 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
+use crate::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::{byte_len, PinnedFlags, RawMemory};
+use crate::memory::{byte_len, RawMemory};
 use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
-use crate::view::{Elems, View, ViewMut};
-use crate::{AsView, DeviceCopy, MemPool};
+use crate::pinned_pages::PinnedFlags;
+use crate::pool::MemPool;
+use crate::view::{AsView, Elems, View, ViewMut};
 
 mod sealed {
     pub trait Sealed {}
