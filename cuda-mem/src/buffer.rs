@@ -593,7 +593,7 @@ pub enum Location {
     Device,
     /// Host memory.
     Host,
-    /// The device with this ordinal (as in [`context`](crate::context)),
+    /// The device with this ordinal (as in [`context`](crate::context())),
     /// which may be another than the buffer's.
     DeviceOrdinal(usize),
 }
