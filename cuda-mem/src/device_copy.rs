@@ -420,17 +420,18 @@ pub fn bytes_of<T: DeviceCopy>(value: &T) -> &[u8] {
 /// ```
 #[must_use]
 pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
-    let _layout: u64 = T::__LAYOUT; // fails the build for a padded derived generic struct
-                                    // bytemuck would do this cast for `T: Pod`, but `Pod` is `'static` and
-                                    // `T` may have lifetime parameters (they never affect the layout or the
-                                    // bytes); `DeviceCopy` is `Pod` minus `'static`, so the cast is the one
-                                    // `bytemuck::cast_slice` does.
-                                    // SAFETY: the slice's `size_of_val(values)` bytes are one readable
-                                    // allocation (or a dangling, aligned pointer with length 0, which is
-                                    // fine for `from_raw_parts`); the length cannot exceed `isize::MAX`
-                                    // because `values` itself is a valid slice. `T: DeviceCopy` has no
-                                    // padding, so every byte is initialised, and `Copy` rules out interior
-                                    // mutability during the borrow.
+    // Fails the build for a derived generic struct whose layout has padding.
+    let _layout: u64 = T::__LAYOUT;
+    // bytemuck would do this cast for `T: Pod`, but `Pod` is `'static` and
+    // `T` may have lifetime parameters (they never affect the layout or the
+    // bytes); `DeviceCopy` is `Pod` minus `'static`, so the cast is the one
+    // `bytemuck::cast_slice` does.
+    // SAFETY: the slice's `size_of_val(values)` bytes are one readable
+    // allocation (or a dangling, aligned pointer with length 0, which is
+    // fine for `from_raw_parts`); the length cannot exceed `isize::MAX`
+    // because `values` itself is a valid slice. `T: DeviceCopy` has no
+    // padding, so every byte is initialised, and `Copy` rules out interior
+    // mutability during the borrow.
     unsafe {
         core::slice::from_raw_parts(values.as_ptr().cast::<u8>(), core::mem::size_of_val(values))
     }
@@ -441,12 +442,13 @@ pub fn bytes_of_slice<T: DeviceCopy>(values: &[T]) -> &[u8] {
 /// `bytemuck::cast_slice_mut::<T, u8>`.
 #[cfg(feature = "host")]
 pub(crate) fn bytes_of_slice_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [u8] {
-    let _layout: u64 = T::__LAYOUT; // fails the build for a padded derived generic struct
-                                    // SAFETY: the slice's bytes are one exclusive, writable allocation of
-                                    // `size_of_val(values)` bytes (the length fits `isize` as above); `T:
-                                    // DeviceCopy` has no padding, so every byte is initialised, and every bit
-                                    // pattern is a valid `T`, so any bytes written through the view leave
-                                    // valid values behind.
+    // Fails the build for a derived generic struct whose layout has padding.
+    let _layout: u64 = T::__LAYOUT;
+    // SAFETY: the slice's bytes are one exclusive, writable allocation of
+    // `size_of_val(values)` bytes (the length fits `isize` as above); `T:
+    // DeviceCopy` has no padding, so every byte is initialised, and every bit
+    // pattern is a valid `T`, so any bytes written through the view leave
+    // valid values behind.
     unsafe {
         core::slice::from_raw_parts_mut(
             values.as_mut_ptr().cast::<u8>(),
