@@ -1,6 +1,8 @@
-//! Allocators: [`PinnedAllocator`] and [`UnifiedAllocator`] for allocator-aware
-//! host code (`allocator_api2::alloc::Allocator`), and [`CudaAllocator`], a
-//! device byte allocator that never yields a host reference.
+//! The allocator-API types: [`PinnedAllocator`] and [`UnifiedAllocator`] for
+//! allocator-aware host code (`allocator_api2::alloc::Allocator`), and
+//! [`CudaAllocator`] with its owned block [`DeviceAlloc`], a device byte
+//! allocator that never yields a host reference. The memory itself comes from
+//! `allocation`, like every buffer's.
 //!
 //! # Why device memory gets no `Allocator`
 //!
@@ -22,14 +24,15 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use allocator_api2::alloc::{AllocError, Allocator};
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::CudaContext;
 
+use crate::allocation;
 use crate::context::ContextState;
-use crate::error::{record_in, DriverResultExt, Error, Result};
-use crate::memory::{PinnedFlags, RawMemory};
-use crate::pinned_pages::PinnedPages;
-use crate::view::{Elems, View, ViewMut};
-use crate::{AsView, DevicePtr};
+use crate::device_ptr::DevicePtr;
+use crate::error::{record_in, Error, Result};
+use crate::memory::RawMemory;
+use crate::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::view::{AsView, Elems, View, ViewMut};
 
 /// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps
 /// whole pages, so its memory is page aligned (4096 bytes on every platform
@@ -274,19 +277,16 @@ unsafe impl Allocator for UnifiedAllocator {
         let Some(size) = host_request(layout, DEVICE_MAX_ALIGN)? else {
             return Ok(dangling(layout));
         };
-        self.state.bind().map_err(|_| AllocError)?;
-        // SAFETY: the context is current; zeroed below before anyone reads it.
-        let addr =
-            unsafe { result::malloc_managed(size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
-                .map_err(|_| AllocError)?;
+        // Zeroed below before anyone reads it.
+        let addr = allocation::managed(&self.state, size).map_err(|_| AllocError)?;
+        let free = || {
+            // SAFETY: allocated above and never handed out.
+            let _ = unsafe { allocation::free_device(&self.state, addr) };
+        };
         // SAFETY: managed memory is host-accessible at its own address (unified
         // addressing; concurrent managed access, so no kernel can forbid it):
-        // `size` freshly allocated writable bytes; `cuMemFree` is their free.
-        unsafe {
-            hand_out(addr as usize as *mut u8, size, layout, || {
-                let _ = result::free_sync(addr);
-            })
-        }
+        // `size` freshly allocated writable bytes; `free` is their free.
+        unsafe { hand_out(addr as usize as *mut u8, size, layout, free) }
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -298,11 +298,9 @@ unsafe impl Allocator for UnifiedAllocator {
         if layout.size() == 0 {
             return;
         }
-        let result = self.state.bind().and_then(|()| {
-            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
-            // allocator or a clone (`cuMemAllocManaged`) and is no longer used.
-            unsafe { result::free_sync(ptr.as_ptr() as usize as u64) }.op("cuMemFree")
-        });
+        // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+        // allocator or a clone (`allocation::managed`) and is no longer used.
+        let result = unsafe { allocation::free_device(&self.state, ptr.as_ptr() as usize as u64) };
         record_in(&self.state.ctx, result);
     }
 }
@@ -431,14 +429,11 @@ impl CudaAllocator {
     /// ```
     pub fn alloc(&self, layout: Layout) -> Result<DevicePtr<u8>> {
         let size = device_request(layout)?;
-        self.state.bind()?;
-        // SAFETY: the context is current; the memory is only handed out as an
-        // address, never as a host reference.
-        let addr = unsafe { result::malloc_sync(size) }
-            .map_err(|e| Error::driver_sized("cuMemAlloc", e, size, "device"))?;
+        // Only handed out as an address, never as a host reference.
+        let addr = allocation::device(&self.state, size)?;
         if !addr.is_multiple_of(layout.align() as u64) {
             // SAFETY: allocated above and never handed out.
-            let _ = unsafe { result::free_sync(addr) };
+            let _ = unsafe { allocation::free_device(&self.state, addr) };
             return Err(Error::InvalidArgument(
                 "cuMemAlloc returned memory below the requested alignment",
             ));
@@ -464,9 +459,8 @@ impl CudaAllocator {
         if layout.size() == 0 || ptr.is_null() {
             return Ok(());
         }
-        self.state.bind()?;
-        // SAFETY: guaranteed by the caller.
-        unsafe { result::free_sync(ptr.addr()) }.op("cuMemFree")
+        // SAFETY: guaranteed by the caller (`alloc` allocates with `allocation::device`).
+        unsafe { allocation::free_device(&self.state, ptr.addr()) }
     }
 }
 
@@ -657,21 +651,6 @@ mod tests {
         send_sync::<UnifiedAllocator>();
         send_sync::<CudaAllocator>();
         send_sync::<DeviceAlloc>();
-        send_sync::<crate::PitchedBuffer<[f32; 3]>>();
-    }
-
-    #[test]
-    fn pinned_flags_map_to_driver_bits() {
-        assert_eq!(PinnedFlags::default().alloc_bits(), 0);
-        let all = PinnedFlags {
-            portable: true,
-            device_map: true,
-            write_combined: true,
-        };
-        assert_eq!(all.alloc_bits(), 7);
-        assert_eq!(
-            all.register_bits(),
-            sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP
-        );
+        send_sync::<crate::pitched::PitchedBuffer<[f32; 3]>>();
     }
 }

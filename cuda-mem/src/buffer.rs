@@ -1,18 +1,22 @@
 //! [`Buffer<T, K>`]: one typed buffer type for every memory kind, with the
-//! kind-specific parts (constructors, host access, prefetch) on each kind.
+//! kind-specific parts (constructors, host access, prefetch and advice on
+//! element ranges of managed memory, [`Location`], [`Advice`]) on each kind.
 
 use std::marker::PhantomData;
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
-use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::{byte_len, PinnedFlags, RawMemory};
+use crate::device_copy::DeviceCopy;
+use crate::error::{Error, Result};
+use crate::memory::{byte_len, RawMemory};
 use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
-use crate::view::{Elems, View, ViewMut};
-use crate::{AsView, DeviceCopy, MemPool};
+use crate::pinned_pages::PinnedFlags;
+use crate::pool::MemPool;
+use crate::view::{AsView, Elems, View, ViewMut};
 
 mod sealed {
     pub trait Sealed {}
@@ -404,24 +408,59 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         Ok(buf)
     }
 
-    fn prefetch(&self, location: sys::CUmemLocation, stream: &Arc<CudaStream>) -> Result<()> {
-        let e = self.elems();
-        if e.byte_size() == 0 {
-            return self.mem.state.check_stream(stream);
-        }
+    /// Queues a migration of the elements in `range` to `to` (any device,
+    /// or the host) on `stream` (`cuMemPrefetchAsync`). Like every operation
+    /// on the buffer, it runs after the work queued on those elements before
+    /// it and before the work queued after it; host access waits for it.
+    /// Prefetching moves pages, never contents.
+    ///
+    /// `range` counts elements (`..`, `a..b`, `a..=b`, ...); one outside the
+    /// buffer is `Err(OutOfRange)`. The driver migrates whole pages, so the
+    /// pages around an unaligned range may move too. An ordinal that names
+    /// no device is `Err(InvalidArgument)`; a device that cannot take managed
+    /// memory (no concurrent managed access) is `Err(NotSupported)`.
+    ///
+    /// ```no_run
+    /// use cuda_mem::Location;
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// b.prefetch(..b.len() / 2, Location::Device, s)?; // the first half to the GPU
+    /// b.prefetch(b.len() / 2.., Location::Host, s)?; // the second half to the host
+    /// b.prefetch(.., Location::DeviceOrdinal(1), s)?; // everything to GPU 1
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch(
+        &self,
+        range: impl RangeBounds<usize>,
+        to: Location,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let e = self.elems().sub(range)?;
         self.mem.state.check_stream(stream)?;
+        let location = self.location(to)?;
+        if e.byte_size() == 0 {
+            return Ok(());
+        }
         self.mem.order.run(e.span(), stream, || {
             self.mem.state.bind()?;
-            // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
+            // SAFETY: a range inside the live allocation (checked by `sub`);
+            // prefetching moves pages, never changes contents.
             unsafe {
                 result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream())
             }
-            .op("cuMemPrefetchAsync")
+            .map_err(|err| {
+                refused(
+                    err,
+                    "cuMemPrefetchAsync",
+                    "prefetching managed memory to that device (it has no concurrent managed \
+                     access); prefetch to Location::Device or Location::Host instead",
+                )
+            })
         })
     }
 
-    /// Queues a migration of the whole buffer to the device's memory on
-    /// `stream`. `Err(NotSupported)` without concurrent managed access.
+    /// Queues a migration of the whole buffer to its device's memory on
+    /// `stream`: `prefetch(.., Location::Device, stream)`.
+    /// `Err(NotSupported)` without concurrent managed access.
     ///
     /// ```no_run
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
@@ -429,14 +468,11 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok(()) }
     /// ```
     pub fn prefetch_to_device(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        let ordinal = self.mem.state.ctx.ordinal() as i32;
-        self.prefetch(
-            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ordinal),
-            stream,
-        )
+        self.prefetch(.., Location::Device, stream)
     }
 
-    /// Queues a migration of the whole buffer to host memory on `stream`.
+    /// Queues a migration of the whole buffer to host memory on `stream`:
+    /// `prefetch(.., Location::Host, stream)`.
     ///
     /// ```no_run
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
@@ -444,13 +480,11 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok(()) }
     /// ```
     pub fn prefetch_to_host(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        self.prefetch(
-            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0),
-            stream,
-        )
+        self.prefetch(.., Location::Host, stream)
     }
 
-    /// Gives the driver a hint about how the buffer is used (`cuMemAdvise`).
+    /// Gives the driver a hint about how the whole buffer is used
+    /// (`cuMemAdvise`): `advise_range(.., advice)`.
     ///
     /// ```no_run
     /// use cuda_mem::Advice;
@@ -460,53 +494,108 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok(()) }
     /// ```
     pub fn advise(&self, advice: Advice) -> Result<()> {
+        self.advise_range(.., advice)
+    }
+
+    /// Gives the driver a hint about how the elements in `range` are used
+    /// (`cuMemAdvise`; it applies to the whole pages the range touches).
+    /// Advice is not an operation on the stream order: it takes effect at
+    /// once. `range` counts elements; one outside the buffer is
+    /// `Err(OutOfRange)`; an ordinal that names no device is
+    /// `Err(InvalidArgument)`, advice the device cannot take `Err(NotSupported)`.
+    ///
+    /// ```no_run
+    /// use cuda_mem::{Advice, Location};
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
+    /// b.advise_range(..1024, Advice::ReadMostly(true))?;
+    /// b.advise_range(1024.., Advice::PreferredLocation(Some(Location::Host)))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn advise_range(&self, range: impl RangeBounds<usize>, advice: Advice) -> Result<()> {
         use sys::CUmem_advise::*;
-        let e = self.elems();
-        if e.byte_size() == 0 {
-            return Ok(());
-        }
-        let device = location(
-            sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            self.mem.state.ctx.ordinal() as i32,
-        );
-        let host = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0);
-        let at = |l: Location| if l == Location::Device { device } else { host };
+        let e = self.elems().sub(range)?;
+        // The location of the advice that takes none (the driver ignores it).
+        let device = self.location(Location::Device)?;
         let (advice, loc) = match advice {
             Advice::ReadMostly(true) => (CU_MEM_ADVISE_SET_READ_MOSTLY, device),
             Advice::ReadMostly(false) => (CU_MEM_ADVISE_UNSET_READ_MOSTLY, device),
-            Advice::PreferredLocation(Some(l)) => (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, at(l)),
-            Advice::PreferredLocation(None) => (CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, device),
-            Advice::AccessedBy(l, true) => (CU_MEM_ADVISE_SET_ACCESSED_BY, at(l)),
-            Advice::AccessedBy(l, false) => (CU_MEM_ADVISE_UNSET_ACCESSED_BY, at(l)),
-        };
-        self.mem.state.bind()?;
-        // SAFETY: the whole live allocation; advice never changes contents.
-        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| match err
-            .0
-        {
-            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
-                Error::NotSupported("this memory advice on this device")
+            Advice::PreferredLocation(Some(l)) => {
+                (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, self.location(l)?)
             }
-            _ => Error::driver("cuMemAdvise", err),
+            Advice::PreferredLocation(None) => (CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, device),
+            Advice::AccessedBy(l, true) => (CU_MEM_ADVISE_SET_ACCESSED_BY, self.location(l)?),
+            Advice::AccessedBy(l, false) => (CU_MEM_ADVISE_UNSET_ACCESSED_BY, self.location(l)?),
+        };
+        if e.byte_size() == 0 {
+            return Ok(());
+        }
+        self.mem.state.bind()?;
+        // SAFETY: a range inside the live allocation (checked by `sub`);
+        // advice never changes contents.
+        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| {
+            refused(
+                err,
+                "cuMemAdvise",
+                "this memory advice on this device (it needs concurrent managed access on the \
+                 device it names); leave the advice out",
+            )
+        })
+    }
+
+    /// The driver's form of `to`, for this buffer.
+    fn location(&self, to: Location) -> Result<sys::CUmemLocation> {
+        use sys::CUmemLocationType::*;
+        let (type_, id) = match to {
+            Location::Device => (CU_MEM_LOCATION_TYPE_DEVICE, self.mem.state.ctx.ordinal()),
+            Location::DeviceOrdinal(ordinal) => {
+                if ordinal >= crate::context::device_count()? {
+                    return Err(Error::InvalidArgument(
+                        "Location::DeviceOrdinal names no device (it is not below \
+                         cuda_mem::device_count()); use an ordinal of a visible device",
+                    ));
+                }
+                (CU_MEM_LOCATION_TYPE_DEVICE, ordinal)
+            }
+            Location::Host => (CU_MEM_LOCATION_TYPE_HOST, 0),
+        };
+        Ok(sys::CUmemLocation {
+            type_,
+            id: i32::try_from(id).map_err(|_| {
+                Error::InvalidArgument("a device ordinal above i32::MAX; use a visible device")
+            })?,
         })
     }
 }
 
-fn location(type_: sys::CUmemLocationType, id: i32) -> sys::CUmemLocation {
-    sys::CUmemLocation { type_, id }
+/// The error of a managed-memory call `op` that failed with `err`: the
+/// driver's refusal (`NOT_SUPPORTED`, `INVALID_DEVICE`) is `NotSupported`
+/// with `refusal`, anything else the driver error.
+fn refused(err: cudarc::driver::DriverError, op: &'static str, refusal: &'static str) -> Error {
+    match err.0 {
+        sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
+            Error::NotSupported(refusal)
+        }
+        _ => Error::driver(op, err),
+    }
 }
 
-/// Where managed memory should live, for [`Advice`].
+/// Where managed memory should live or be moved: for
+/// [`UnifiedBuffer::prefetch`] and [`Advice`].
 ///
 /// ```
-/// assert_ne!(cuda_mem::Location::Device, cuda_mem::Location::Host);
+/// use cuda_mem::Location;
+/// assert_ne!(Location::Device, Location::Host);
+/// assert_ne!(Location::Device, Location::DeviceOrdinal(1));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location {
-    /// The buffer's device.
+    /// The buffer's device (the device of its context).
     Device,
     /// Host memory.
     Host,
+    /// The device with this ordinal (as in [`context`](crate::context())),
+    /// which may be another than the buffer's.
+    DeviceOrdinal(usize),
 }
 
 /// A usage hint for [`UnifiedBuffer::advise`] (CUDA 12/13 location form).

@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
+use crate::allocation::AllocKind;
 use crate::context::ContextState;
+use crate::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::{byte_len, element_size, AllocKind, RawMemory};
+use crate::memory::{byte_len, element_size, RawMemory};
 use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
 use crate::view::{AsView, Elems, View};
 use crate::vmm::{self, Reservation};
-use crate::DeviceCopy;
 
 /// A growable vector of `T` in device memory whose address never changes.
 ///

@@ -371,6 +371,8 @@ pub mod build;
 #[cfg(feature = "host")]
 mod alloc;
 #[cfg(feature = "host")]
+mod allocation;
+#[cfg(feature = "host")]
 mod buffer;
 #[cfg(feature = "host")]
 mod context;
@@ -415,8 +417,8 @@ pub use {
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},
-    memory::PinnedFlags,
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
+    pinned_pages::PinnedFlags,
     pool::{MemPool, PoolUsage},
     view::{AsView, KernelArg, View, ViewMut},
 };

@@ -13,11 +13,11 @@ use crate::context::ContextState;
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
+use crate::device_copy::DeviceCopy;
 use crate::device_vec::DeviceVec;
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::pitched::PitchedBuffer;
 use crate::view::{Elems, View, ViewMut};
-use crate::DeviceCopy;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).

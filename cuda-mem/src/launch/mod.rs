@@ -67,7 +67,7 @@
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
-use crate::DeviceCopy;
+use crate::device_copy::DeviceCopy;
 
 #[cfg(feature = "host")]
 mod host;
