@@ -25,10 +25,10 @@ use allocator_api2::alloc::{AllocError, Allocator};
 use cudarc::driver::{result, sys, CudaContext};
 
 use crate::context::ContextState;
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{record_in, DriverResultExt, Error, Result};
 use crate::memory::{PinnedFlags, RawMemory};
 use crate::pinned_pages::PinnedPages;
-use crate::view::{Elems, View, ViewMut};
 use crate::{AsView, DevicePtr};
 
 /// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::{byte_len, PinnedFlags, RawMemory};
 use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
-use crate::view::{Elems, View, ViewMut};
 use crate::{AsView, DeviceCopy, MemPool};
 
 mod sealed {

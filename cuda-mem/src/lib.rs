@@ -372,6 +372,8 @@ mod buffer;
 #[cfg(feature = "host")]
 mod context;
 #[cfg(feature = "host")]
+mod engine;
+#[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
 mod fill;
@@ -393,8 +395,6 @@ mod pitched;
 mod pool;
 #[cfg(feature = "host")]
 mod staging;
-#[cfg(feature = "host")]
-mod view;
 
 #[cfg(feature = "host")]
 pub use {
@@ -404,13 +404,13 @@ pub use {
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
+    engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},
     memory::PinnedFlags,
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     pool::{MemPool, PoolUsage},
-    view::{AsView, KernelArg, View, ViewMut},
 };
 
 #[cfg(feature = "host")]

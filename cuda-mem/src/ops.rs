@@ -1,5 +1,5 @@
 //! The public operations of buffers and views. Each is implemented once, on
-//! [`Elems`](crate::view::Elems); these macros give every buffer kind and view
+//! [`Elems`](crate::engine::Elems); these macros give every buffer kind and view
 //! the same documented methods that forward to it.
 
 /// Read operations: for every buffer kind, [`View`](crate::View) and [`ViewMut`](crate::ViewMut).

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::RawMemory;
 use crate::order::{Access, StreamOrder};
-use crate::view::{Elems, View, ViewMut};
 use crate::{fill, Buffer, DeviceCopy, DevicePtr, HostAccessible, KernelArg};
 
 /// `height` rows of `width` elements of `T` in pitched device memory.

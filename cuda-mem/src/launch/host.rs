@@ -13,9 +13,9 @@ use crate::context::ContextState;
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::pitched::PitchedBuffer;
-use crate::view::{Elems, View, ViewMut};
 use crate::DeviceCopy;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
