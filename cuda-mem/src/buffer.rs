@@ -7,12 +7,12 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
-use crate::engine::{Elems, View, ViewMut};
+use crate::engine::Elems;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::{byte_len, PinnedFlags, RawMemory};
-use crate::ops::{read_ops, write_ops};
+use crate::ops::MemoryMut;
 use crate::order::Access;
-use crate::{AsView, DeviceCopy, MemPool};
+use crate::{DeviceCopy, MemPool};
 
 mod sealed {
     pub trait Sealed {}
@@ -83,14 +83,17 @@ impl HostAccessible for Unified {}
 /// `len` elements of `T` in memory of kind `K`. Use the aliases:
 /// [`DeviceBuffer`], [`PinnedBuffer`], [`UnifiedBuffer`], [`PoolBuffer`].
 ///
-/// All kinds share one implementation of every operation: `len`,
-/// `byte_size`, `memset`, `fill`, copies to and from the host and between any
-/// two kinds, views (`slice`, `slice_mut`), kernel arguments and cudarc's
-/// `DevicePtr` traits. Dropping a buffer frees it after every queued use
+/// All kinds share one implementation of every operation, the traits
+/// [`Memory`](crate::Memory) and [`MemoryMut`](crate::MemoryMut) (`use
+/// cuda_mem::prelude::*;`): `len`, `byte_size`, `memset`, `fill`, copies to
+/// and from the host and between any two kinds (pitched buffers included),
+/// views (`slice`, `slice_mut`), kernel arguments; and cudarc's `DevicePtr`
+/// traits. Dropping a buffer frees it after every queued use
 /// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
 ///
 /// ```no_run
-/// use cuda_mem::{DeviceBuffer, DeviceCopy};
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::DeviceBuffer;
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
 /// #[repr(C)]
@@ -113,6 +116,7 @@ impl HostAccessible for Unified {}
 /// never a plain slice, which could be freed or changed while the copy runs:
 ///
 /// ```compile_fail,E0308
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = vec![1.0f32; dev.len()];
 /// dev.copy_from_host_async(&host, s)?; // expected `&Buffer<f32, _>`, found `&Vec<f32>`
@@ -123,6 +127,7 @@ impl HostAccessible for Unified {}
 /// writes it (the slice would change under the reader)...
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let view = pinned.as_slice()?;
 /// dev.copy_to_host_async(pinned, s)?; // `pinned` is borrowed by `view`
@@ -133,6 +138,7 @@ impl HostAccessible for Unified {}
 /// ...or reads it (the host could write while the DMA reads):
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = pinned.as_mut_slice()?;
 /// dev.copy_from_host_async(pinned, s)?; // `pinned` is mutably borrowed by `host`
@@ -144,6 +150,7 @@ impl HostAccessible for Unified {}
 /// host always sees finished data:
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// dev.copy_to_host_async(pinned, s)?;
 /// let done: &[f32] = pinned.as_slice()?; // waits for the copy
@@ -153,6 +160,7 @@ impl HostAccessible for Unified {}
 /// A view borrows its buffer, so the buffer cannot be freed under it:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let head = buf.slice(0..4)?;
 /// drop(buf); // cannot move out of `buf` while `head` borrows it
@@ -163,6 +171,7 @@ impl HostAccessible for Unified {}
 /// Mutable views are exclusive (use `split_at_mut` for disjoint halves):
 ///
 /// ```compile_fail,E0499
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: &mut cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let mut a = buf.slice_mut(0..4)?;
 /// let mut b = buf.slice_mut(2..6)?; // second mutable borrow of `buf`
@@ -175,6 +184,7 @@ impl HostAccessible for Unified {}
 /// launch:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(mut buf: cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let arg = buf.kernel_arg_mut(s)?;
 /// drop(buf); // cannot move out of `buf` while `arg` borrows it
@@ -185,6 +195,7 @@ impl HostAccessible for Unified {}
 /// A pool buffer freed on a stream is gone:
 ///
 /// ```compile_fail,E0382
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::PoolBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// buf.free_on_stream(s)?;
 /// buf.to_vec()?; // use of moved value
@@ -196,6 +207,7 @@ impl HostAccessible for Unified {}
 /// copies and `to_vec` would have to invent them):
 ///
 /// ```compile_fail,E0080
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let markers = cuda_mem::PinnedBuffer::<std::marker::PhantomData<u32>>::new(&ctx, 10)?;
 /// # Ok::<(), cuda_mem::Error>(())
@@ -205,6 +217,7 @@ impl HostAccessible for Unified {}
 /// wrote could hold any byte):
 ///
 /// ```compile_fail,E0599
+/// # use cuda_mem::prelude::*;
 /// # fn f(ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
 /// let flags = cuda_mem::DeviceBuffer::<bool>::new(ctx, 8)?; // `bool: DeviceCopy` is not satisfied
 /// # Ok(()) }
@@ -239,43 +252,7 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     pub(crate) fn elems(&self) -> Elems<'_, T> {
         Elems::whole(&self.mem, self.len)
     }
-
-    /// Waits for every queued operation on this buffer (kernels, async copies, fills).
-    ///
-    /// ```no_run
-    /// # fn f(b: &cuda_mem::DeviceBuffer<u8>) -> cuda_mem::Result<()> {
-    /// b.synchronize()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(Access::Shared)
-    }
 }
-
-read_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-
-impl<T: DeviceCopy, K: MemoryKind> AsView<T> for Buffer<T, K> {
-    fn as_view(&self) -> View<'_, T> {
-        View {
-            elems: self.elems(),
-        }
-    }
-}
-
-impl<'a, T: DeviceCopy> View<'a, T> {
-    fn elems(&self) -> Elems<'a, T> {
-        self.elems
-    }
-}
-impl<T: DeviceCopy> ViewMut<'_, T> {
-    fn elems(&self) -> Elems<'_, T> {
-        self.elems
-    }
-}
-read_ops!(['a, T: DeviceCopy] View<'a, T>, "cuda_mem::View<'_, u32>");
-read_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
-write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
 
 impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -295,10 +272,11 @@ fn state_of(ctx: &Arc<CudaContext>) -> Result<Arc<ContextState>> {
 impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` elements. The contents are unspecified (whatever bytes
     /// the memory held), which is sound because every bit pattern is a valid
-    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](Self::fill) or
+    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](crate::MemoryMut::fill) or
     /// [`from_slice`](Self::from_slice) for defined contents.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<f32>::new(&cuda_mem::context(0)?, 1 << 20)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -313,6 +291,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` zeroed elements.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<u64>::zeroed(&cuda_mem::context(0)?, 16)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -325,6 +304,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::from_slice(&cuda_mem::context(0)?, &[1.0f32, 2.0])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -340,6 +320,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// write-combined).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 4096)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -350,6 +331,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates `len` zeroed elements with the given [`PinnedFlags`].
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::{PinnedBuffer, PinnedFlags};
     /// let flags = PinnedFlags { write_combined: true, ..Default::default() };
     /// let upload_only = PinnedBuffer::<f32>::with_flags(&cuda_mem::context(0)?, 1024, flags)?;
@@ -366,6 +348,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates pinned memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u16, 2, 3])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -381,6 +364,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `Err(NotSupported)` on a device without managed memory.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::<f64>::new(&cuda_mem::context(0)?, 1000)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -395,6 +379,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// Allocates managed memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::from_slice(&cuda_mem::context(0)?, &[1i32, -1])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -424,6 +409,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `stream`. `Err(NotSupported)` without concurrent managed access.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_device(s)?;
     /// # Ok(()) }
@@ -439,6 +425,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// Queues a migration of the whole buffer to host memory on `stream`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_host(s)?;
     /// # Ok(()) }
@@ -453,6 +440,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// Gives the driver a hint about how the buffer is used (`cuMemAdvise`).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::Advice;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
     /// b.advise(Advice::ReadMostly(true))?;
@@ -542,6 +530,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, after waiting for every queued operation on the buffer.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u8, 2])?;
     /// assert_eq!(buf.as_slice()?, &[1, 2]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -563,6 +552,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, mutably, after waiting for every queued operation.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let mut buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 2)?;
     /// buf.as_mut_slice()?.copy_from_slice(&[3, 4]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -584,6 +574,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// `Err(NotSupported)` without memory pools; never a silent fall-back.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let stream = ctx.new_stream()?;
     /// let buf = cuda_mem::PoolBuffer::<f32>::new(1024, &stream)?;
@@ -602,6 +593,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Allocates `len` elements from `pool`, ordered on `stream`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let pool = cuda_mem::MemPool::new(&ctx)?;
     /// let buf = cuda_mem::PoolBuffer::<u8>::from_pool(&pool, 64, &ctx.new_stream()?)?;
@@ -620,6 +612,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Dropping the buffer does the same on the stream that used it last.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: cuda_mem::PoolBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }

@@ -9,6 +9,7 @@
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls.
 
+use cuda_mem::prelude::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;

@@ -22,6 +22,7 @@
 //! 3. asynchronous 2D copies through a `PinnedBuffer` on a stream, and a
 //!    device-to-device 2D copy between two pitched images.
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::ops::Range;
 

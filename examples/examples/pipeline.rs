@@ -25,6 +25,7 @@
 //! serialised across the streams.
 #![forbid(unsafe_code)]
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

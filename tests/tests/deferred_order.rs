@@ -4,6 +4,7 @@
 //! while before touching the buffer), and check that host access waits for
 //! both launches, not only for the stream claimed last.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};

@@ -6,6 +6,7 @@
 //! Bad input (empty and huge shapes, size overflow, length mismatches, out of
 //! memory, streams of another context) is in `bad_input.rs`.
 
+use cuda_mem::prelude::*;
 use cuda_mem::{DeviceCopy, Error, PinnedBuffer, PitchedBuffer, UnifiedBuffer};
 use cuda_mem_tests::{bytes, Rng};
 
