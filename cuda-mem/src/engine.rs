@@ -76,12 +76,13 @@ impl Shape {
         }
     }
 
-    /// The elements `range` (in row-major order). Contiguous memory: any
-    /// range. Padded rows: a range within one row (linear) or of whole rows
-    /// (those rows).
+    /// The elements `range` (in row-major order). One row: any range.
+    /// Several rows (padded or not, so that what works does not depend on
+    /// the pitch the driver chose): a range within one row (linear) or of
+    /// whole rows (those rows).
     pub(crate) fn sub(self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, end) = resolve_range(range, self.len())?;
-        if self.is_contiguous() {
+        if self.rows <= 1 || self.width == 0 {
             return Ok(Self::linear(
                 self.offset + start * self.size,
                 end - start,
@@ -104,7 +105,7 @@ impl Shape {
             });
         }
         Err(Error::InvalidArgument(
-            "a range of padded 2D memory must lie within one row or cover whole rows; use region / region_mut for a sub-rectangle",
+            "a range of 2D memory must lie within one row or cover whole rows; use region / region_mut for a sub-rectangle",
         ))
     }
 
@@ -132,7 +133,7 @@ impl Shape {
 
     /// The same bytes as elements of `to_size` bytes and alignment
     /// `to_align`, the first element being at address `addr` (0 for no
-    /// memory). Padded rows are cast row by row: each row's bytes must be
+    /// memory). Several rows are cast row by row: each row's bytes must be
     /// whole new elements and the pitch a multiple of the new alignment.
     pub(crate) fn cast(self, addr: u64, to_size: usize, to_align: usize) -> Result<Self> {
         if to_size == 0 {
@@ -140,7 +141,7 @@ impl Shape {
                 "cast to a zero-sized type; cast to a type with a size",
             ));
         }
-        let contiguous = self.is_contiguous();
+        let contiguous = self.rows <= 1;
         let bytes = if contiguous {
             self.byte_size()
         } else {
@@ -148,7 +149,7 @@ impl Shape {
         };
         if !bytes.is_multiple_of(to_size) {
             return Err(Error::InvalidArgument(
-                "cast: the byte size (of a row, for padded 2D memory) is not a multiple of the new element size; cast a slice of whole elements",
+                "cast: the byte size (of a row, for 2D memory) is not a multiple of the new element size; cast a slice of whole elements",
             ));
         }
         if !addr.is_multiple_of(to_align as u64) {
@@ -230,32 +231,32 @@ pub(crate) enum CopyShape {
 }
 
 /// The shape of a copy between `dst` and `src` (equal lengths, checked by
-/// the caller). Contiguous on both sides: linear. Otherwise the padded
-/// side(s) give the rows: two padded sides must have the same width and
-/// height; a contiguous side is read or written as the same rows, packed.
+/// the caller). Two sides of several rows must have the same width and
+/// height; a side of one row is read or written as the other's rows,
+/// packed. Contiguous on both sides: one linear copy of the same bytes.
 pub(crate) fn copy_shape(dst: &Shape, src: &Shape) -> Result<CopyShape> {
-    let (dst_packed, src_packed) = (dst.is_contiguous(), src.is_contiguous());
-    let (width, rows) = match (dst_packed, src_packed) {
-        (true, true) => {
-            return Ok(CopyShape::Linear {
-                bytes: dst.byte_size(),
-            })
-        }
-        (false, false) if (dst.width, dst.rows) != (src.width, src.rows) => {
-            return Err(Error::InvalidArgument(
-                "2D copy between views of different width and height; take regions of the same shape (region / region_mut), or copy through a packed buffer",
-            ))
-        }
-        (false, _) => (dst.width, dst.rows),
-        (true, false) => (src.width, src.rows),
+    if dst.rows > 1 && src.rows > 1 && (dst.width, dst.rows) != (src.width, src.rows) {
+        return Err(Error::InvalidArgument(
+            "2D copy between views of different width and height; take regions of the same shape (region / region_mut), or copy through a linear buffer",
+        ));
+    }
+    if dst.is_contiguous() && src.is_contiguous() {
+        return Ok(CopyShape::Linear {
+            bytes: dst.byte_size(),
+        });
+    }
+    let (width, rows) = if dst.rows > 1 {
+        (dst.width, dst.rows)
+    } else {
+        (src.width, src.rows)
     };
     let row_bytes = width * dst.size;
-    let pitch_of = |s: &Shape, packed: bool| if packed { row_bytes } else { s.pitch };
+    let pitch_of = |s: &Shape| if s.rows > 1 { s.pitch } else { row_bytes };
     Ok(CopyShape::Rect {
         row_bytes,
         rows,
-        dst_pitch: pitch_of(dst, dst_packed),
-        src_pitch: pitch_of(src, src_packed),
+        dst_pitch: pitch_of(dst),
+        src_pitch: pitch_of(src),
     })
 }
 
@@ -567,13 +568,14 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         })
     }
 
-    /// Synchronous copy from host memory (returns once `src` may be reused):
-    /// `src` holds the rows `src_pitch` elements apart (at least `width`;
-    /// `width` for packed data), and at least `(rows - 1) * src_pitch +
-    /// width` elements; exactly `len` when packed (`src_pitch == width`).
-    pub(crate) fn copy_from_host(self, src: &[T], src_pitch: usize) -> Result<()> {
+    /// Synchronous copy from host memory (returns once `src` may be reused).
+    /// `src_pitch: None`: `src` is exactly `len` packed elements. `Some(p)`:
+    /// `src` holds the rows `p` elements apart (`p >= width`), at least
+    /// `(rows - 1) * p + width` elements.
+    pub(crate) fn copy_from_host(self, src: &[T], src_pitch: Option<usize>) -> Result<()> {
+        let packed = src_pitch.is_none();
+        let src_pitch = src_pitch.unwrap_or(self.shape.width);
         let need = host_span(self.shape.width, self.shape.rows, src_pitch)?;
-        let packed = src_pitch == self.shape.width;
         if (packed && src.len() != self.len()) || src.len() < need {
             return Err(Error::LengthMismatch {
                 expected: if packed { self.len() } else { need },
@@ -584,7 +586,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return Ok(());
         }
         let stream = self.default_stream();
-        if self.is_contiguous() && (packed || self.shape.rows <= 1) {
+        if self.is_contiguous() && (src_pitch == self.shape.width || self.shape.rows <= 1) {
             return self.run(stream, || {
                 self.mem.state.bind()?;
                 // The destination lies inside the allocation and `run` ordered
@@ -623,9 +625,10 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Synchronous copy to host memory (returns once the data is there), the
     /// mirror of [`Elems::copy_from_host`]; host bytes between rows (when
     /// `dst_pitch > width`) are left as they were.
-    pub(crate) fn copy_to_host(self, dst: &mut [T], dst_pitch: usize) -> Result<()> {
+    pub(crate) fn copy_to_host(self, dst: &mut [T], dst_pitch: Option<usize>) -> Result<()> {
+        let packed = dst_pitch.is_none();
+        let dst_pitch = dst_pitch.unwrap_or(self.shape.width);
         let need = host_span(self.shape.width, self.shape.rows, dst_pitch)?;
-        let packed = dst_pitch == self.shape.width;
         if (packed && dst.len() != self.len()) || dst.len() < need {
             return Err(Error::LengthMismatch {
                 expected: if packed { dst.len() } else { need },
@@ -636,7 +639,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return Ok(());
         }
         let stream = self.default_stream();
-        if self.is_contiguous() && (packed || self.shape.rows <= 1) {
+        if self.is_contiguous() && (dst_pitch == self.shape.width || self.shape.rows <= 1) {
             return self.run(stream, || {
                 self.mem.state.bind()?;
                 // The source lies inside the allocation and `run` ordered the
@@ -685,7 +688,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             std::ptr::write_bytes(out.as_mut_ptr(), 0, self.len());
             out.set_len(self.len());
         }
-        self.copy_to_host(&mut out, self.shape.width)?;
+        self.copy_to_host(&mut out, None)?;
         Ok(out)
     }
 
@@ -1078,6 +1081,10 @@ mod tests {
         assert!(matches!(s.sub(5..9), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.sub(7..15), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.sub(0..36), Err(Error::OutOfRange { .. })));
+        // Unpadded rows follow the same rules (they do not depend on the pitch).
+        let unpadded = Shape { pitch: 84, ..s };
+        assert!(matches!(unpadded.sub(5..9), Err(Error::InvalidArgument(_))));
+        assert_eq!(unpadded.sub(7..14).unwrap(), Shape::linear(84, 7, 12));
         // Contiguous memory: any range.
         assert_eq!(
             Shape::linear(0, 35, 12).sub(5..9).unwrap(),
@@ -1184,7 +1191,7 @@ mod tests {
                 src_pitch: 96,
             }
         );
-        // Same length, other rows.
+        // Same length, other rows: refused even when both are unpadded.
         let reshaped = Shape {
             width: 5,
             rows: 7,
@@ -1194,6 +1201,23 @@ mod tests {
             copy_shape(&reshaped, &p),
             Err(Error::InvalidArgument(_))
         ));
+        let (a, b) = (
+            Shape {
+                pitch: 60,
+                ..reshaped
+            },
+            Shape { pitch: 84, ..p },
+        );
+        assert!(matches!(copy_shape(&a, &b), Err(Error::InvalidArgument(_))));
+        // Unpadded rows of the same shape, or against linear memory: linear.
+        assert_eq!(
+            copy_shape(&b, &b).unwrap(),
+            CopyShape::Linear { bytes: 420 }
+        );
+        assert_eq!(
+            copy_shape(&l, &a).unwrap(),
+            CopyShape::Linear { bytes: 420 }
+        );
     }
 
     #[test]

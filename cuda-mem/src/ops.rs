@@ -203,7 +203,7 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     }
 
     /// A shared view of the elements `range` (row-major), or
-    /// `Err(OutOfRange)`. On padded 2D memory the range must lie within one
+    /// `Err(OutOfRange)`. On 2D memory (several rows) the range must lie within one
     /// row or cover whole rows (else `Err(InvalidArgument)`; use
     /// [`region`](Self::region) for a rectangle).
     ///
@@ -255,9 +255,9 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// have no padding and accept every bit pattern, so the reinterpretation
     /// is always sound.
     ///
-    /// `Err(InvalidArgument)` unless the byte size (of a row, for padded 2D
+    /// `Err(InvalidArgument)` unless the byte size (of a row, for 2D
     /// memory) is a multiple of `size_of::<U>()` and the first element's
-    /// address (and the pitch of padded rows) is aligned for `U`. Both types
+    /// address (and the pitch of 2D memory) is aligned for `U`. Both types
     /// must be `'static` (as in bytemuck), so a cast cannot turn a
     /// lifetime-tagged handle into one of another lifetime.
     ///
@@ -289,8 +289,7 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// # Ok(()) }
     /// ```
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        let e = self.elems();
-        e.copy_to_host(dst, e.shape.width)
+        self.elems().copy_to_host(dst, None)
     }
 
     /// Copies the rows into host memory whose rows are `dst_pitch` elements
@@ -309,7 +308,7 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// # Ok(()) }
     /// ```
     fn copy_to_host_2d(&self, dst: &mut [T], dst_pitch: usize) -> Result<()> {
-        self.elems().copy_to_host(dst, dst_pitch)
+        self.elems().copy_to_host(dst, Some(dst_pitch))
     }
 
     /// Copies the elements into a new `Vec`, packed row after row.
@@ -464,8 +463,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// # Ok(()) }
     /// ```
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        let e = self.elems();
-        e.copy_from_host(src, e.shape.width)
+        self.elems().copy_from_host(src, None)
     }
 
     /// Copies rows in from host memory whose rows are `src_pitch` elements
@@ -482,7 +480,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// # Ok(()) }
     /// ```
     fn copy_from_host_2d(&mut self, src: &[T], src_pitch: usize) -> Result<()> {
-        self.elems().copy_from_host(src, src_pitch)
+        self.elems().copy_from_host(src, Some(src_pitch))
     }
 
     /// Queues a copy from the host-accessible buffer `src` (pinned or
@@ -507,7 +505,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     }
 
     /// Copies from any buffer kind, pitched buffer or view (lengths must
-    /// match; two padded 2D sides must have the same width and height, and
+    /// match; two sides of several rows must have the same width and height, and
     /// a linear side is read as packed rows), on the context's default
     /// stream. The source may belong to another context or device: that is
     /// a peer copy (`cuMemcpyPeerAsync`, or `cuMemcpy3DPeerAsync` for padded
@@ -540,7 +538,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     }
 
     /// An exclusive view of the elements `range` (row-major), or
-    /// `Err(OutOfRange)`; on padded 2D memory within one row or of whole
+    /// `Err(OutOfRange)`; on 2D memory within one row or of whole
     /// rows (see [`slice`](Memory::slice)).
     ///
     /// ```no_run
@@ -599,7 +597,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
         Ok(view_mut(self.elems().cast()?))
     }
 
-    /// Splits into two exclusive views at element `mid` (on padded 2D
+    /// Splits into two exclusive views at element `mid` (on 2D
     /// memory, both halves must be slices [`slice_mut`](Self::slice_mut)
     /// accepts).
     ///
