@@ -737,7 +737,10 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         };
         let peer = !same_context && self.mem.is_device_resident() && src.mem.is_device_resident();
         let (dst_ctx, src_ctx) = (dst_state.ctx.cu_ctx(), src_state.ctx.cu_ctx());
-        let (dst_side, src_side) = (Side::of(self.mem, dst_addr), Side::of(src.mem, src_addr));
+        // Unified addressing on both sides, as `cuMemcpyAsync` does for the
+        // linear form: the driver resolves each address to its own memory
+        // (device, pool, pinned or managed, of either context).
+        let (dst_side, src_side) = (Side::Unified(dst_addr), Side::Unified(src_addr));
         StreamOrder::run_pair(&self.mem.order, &src.mem.order, stream, || {
             stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
             let s = stream.cu_stream();
