@@ -29,10 +29,10 @@ use cudarc::driver::CudaContext;
 use crate::allocation;
 use crate::context::ContextState;
 use crate::device_ptr::DevicePtr;
+use crate::engine::{AsView, Elems, View, ViewMut};
 use crate::error::{record_in, Error, Result};
 use crate::memory::RawMemory;
 use crate::pinned_pages::{PinnedFlags, PinnedPages};
-use crate::view::{AsView, Elems, View, ViewMut};
 
 /// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps
 /// whole pages, so its memory is page aligned (4096 bytes on every platform
@@ -124,6 +124,7 @@ impl PinnedAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::PinnedAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -259,6 +260,7 @@ impl UnifiedAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::UnifiedAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -357,6 +359,7 @@ fn device_request(layout: Layout) -> Result<usize> {
 /// allocation is `Err(OutOfMemory)` with the size asked for. Nothing panics.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// use std::alloc::Layout;
 /// let ctx = cuda_mem::context(0)?;
 /// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
@@ -386,6 +389,7 @@ impl CudaAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::CudaAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -477,6 +481,7 @@ impl std::fmt::Debug for CudaAllocator {
 /// [`as_device_ptr`](Self::as_device_ptr) for the raw address.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
 /// let mut block = alloc.allocate(std::alloc::Layout::array::<u32>(256).unwrap())?;
@@ -495,6 +500,7 @@ impl DeviceAlloc {
     /// `view_mut().kernel_arg_mut(&stream)` so that the drop waits for it.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) {
     /// let addr = b.as_device_ptr().addr();
     /// # }
@@ -528,6 +534,7 @@ impl DeviceAlloc {
     /// The context the block belongs to.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) {
     /// let ctx = b.context().clone();
     /// # }
@@ -539,6 +546,7 @@ impl DeviceAlloc {
     /// The bytes as a shared view (copies out, `to_vec`, kernel arguments).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// let bytes: Vec<u8> = b.view().to_vec()?;
     /// # Ok(()) }
@@ -552,6 +560,7 @@ impl DeviceAlloc {
     /// The bytes as an exclusive view (memset, fill, copies in, kernel arguments).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &mut cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// b.view_mut().memset(0)?;
     /// # Ok(()) }
@@ -566,6 +575,7 @@ impl DeviceAlloc {
     /// Waits for every queued operation on the block.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// b.synchronize()?;
     /// # Ok(()) }

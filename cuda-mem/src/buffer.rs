@@ -10,13 +10,12 @@ use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
 use crate::device_copy::DeviceCopy;
+use crate::engine::Elems;
 use crate::error::{Error, Result};
 use crate::memory::{byte_len, RawMemory};
-use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
 use crate::pinned_pages::PinnedFlags;
 use crate::pool::MemPool;
-use crate::view::{AsView, Elems, View, ViewMut};
 
 mod sealed {
     pub trait Sealed {}
@@ -87,14 +86,17 @@ impl HostAccessible for Unified {}
 /// `len` elements of `T` in memory of kind `K`. Use the aliases:
 /// [`DeviceBuffer`], [`PinnedBuffer`], [`UnifiedBuffer`], [`PoolBuffer`].
 ///
-/// All kinds share one implementation of every operation: `len`,
-/// `byte_size`, `memset`, `fill`, copies to and from the host and between any
-/// two kinds, views (`slice`, `slice_mut`), kernel arguments and cudarc's
-/// `DevicePtr` traits. Dropping a buffer frees it after every queued use
+/// All kinds share one implementation of every operation, the traits
+/// [`Memory`](crate::Memory) and [`MemoryMut`](crate::MemoryMut) (`use
+/// cuda_mem::prelude::*;`): `len`, `byte_size`, `memset`, `fill`, copies to
+/// and from the host and between any two kinds (pitched buffers included),
+/// views (`slice`, `slice_mut`), kernel arguments; and cudarc's `DevicePtr`
+/// traits. Dropping a buffer frees it after every queued use
 /// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
 ///
 /// ```no_run
-/// use cuda_mem::{DeviceBuffer, DeviceCopy};
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::DeviceBuffer;
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
 /// #[repr(C)]
@@ -117,6 +119,7 @@ impl HostAccessible for Unified {}
 /// never a plain slice, which could be freed or changed while the copy runs:
 ///
 /// ```compile_fail,E0308
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = vec![1.0f32; dev.len()];
 /// dev.copy_from_host_async(&host, s)?; // expected `&Buffer<f32, _>`, found `&Vec<f32>`
@@ -127,6 +130,7 @@ impl HostAccessible for Unified {}
 /// writes it (the slice would change under the reader)...
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let view = pinned.as_slice()?;
 /// dev.copy_to_host_async(pinned, s)?; // `pinned` is borrowed by `view`
@@ -137,6 +141,7 @@ impl HostAccessible for Unified {}
 /// ...or reads it (the host could write while the DMA reads):
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = pinned.as_mut_slice()?;
 /// dev.copy_from_host_async(pinned, s)?; // `pinned` is mutably borrowed by `host`
@@ -148,6 +153,7 @@ impl HostAccessible for Unified {}
 /// host always sees finished data:
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// dev.copy_to_host_async(pinned, s)?;
 /// let done: &[f32] = pinned.as_slice()?; // waits for the copy
@@ -157,6 +163,7 @@ impl HostAccessible for Unified {}
 /// A view borrows its buffer, so the buffer cannot be freed under it:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let head = buf.slice(0..4)?;
 /// drop(buf); // cannot move out of `buf` while `head` borrows it
@@ -167,6 +174,7 @@ impl HostAccessible for Unified {}
 /// Mutable views are exclusive (use `split_at_mut` for disjoint halves):
 ///
 /// ```compile_fail,E0499
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: &mut cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let mut a = buf.slice_mut(0..4)?;
 /// let mut b = buf.slice_mut(2..6)?; // second mutable borrow of `buf`
@@ -179,6 +187,7 @@ impl HostAccessible for Unified {}
 /// launch:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(mut buf: cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let arg = buf.kernel_arg_mut(s)?;
 /// drop(buf); // cannot move out of `buf` while `arg` borrows it
@@ -189,6 +198,7 @@ impl HostAccessible for Unified {}
 /// A pool buffer freed on a stream is gone:
 ///
 /// ```compile_fail,E0382
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::PoolBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// buf.free_on_stream(s)?;
 /// buf.to_vec()?; // use of moved value
@@ -200,6 +210,7 @@ impl HostAccessible for Unified {}
 /// copies and `to_vec` would have to invent them):
 ///
 /// ```compile_fail,E0080
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let markers = cuda_mem::PinnedBuffer::<std::marker::PhantomData<u32>>::new(&ctx, 10)?;
 /// # Ok::<(), cuda_mem::Error>(())
@@ -209,6 +220,7 @@ impl HostAccessible for Unified {}
 /// wrote could hold any byte):
 ///
 /// ```compile_fail,E0599
+/// # use cuda_mem::prelude::*;
 /// # fn f(ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
 /// let flags = cuda_mem::DeviceBuffer::<bool>::new(ctx, 8)?; // `bool: DeviceCopy` is not satisfied
 /// # Ok(()) }
@@ -243,43 +255,7 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     pub(crate) fn elems(&self) -> Elems<'_, T> {
         Elems::whole(&self.mem, self.len)
     }
-
-    /// Waits for every queued operation on this buffer (kernels, async copies, fills).
-    ///
-    /// ```no_run
-    /// # fn f(b: &cuda_mem::DeviceBuffer<u8>) -> cuda_mem::Result<()> {
-    /// b.synchronize()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(Access::Shared)
-    }
 }
-
-read_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-
-impl<T: DeviceCopy, K: MemoryKind> AsView<T> for Buffer<T, K> {
-    fn as_view(&self) -> View<'_, T> {
-        View {
-            elems: self.elems(),
-        }
-    }
-}
-
-impl<'a, T: DeviceCopy> View<'a, T> {
-    fn elems(&self) -> Elems<'a, T> {
-        self.elems
-    }
-}
-impl<T: DeviceCopy> ViewMut<'_, T> {
-    fn elems(&self) -> Elems<'_, T> {
-        self.elems
-    }
-}
-read_ops!(['a, T: DeviceCopy] View<'a, T>, "cuda_mem::View<'_, u32>");
-read_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
-write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
 
 impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -299,10 +275,11 @@ fn state_of(ctx: &Arc<CudaContext>) -> Result<Arc<ContextState>> {
 impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` elements. The contents are unspecified (whatever bytes
     /// the memory held), which is sound because every bit pattern is a valid
-    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](Self::fill) or
+    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](crate::MemoryMut::fill) or
     /// [`from_slice`](Self::from_slice) for defined contents.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<f32>::new(&cuda_mem::context(0)?, 1 << 20)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -317,24 +294,27 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` zeroed elements.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<u64>::zeroed(&cuda_mem::context(0)?, 16)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn zeroed(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
-        let mut buf = Self::new(ctx, len)?;
-        buf.memset(0)?;
+        let buf = Self::new(ctx, len)?;
+        let e = buf.elems();
+        e.memset(0, e.default_stream())?;
         Ok(buf)
     }
 
     /// Allocates a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::from_slice(&cuda_mem::context(0)?, &[1.0f32, 2.0])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::new(ctx, data.len())?;
-        buf.copy_from_host(data)?;
+        let buf = Self::new(ctx, data.len())?;
+        buf.elems().copy_from_host(data, None)?;
         Ok(buf)
     }
 }
@@ -344,6 +324,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// write-combined).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 4096)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -354,6 +335,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates `len` zeroed elements with the given [`PinnedFlags`].
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::{PinnedBuffer, PinnedFlags};
     /// let flags = PinnedFlags { write_combined: true, ..Default::default() };
     /// let upload_only = PinnedBuffer::<f32>::with_flags(&cuda_mem::context(0)?, 1024, flags)?;
@@ -370,6 +352,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates pinned memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u16, 2, 3])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -385,6 +368,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `Err(NotSupported)` on a device without managed memory.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::<f64>::new(&cuda_mem::context(0)?, 1000)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -399,12 +383,13 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// Allocates managed memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::from_slice(&cuda_mem::context(0)?, &[1i32, -1])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::new(ctx, data.len())?;
-        buf.copy_from_host(data)?;
+        let buf = Self::new(ctx, data.len())?;
+        buf.elems().copy_from_host(data, None)?;
         Ok(buf)
     }
 
@@ -463,6 +448,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `Err(NotSupported)` without concurrent managed access.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_device(s)?;
     /// # Ok(()) }
@@ -475,6 +461,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `prefetch(.., Location::Host, stream)`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_host(s)?;
     /// # Ok(()) }
@@ -487,6 +474,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// (`cuMemAdvise`): `advise_range(.., advice)`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::Advice;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
     /// b.advise(Advice::ReadMostly(true))?;
@@ -631,6 +619,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, after waiting for every queued operation on the buffer.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u8, 2])?;
     /// assert_eq!(buf.as_slice()?, &[1, 2]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -652,6 +641,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, mutably, after waiting for every queued operation.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let mut buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 2)?;
     /// buf.as_mut_slice()?.copy_from_slice(&[3, 4]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -673,6 +663,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// `Err(NotSupported)` without memory pools; never a silent fall-back.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let stream = ctx.new_stream()?;
     /// let buf = cuda_mem::PoolBuffer::<f32>::new(1024, &stream)?;
@@ -691,6 +682,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Allocates `len` elements from `pool`, ordered on `stream`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let pool = cuda_mem::MemPool::new(&ctx)?;
     /// let buf = cuda_mem::PoolBuffer::<u8>::from_pool(&pool, 64, &ctx.new_stream()?)?;
@@ -709,6 +701,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Dropping the buffer does the same on the stream that used it last.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: cuda_mem::PoolBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }

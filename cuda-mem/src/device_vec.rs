@@ -12,11 +12,10 @@ use cudarc::driver::{CudaContext, CudaStream};
 use crate::allocation::AllocKind;
 use crate::context::ContextState;
 use crate::device_copy::DeviceCopy;
+use crate::engine::{AsView, Elems};
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::{byte_len, element_size, RawMemory};
-use crate::ops::{read_ops, write_ops};
 use crate::order::Access;
-use crate::view::{AsView, Elems, View};
 use crate::vmm::{self, Reservation};
 
 /// A growable vector of `T` in device memory whose address never changes.
@@ -129,21 +128,13 @@ pub struct DeviceVec<T> {
     _t: PhantomData<T>,
 }
 
-// The engine: every buffer operation (read and write ops, views, kernel
-// arguments, cudarc's traits, typed launches in `launch::host`) works on
-// `elems()`, the first `len` elements of the mapped memory.
+// The engine: every buffer operation (`Memory` / `MemoryMut` in `ops`,
+// views, kernel arguments, cudarc's traits, typed launches in
+// `launch::host`) works on `elems()`, the first `len` elements of the mapped
+// memory.
 impl<T: DeviceCopy> DeviceVec<T> {
     pub(crate) fn elems(&self) -> Elems<'_, T> {
         Elems::whole(&self.mem, self.len)
-    }
-}
-read_ops!([T: DeviceCopy] DeviceVec<T>, "cuda_mem::DeviceVec<u32>");
-write_ops!([T: DeviceCopy] DeviceVec<T>, "cuda_mem::DeviceVec<u32>");
-impl<T: DeviceCopy> AsView<T> for DeviceVec<T> {
-    fn as_view(&self) -> View<'_, T> {
-        View {
-            elems: self.elems(),
-        }
     }
 }
 
@@ -386,7 +377,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// ```
     pub fn extend_from_host(&mut self, data: &[T]) -> Result<()> {
         self.reserve(data.len())?;
-        self.tail(data.len()).copy_from_host(data)?;
+        self.tail(data.len()).copy_from_host(data, None)?;
         self.len += data.len();
         Ok(())
     }
@@ -421,9 +412,9 @@ impl<T: DeviceCopy> DeviceVec<T> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let src = src.as_view().elems;
-        self.reserve(src.len)?;
-        self.tail(src.len).copy_from(src, stream)?;
-        self.len += src.len;
+        self.reserve(src.len())?;
+        self.tail(src.len()).copy_from(src, stream)?;
+        self.len += src.len();
         Ok(())
     }
 
@@ -576,17 +567,6 @@ impl<T: DeviceCopy> DeviceVec<T> {
             return Err(NOT_MAPPED);
         };
         reservation.add_peer(peer.cu_device())
-    }
-
-    /// Waits for every queued operation on the vector (kernels, copies, fills).
-    ///
-    /// ```no_run
-    /// # fn f(v: &cuda_mem::DeviceVec<u8>) -> cuda_mem::Result<()> {
-    /// v.synchronize()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(Access::Shared)
     }
 }
 

@@ -23,6 +23,7 @@
 //! fails.
 #![forbid(unsafe_code)]
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::time::Instant;
 

@@ -28,6 +28,7 @@
 //! each other, so keep chunks per buffer well below that).
 #![forbid(unsafe_code)]
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

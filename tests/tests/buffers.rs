@@ -4,6 +4,7 @@
 //! ranges, sizes, zero lengths, out of memory, other contexts) is in
 //! `bad_input.rs`.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::{

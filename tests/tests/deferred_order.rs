@@ -4,6 +4,7 @@
 //! while before touching the buffer), and check that host access waits for
 //! both launches, not only for the stream claimed last.
 
+use cuda_mem::prelude::*;
 use cuda_mem::{DeviceBuffer, PinnedBuffer};
 use cuda_mem_tests::spin::{launch, spin_copy, SLOW};
 use cuda_mem_tests::{gpu, Rng};

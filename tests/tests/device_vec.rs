@@ -7,6 +7,7 @@
 //! vector intact, growth beyond the reservation, and sharing with a peer
 //! GPU. Outputs are poisoned first and every element is checked.
 
+use cuda_mem::prelude::*;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cuda_mem::{

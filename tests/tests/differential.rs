@@ -18,6 +18,7 @@
 //! model treats as undefined does not count as an uninitialised read
 //! (initcheck); the model still treats it as undefined.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -13,6 +13,7 @@
 //! while a slow kernel still writes the other part, and a read of a view
 //! that overlaps that part by one element waits for it.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 

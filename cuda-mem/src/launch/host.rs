@@ -15,9 +15,9 @@ use crate::device::{
 };
 use crate::device_copy::DeviceCopy;
 use crate::device_vec::DeviceVec;
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::pitched::PitchedBuffer;
-use crate::view::{Elems, View, ViewMut};
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).
@@ -349,8 +349,8 @@ impl Launch<'_> {
 /// | any [`DeviceCopy`] type `T` | a `T`, by value |
 ///
 /// Buffers and views are ordered on the launch's stream like
-/// [`kernel_arg`](crate::Buffer::kernel_arg) and
-/// [`kernel_arg_mut`](crate::Buffer::kernel_arg_mut): the kernel runs after
+/// [`kernel_arg`](crate::Memory::kernel_arg) and
+/// [`kernel_arg_mut`](crate::MemoryMut::kernel_arg_mut): the kernel runs after
 /// earlier work on the memory, and later work, host access and the free wait
 /// for it. The borrow lasts for the call only.
 ///
@@ -389,18 +389,30 @@ unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     }
 }
 
+/// `elems`, if its elements are one contiguous block (a slice parameter
+/// cannot describe padded rows).
+fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
+    if elems.is_contiguous() {
+        Ok(elems)
+    } else {
+        Err(Error::InvalidArgument(
+            "a view of padded 2D memory (a region of several rows) is not a slice parameter; pass the PitchedBuffer as a pitched parameter, or copy the region into a packed buffer",
+        ))
+    }
+}
+
 /// `elems` claimed on `stream` (ordered after earlier work, later work and
 /// host access waiting for the kernel), as a read-only slice.
 fn shared<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceSlice<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: `len` elements of a live allocation at `ptr` (null only for an
     // empty slice, which is never dereferenced), borrowed by the caller for
     // the launch; the claim orders every other write to the allocation
     // before or after the kernel.
-    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 /// Like [`shared`], writable: the caller holds the memory exclusively.
@@ -408,10 +420,10 @@ fn exclusive<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceSliceMut<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
     // no other argument of this launch and no host reference aliases it.
-    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 /// Like [`exclusive`], for atomic access by every thread.
@@ -419,10 +431,10 @@ fn atomic<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceAtomicSlice<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `exclusive`; inside the kernel every access through the
     // slice is atomic.
-    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 macro_rules! slice_args {
@@ -474,19 +486,16 @@ fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<(*mut T, usize, usize, usize)> {
-    if !buffer.pitch().is_multiple_of(align_of::<T>()) {
+    let elems = buffer.elems();
+    if !elems.shape.pitch.is_multiple_of(align_of::<T>()) {
         return Err(Error::InvalidArgument(
             "the pitch of this PitchedBuffer is not a multiple of the element type's alignment, \
              which pitched kernel parameters need; use an element type of alignment 16 or less",
         ));
     }
-    let ptr = buffer.claim(stream)?;
-    Ok((
-        ptr.as_raw(),
-        buffer.pitch(),
-        buffer.width(),
-        buffer.height(),
-    ))
+    let ptr = elems.claim(stream)?;
+    let s = elems.shape;
+    Ok((ptr.as_raw(), s.pitch, s.width, s.rows))
 }
 
 macro_rules! pitched_args {

@@ -2,6 +2,7 @@
 //! overhead of a 4 KiB round trip, and two halves of one buffer copied on two
 //! streams at once against two separate allocations.
 
+use cuda_mem::prelude::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 

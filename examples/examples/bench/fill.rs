@@ -1,6 +1,7 @@
 //! The fill rows: every element size over 1 GiB, a view at an unaligned
 //! offset, and the fill kernels' tuning knobs (`--sweep`, `--chunks`).
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys;

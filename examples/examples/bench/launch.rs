@@ -1,6 +1,7 @@
 //! The typed-launch row: a `#[kernel]` launch against a bare
 //! `cuLaunchKernel` of the same kernel.
 
+use cuda_mem::prelude::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 

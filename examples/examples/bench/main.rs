@@ -3,8 +3,8 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--fill-only | --launch-only | --peer-only]
-//!         [--sweep] [--chunks SHORT,LONG] [--peer-only | --launch-only]
+//!         [--fill-only | --launch-only | --peer-only | --devvec-only]
+//!         [--sweep] [--chunks SHORT,LONG] [--max-gib N]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
@@ -12,6 +12,7 @@
 
 mod alloc;
 mod copies;
+mod device_vec;
 mod fill;
 mod harness;
 mod launch;
@@ -33,6 +34,11 @@ struct Args {
     fill_only: bool,
     /// `--launch-only`: just the typed-launch row.
     launch_only: bool,
+    /// `--devvec-only`: just the `DeviceVec` rows.
+    devvec_only: bool,
+    /// `--max-gib N`: how far the `DeviceVec` growth rows grow (default 16,
+    /// 1 with `--quick`).
+    max_gib: usize,
     /// `--sweep`: the fill kernels' chunks-per-thread sweep first.
     sweep: bool,
     /// `--chunks SHORT,LONG`: chunks per thread for short and long pattern periods.
@@ -58,6 +64,10 @@ impl Args {
             peer_only: flag("--peer-only"),
             fill_only: flag("--fill-only"),
             launch_only: flag("--launch-only"),
+            devvec_only: flag("--devvec-only"),
+            max_gib: value("--max-gib").map_or(if flag("--quick") { 1 } else { 16 }, |v| {
+                v.parse().expect("--max-gib takes a whole number of GiB")
+            }),
             sweep: flag("--sweep"),
             chunks: value("--chunks"),
             json: value("--json"),
@@ -79,6 +89,10 @@ fn main() {
         ctx.name().unwrap(),
         env!("CARGO_PKG_VERSION")
     );
+    if args.devvec_only {
+        device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
+        return;
+    }
     fill::tuning(&mut b, &ctx, args.sweep, args.chunks.as_deref());
     if !args.peer_only {
         fill::element_sizes(&mut b, &ctx);
@@ -95,6 +109,7 @@ fn main() {
         copies::halves_on_two_streams(&mut b, &ctx);
         unified::prefetch(&mut b, &ctx);
         alloc::alloc_free(&mut b, &ctx);
+        device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
     }
     peer::peer_copies(&mut b, &ctx);
 

@@ -1,6 +1,7 @@
 //! The peer rows: copies between two devices (or two contexts of one
 //! device), with peer access and, where it can be disabled, through the host.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys;

@@ -1,6 +1,7 @@
 //! The pitched rows: a 12-byte fill of an odd width, which skips the row
 //! padding, and a 2D copy from pinned memory into the pitched buffer.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys;

@@ -1,6 +1,7 @@
 //! The small-operation rows: the host cost of a 4 KiB fill against the raw
 //! call it dispatches to, on the memset path and on the kernel path.
 
+use cuda_mem::prelude::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 //! The unified-memory row: a 1 GiB prefetch to the device.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::{result, sys};

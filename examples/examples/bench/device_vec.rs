@@ -1,126 +1,28 @@
-//! The `DeviceVec` rows of the benchmark table, in the row format of
-//! `bench.rs` (ours, the comparison measured in the same run, their ratio):
+//! The `DeviceVec` rows: growth by doubling to 16 GiB (`--max-gib N`; 1 GiB
+//! with `--quick`) against a `DeviceBuffer` reallocated and copied at every
+//! step (wall time, peak device memory), and fill and copy on a 256 MiB
+//! `DeviceVec` against a `DeviceBuffer` of the same size (the same engine on
+//! mapped memory: goal ratio at least 0.98), plus the fill against the raw
+//! `cuMemsetD32Async` on the vector's own memory.
 //!
-//!     cargo run --release --example bench_device_vec -- [--quick] [--max-gib N]
-//!
-//! - Growth: a vector grown by doubling from 1 MiB to 16 GiB (`--max-gib`,
-//!   1 GiB with `--quick`), each step's new elements written with `fill`.
-//!   Ours: `DeviceVec::resize` (maps memory after the old, copies nothing).
-//!   Compared with: a `DeviceBuffer` reallocated at every step (allocate
-//!   the new size, copy the old contents over, fill the rest, free the old).
-//!   Wall time of the whole growth, and the peak device memory it used
-//!   (`cuMemGetInfo` after each step, against the free memory before).
-//! - Fill and copy on a 256 MiB `DeviceVec` against a `DeviceBuffer` of the
-//!   same size: the same engine on mapped memory, so the ratio should be
-//!   about 1 (goal: at least 0.98). GPU time by CUDA events, median of the
-//!   repetitions, three alternating rounds. Also the fill against the raw
-//!   `cuMemsetD32Async` on the vector's own memory.
+//! - Growth: ours is `DeviceVec::resize` (maps memory after the old, copies
+//!   nothing); the comparison allocates the new size, copies the old contents
+//!   over, fills the rest and frees the old. Peak memory is `cuMemGetInfo`
+//!   after each step against the free memory before.
+//! - Fill and copy: GPU time by CUDA events, median of the repetitions, three
+//!   alternating rounds.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use cuda_mem::cudarc::driver::{sys, CudaEvent, CudaStream};
+use cuda_mem::cudarc::driver::sys;
+use cuda_mem::prelude::*;
 use cuda_mem::{CudaContext, DeviceBuffer, DeviceVec};
+
+use crate::harness::{median, Bench};
 
 const MIB: usize = 1 << 20;
 const GIB: usize = 1 << 30;
-
-/// One row of the table (as in `bench.rs`).
-struct Row {
-    group: &'static str,
-    name: String,
-    unit: &'static str,
-    ours: f64,
-    raw: f64,
-    raw_name: &'static str,
-    higher_is_better: bool,
-}
-
-impl Row {
-    fn ratio(&self) -> f64 {
-        if self.higher_is_better {
-            self.ours / self.raw
-        } else {
-            self.raw / self.ours
-        }
-    }
-}
-
-/// The row-printing and GPU-timing harness of `bench.rs`.
-struct Bench {
-    stream: Arc<CudaStream>,
-    start: CudaEvent,
-    stop: CudaEvent,
-    reps: usize,
-    rows: Vec<Row>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
-impl Bench {
-    /// Median GPU milliseconds of `op` (queued on `self.stream`).
-    fn gpu_ms(&self, mut op: impl FnMut()) -> f64 {
-        op(); // warm-up
-        let times = (0..self.reps)
-            .map(|_| {
-                self.start.record(&self.stream).unwrap();
-                op();
-                self.stop.record(&self.stream).unwrap();
-                self.stop.synchronize().unwrap();
-                self.start.elapsed_ms(&self.stop).unwrap() as f64
-            })
-            .collect();
-        median(times)
-    }
-
-    /// Median GPU milliseconds of `ours` and of `raw`, measured in three
-    /// alternating rounds so that drifting clocks hit both.
-    fn gpu_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
-        let (mut o, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            o.push(self.gpu_ms(&mut ours));
-            r.push(self.gpu_ms(&mut raw));
-        }
-        (median(o), median(r))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        group: &'static str,
-        name: String,
-        unit: &'static str,
-        ours: f64,
-        raw: f64,
-        raw_name: &'static str,
-        higher_is_better: bool,
-    ) {
-        let row = Row {
-            group,
-            name,
-            unit,
-            ours,
-            raw,
-            raw_name,
-            higher_is_better,
-        };
-        println!(
-            "{:<8} {:<34} ours {:>10.2} {:<5} raw {:>10.2} {:<5} ({}) ratio {:.3}",
-            row.group,
-            row.name,
-            row.ours,
-            row.unit,
-            row.raw,
-            row.unit,
-            row.raw_name,
-            row.ratio()
-        );
-        self.rows.push(row);
-    }
-}
 
 /// Free device memory in bytes.
 fn free_memory(ctx: &Arc<CudaContext>) -> usize {
@@ -201,31 +103,10 @@ fn check_steps(got: &[u32], what: &str) {
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let max_gib: usize = args
-        .iter()
-        .position(|a| a == "--max-gib")
-        .and_then(|i| args.get(i + 1))
-        .map(|s| s.parse().expect("--max-gib takes a whole number of GiB"))
-        .unwrap_or(if quick { 1 } else { 16 });
-    let ctx = cuda_mem_examples::gpu_or_exit("bench_device_vec");
-    let stream = ctx.new_stream().unwrap();
-    let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut b = Bench {
-        start: ctx.new_event(timing).unwrap(),
-        stop: ctx.new_event(timing).unwrap(),
-        stream: stream.clone(),
-        reps: if quick { 5 } else { 15 },
-        rows: Vec::new(),
-    };
-    println!(
-        "device: {} (driver API; cuda-mem {})",
-        ctx.name().unwrap(),
-        env!("CARGO_PKG_VERSION")
-    );
-
+/// The `DeviceVec` rows (group `devvec`), growing to `max_gib` GiB.
+pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) {
+    let ctx = ctx.clone();
+    let stream = b.stream.clone();
     // --- growth by doubling: DeviceVec vs DeviceBuffer realloc + copy ---
     let max = max_gib * GIB;
     // Warm-up of both paths (first allocations, the fill kernels' module).
@@ -249,6 +130,7 @@ fn main() {
         median(buf_ms),
         "DeviceBuffer realloc+copy",
         false,
+        None,
     );
     b.push(
         "devvec",
@@ -258,6 +140,7 @@ fn main() {
         buf_peak as f64 / GIB as f64,
         "DeviceBuffer realloc+copy",
         false,
+        None,
     );
 
     // --- fill and copy on 256 MiB: DeviceVec vs DeviceBuffer ---
@@ -280,6 +163,7 @@ fn main() {
             gbps(raw),
             "DeviceBuffer::fill",
             true,
+            None,
         );
         let addr = v.as_device_ptr().addr();
         let (ours, raw) = b.gpu_pair_ms(
@@ -300,6 +184,7 @@ fn main() {
             gbps(raw),
             "cuMemsetD32Async",
             true,
+            None,
         );
         v.fill(7).unwrap();
         assert!(v.to_vec().unwrap().iter().all(|&x| x == 7), "fill result");
@@ -323,6 +208,7 @@ fn main() {
             gbps(raw),
             "DeviceBuffer::fill",
             true,
+            None,
         );
         assert!(
             v.to_vec().unwrap().iter().all(|&x| x == value),
@@ -350,20 +236,11 @@ fn main() {
             2.0 * gbps(raw),
             "DeviceBuffer::copy_from",
             true,
+            None,
         );
         assert!(
             dst_v.to_vec().unwrap().iter().all(|&x| x == 3),
             "copy result"
         );
     }
-    let worst = b
-        .rows
-        .iter()
-        .filter(|r| r.unit == "GB/s")
-        .map(Row::ratio)
-        .fold(f64::INFINITY, f64::min);
-    println!(
-        "bench_device_vec: {} rows, worst fill/copy ratio {worst:.3} (goal >= 0.98)",
-        b.rows.len()
-    );
 }
