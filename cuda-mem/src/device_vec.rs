@@ -69,10 +69,12 @@ use crate::vmm::{self, Reservation};
 /// [`reserve`](Self::reserve) and the calls that grow the vector map chunks
 /// of physical memory at the end of the mapped range: one `cuMemCreate` and
 /// one `cuMemMap` per chunk, and one `cuMemSetAccess` per growth. Chunks
-/// are at least one granule and about a sixteenth of the offset they start
-/// at, so growing from nothing to 16 GiB maps about 150 chunks, and
-/// [`shrink_to_fit`](Self::shrink_to_fit) keeps at most about 1/16 more than
-/// the elements need. `reserve` grows by at least half the capacity (like
+/// are at least one granule and about a quarter of the offset they start
+/// at, so growing from nothing to 16 GiB maps about 50 chunks, and
+/// [`shrink_to_fit`](Self::shrink_to_fit) keeps at most about a quarter more
+/// than the elements need. (Smaller chunks would give back more, but memory
+/// mapped as many small chunks streams measurably slower than one
+/// allocation.) `reserve` grows by at least half the capacity (like
 /// `Vec`'s amortised growth; it falls back to the exact size when that
 /// does not fit in memory); [`reserve_exact`](Self::reserve_exact) maps just
 /// what is asked for. Growth does not wait for queued work: the new memory
@@ -507,9 +509,9 @@ impl<T: DeviceCopy> DeviceVec<T> {
 
     /// Unmaps and releases the memory the elements do not need, returning it
     /// to the device: every chunk that lies wholly beyond the elements
-    /// (`cuMemUnmap`, `cuMemRelease`). Chunks are about a sixteenth of their
+    /// (`cuMemUnmap`, `cuMemRelease`). Chunks are about a quarter of their
     /// offset (see [what growth costs](#what-growth-costs)), so the capacity
-    /// afterwards is at most about `len + len / 16`, rounded up to the
+    /// afterwards is at most about `len + len / 4`, rounded up to the
     /// granularity. It first waits for every queued operation on the
     /// vector, as a free does. The address stays.
     ///

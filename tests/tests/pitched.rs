@@ -879,11 +879,16 @@ fn pitched_buffers_at_the_cudarc_and_nccl_boundary() {
         "an odd width of f32s has padded rows"
     );
     let mut host = vec![-1.0f32; w * h];
-    assert!(
-        stream.memcpy_dtoh(&padded, &mut host).is_err(),
-        "cudarc copy of padded rows"
-    );
-    assert!(host.iter().all(|&v| v == -1.0));
+    // The refusal is the driver's answer to address 0, which memcheck
+    // reports as an API error: under compute-sanitizer only the address is
+    // checked (below).
+    if !cuda_mem_tests::under_sanitizer() {
+        assert!(
+            stream.memcpy_dtoh(&padded, &mut host).is_err(),
+            "cudarc copy of padded rows"
+        );
+        assert!(host.iter().all(|&v| v == -1.0));
+    }
     {
         let (addr, _sync) = padded.device_ptr(&stream);
         assert_eq!(addr, 0);

@@ -1,6 +1,6 @@
 //! The `DeviceVec` rows: growth by doubling to 16 GiB (`--max-gib N`; 1 GiB
 //! with `--quick`) against a `DeviceBuffer` reallocated and copied at every
-//! step (wall time, peak device memory), and fill and copy on a 256 MiB
+//! step (wall time, peak device memory), and fill and copy on a 1 GiB
 //! `DeviceVec` against a `DeviceBuffer` of the same size (the same engine on
 //! mapped memory: goal ratio at least 0.98), plus the fill against the raw
 //! `cuMemsetD32Async` on the vector's own memory.
@@ -143,8 +143,8 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) 
         None,
     );
 
-    // --- fill and copy on 256 MiB: DeviceVec vs DeviceBuffer ---
-    let bytes = 256 * MIB;
+    // --- fill and copy on 1 GiB: DeviceVec vs DeviceBuffer ---
+    let bytes = GIB;
     let gbps = |ms: f64| bytes as f64 / ms / 1e6;
     {
         let len = bytes / 4;
@@ -157,7 +157,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) 
         );
         b.push(
             "devvec",
-            "fill 4 B, 256 MiB".into(),
+            "fill 4 B, 1 GiB".into(),
             "GB/s",
             gbps(ours),
             gbps(raw),
@@ -178,7 +178,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) 
         );
         b.push(
             "devvec",
-            "fill 4 B, 256 MiB (vs memset)".into(),
+            "fill 4 B, 1 GiB (vs memset)".into(),
             "GB/s",
             gbps(ours),
             gbps(raw),
@@ -202,7 +202,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) 
         );
         b.push(
             "devvec",
-            "fill 12 B, 256 MiB".into(),
+            "fill 12 B, 1 GiB".into(),
             "GB/s",
             gbps(ours),
             gbps(raw),
@@ -230,7 +230,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, max_gib: usize, quick: bool) 
         // A copy reads and writes every byte.
         b.push(
             "devvec",
-            "copy d2d, 256 MiB (read + write)".into(),
+            "copy d2d, 1 GiB (read + write)".into(),
             "GB/s",
             2.0 * gbps(ours),
             2.0 * gbps(raw),
