@@ -28,6 +28,16 @@ pub(crate) enum AllocKind {
     /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
     /// Holds the pool (if any) so that it outlives its allocations.
     Pool(#[allow(dead_code)] Option<MemPool>),
+    /// Memory another process exported (see `ipc`). `pool` is `None` for
+    /// `cuIpcOpenMemHandle` (closed with `cuIpcCloseMemHandle`) and the
+    /// imported pool of a pointer from `cuMemPoolImportPointer` (freed with
+    /// `cuMemFree`), held so that it outlives the pointer.
+    #[cfg(target_os = "linux")]
+    Imported {
+        #[allow(dead_code)]
+        pool: Option<MemPool>,
+        exporter: crate::ipc::exporter::Exporter,
+    },
 }
 
 /// One allocation. Zero-byte allocations hold no memory (address 0) and make
@@ -152,6 +162,28 @@ impl RawMemory {
             0,
             std::ptr::null_mut(),
             0,
+            kind,
+            StreamOrder::default(),
+        )
+    }
+
+    /// Memory of `bytes` bytes at `addr` that `ipc` imported from another
+    /// process (`kind` is an [`AllocKind::Imported`]).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn imported(
+        state: Arc<ContextState>,
+        addr: u64,
+        bytes: usize,
+        kind: AllocKind,
+    ) -> Self {
+        if bytes == 0 {
+            return Self::empty(state, kind);
+        }
+        Self::new(
+            state,
+            addr,
+            std::ptr::null_mut(),
+            bytes,
             kind,
             StreamOrder::default(),
         )
@@ -346,7 +378,12 @@ impl RawMemory {
     /// Whether the memory lives on its device (device, pool or pitched
     /// memory), not in host or managed memory.
     pub(crate) fn is_device_resident(&self) -> bool {
-        matches!(self.kind, AllocKind::Device | AllocKind::Pool(_))
+        match self.kind {
+            AllocKind::Device | AllocKind::Pool(_) => true,
+            #[cfg(target_os = "linux")]
+            AllocKind::Imported { .. } => true,
+            _ => false,
+        }
     }
 
     /// Whether this is a stream-ordered (pool) allocation.
@@ -418,6 +455,12 @@ impl RawMemory {
         match &mut self.kind {
             // No queued operation uses the pages (waited above).
             AllocKind::Pinned(pages) => pages.take().map_or(Ok(()), PinnedPages::free),
+            #[cfg(target_os = "linux")]
+            AllocKind::Imported { pool: None, .. } => {
+                // SAFETY: opened by `cuIpcOpenMemHandle` in this context; no
+                // queued operation uses it (waited above).
+                unsafe { sys::cuIpcCloseMemHandle(self.addr).result() }.op("cuIpcCloseMemHandle")
+            }
             // SAFETY: no queued operation uses the memory (waited above; the
             // owner is dropping it, so every kernel argument has been launched).
             _ => unsafe { result::free_sync(self.addr) }.op("cuMemFree"),
