@@ -896,6 +896,30 @@ impl IpcEvent {
     }
 }
 
+impl IpcEvent {
+    /// Whether the work the event was last recorded after has completed
+    /// (`cuEventQuery`), without waiting. `Err` when the event's creator has
+    /// exited.
+    ///
+    /// ```no_run
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent) -> cuda_mem::Result<()> {
+    /// if !ev.is_complete()? {
+    ///     println!("the writer is still working");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_complete(&self) -> Result<bool> {
+        self.handle.exporter.check("event")?;
+        self.state.bind()?;
+        // SAFETY: a live event of the current context.
+        match unsafe { sys::cuEventQuery(self.event) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(Error::driver("cuEventQuery", cudarc::driver::DriverError(e))),
+        }
+    }
+}
+
 impl Drop for IpcEvent {
     fn drop(&mut self) {
         let r = self.state.ctx.bind_to_thread();
