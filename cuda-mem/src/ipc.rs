@@ -915,7 +915,10 @@ impl IpcEvent {
         match unsafe { sys::cuEventQuery(self.event) } {
             sys::CUresult::CUDA_SUCCESS => Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(Error::driver("cuEventQuery", cudarc::driver::DriverError(e))),
+            e => Err(Error::driver(
+                "cuEventQuery",
+                cudarc::driver::DriverError(e),
+            )),
         }
     }
 }

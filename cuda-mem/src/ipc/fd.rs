@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 
 /// Sends `bytes` and the file descriptor `fd` over a Unix socket in one
 /// message (`SCM_RIGHTS`): how a pool's descriptor
-/// ([`MemPool::export_fd`]) reaches another process. `bytes` must not be
+/// ([`MemPool::export_fd`](crate::MemPool::export_fd)) reaches another process. `bytes` must not be
 /// empty (a message needs at least one byte).
 ///
 /// ```no_run
