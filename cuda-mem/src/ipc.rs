@@ -608,23 +608,26 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
         if mem.bytes == 0 {
             return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
         }
-        self.synchronize()?;
-        mem.state.bind()?;
-        let mut data = MaybeUninit::uninit();
-        // SAFETY: valid out-pointer; `mem.addr` is a live stream-ordered
-        // allocation whose allocation has completed (synchronised above).
-        let r = unsafe { sys::cuMemPoolExportPointer(data.as_mut_ptr(), mem.addr).result() };
-        if let Err(e) = r {
-            if e.0 == sys::CUresult::CUDA_ERROR_INVALID_VALUE {
+        match &mem.kind {
+            AllocKind::Pool(Some(pool)) if pool.is_shareable() => {}
+            _ => {
                 return Err(Error::Ipc {
                     problem: "this pool allocation cannot be exported: its pool was not created \
                               shareable"
                         .into(),
-                    remedy: "allocate it from a MemPool::new_shareable pool",
-                });
+                    remedy: "allocate it from a MemPool::new_shareable pool \
+                             (PoolBuffer::from_pool)",
+                })
             }
-            return Err(Error::driver("cuMemPoolExportPointer", e));
         }
+        self.synchronize()?;
+        mem.state.bind()?;
+        let mut data = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; `mem.addr` is a live stream-ordered
+        // allocation of a shareable pool whose allocation has completed
+        // (synchronised above).
+        unsafe { sys::cuMemPoolExportPointer(data.as_mut_ptr(), mem.addr).result() }
+            .op("cuMemPoolExportPointer")?;
         // SAFETY: written by the successful call above.
         let data: sys::CUmemPoolPtrExportData = unsafe { data.assume_init() };
         Ok(IpcHandle::new(Kind::PoolPointer, data.reserved, self.len()))
@@ -971,6 +974,12 @@ impl MemPool {
     /// # Ok(()) }
     /// ```
     pub fn export_fd(&self) -> Result<OwnedFd> {
+        if !self.is_shareable() {
+            return Err(Error::Ipc {
+                problem: "this pool cannot be exported: it was not created shareable".into(),
+                remedy: "create it with MemPool::new_shareable",
+            });
+        }
         self.state().bind()?;
         let mut fd: core::ffi::c_int = -1;
         // SAFETY: for POSIX file descriptors the out-parameter is an `int`.
@@ -989,10 +998,6 @@ impl MemPool {
             Ok(()) => Err(Error::InvalidArgument(
                 "cuMemPoolExportToShareableHandle returned no file descriptor",
             )),
-            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_INVALID_VALUE => Err(Error::Ipc {
-                problem: "this pool cannot be exported: it was not created shareable".into(),
-                remedy: "create it with MemPool::new_shareable",
-            }),
             Err(e) => Err(Error::driver("cuMemPoolExportToShareableHandle", e)),
         }
     }

@@ -43,6 +43,8 @@ struct PoolInner {
     state: Arc<ContextState>,
     handle: sys::CUmemoryPool,
     owned: bool,
+    /// Created with POSIX file descriptors as shareable handles (`ipc`).
+    shareable: bool,
 }
 
 // SAFETY: a CUmemoryPool handle may be used from any thread; the driver
@@ -164,6 +166,7 @@ impl MemPool {
                 state,
                 handle,
                 owned: true,
+                shareable: handle_types != sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
             }),
         };
         pool.set_release_threshold(u64::MAX)?;
@@ -193,6 +196,7 @@ impl MemPool {
                 state,
                 handle,
                 owned: false,
+                shareable: false,
             }),
         })
     }
@@ -205,8 +209,14 @@ impl MemPool {
                 state,
                 handle,
                 owned: true,
+                shareable: false,
             }),
         }
+    }
+
+    /// Whether the pool was made shareable ([`MemPool::new_shareable`]).
+    pub(crate) fn is_shareable(&self) -> bool {
+        self.inner.shareable
     }
 
     pub(crate) fn require_pools(state: &ContextState) -> Result<()> {

@@ -280,7 +280,7 @@ fn child_device_buffer() {
     // The wrong element type: same size, another layout; another size.
     expect_err(
         IpcHandle::<[u8; 12]>::from_bytes(&bytes),
-        &["fingerprint", "Sample", "same struct definition"],
+        &["fingerprint", "[u8; 12]", "same struct definition"],
         "open as [u8; 12]",
     );
     expect_err(
