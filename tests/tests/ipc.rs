@@ -180,6 +180,14 @@ fn free_memory(ctx: &Arc<cuda_mem::CudaContext>) -> usize {
 
 const LIMIT: Duration = Duration::from_secs(120);
 
+/// The GPU tests of this binary run one at a time: the leak check reads the
+/// device's free memory, which a concurrent test would change.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[test]
 fn garbage_bytes_are_refused_with_a_remedy() {
     let mut rng = Rng::from_env("garbage_bytes_are_refused_with_a_remedy");
@@ -211,6 +219,7 @@ fn garbage_bytes_are_refused_with_a_remedy() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_device_buffer_crosses_processes_both_ways() {
+    let _serial = serial();
     let seed = seed_from_env("a_device_buffer_crosses_processes_both_ways");
     let mut rng = Rng::new(seed);
     let ctx = gpu();
@@ -350,6 +359,7 @@ fn launch_spin(
 #[test]
 #[ignore = "needs a CUDA device"]
 fn the_reader_waits_for_the_writers_slow_kernel_through_an_ipc_event() {
+    let _serial = serial();
     let seed = seed_from_env("the_reader_waits_for_the_writers_slow_kernel_through_an_ipc_event");
     let mut rng = Rng::new(seed);
     let ctx = gpu();
@@ -441,6 +451,7 @@ fn child_ordering() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_pool_allocation_crosses_processes_with_its_pool_descriptor() {
+    let _serial = serial();
     let seed = seed_from_env("a_pool_allocation_crosses_processes_with_its_pool_descriptor");
     let mut rng = Rng::new(seed);
     let ctx = gpu();
@@ -565,6 +576,7 @@ const BIG: usize = 64 << 20; // u32s: 256 MiB, so a leak shows in free memory
 #[test]
 #[ignore = "needs a CUDA device"]
 fn an_exporter_that_exits_first_gives_err_without_hang_or_leak() {
+    let _serial = serial();
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let baseline = free_memory(&ctx);
