@@ -1,6 +1,7 @@
 //! Host side of `#[kernel]`: the launcher's constants and types.
 
 use cm_renamed::device::{DeviceSlice, DeviceSliceMut};
+use cm_renamed::prelude::*;
 use cm_renamed::{kernel, DeviceCopy};
 
 #[derive(Clone, Copy, DeviceCopy)]

@@ -1,6 +1,8 @@
-//! Allocators: [`PinnedAllocator`] and [`UnifiedAllocator`] for allocator-aware
-//! host code (`allocator_api2::alloc::Allocator`), and [`CudaAllocator`], a
-//! device byte allocator that never yields a host reference.
+//! The allocator-API types: [`PinnedAllocator`] and [`UnifiedAllocator`] for
+//! allocator-aware host code (`allocator_api2::alloc::Allocator`), and
+//! [`CudaAllocator`] with its owned block [`DeviceAlloc`], a device byte
+//! allocator that never yields a host reference. The memory itself comes from
+//! `allocation`, like every buffer's.
 //!
 //! # Why device memory gets no `Allocator`
 //!
@@ -22,14 +24,15 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use allocator_api2::alloc::{AllocError, Allocator};
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::CudaContext;
 
+use crate::allocation;
 use crate::context::ContextState;
-use crate::error::{record_in, DriverResultExt, Error, Result};
-use crate::memory::{PinnedFlags, RawMemory};
-use crate::pinned_pages::PinnedPages;
-use crate::view::{Elems, View, ViewMut};
-use crate::{AsView, DevicePtr};
+use crate::device_ptr::DevicePtr;
+use crate::engine::{AsView, Elems, View, ViewMut};
+use crate::error::{record_in, Error, Result};
+use crate::memory::RawMemory;
+use crate::pinned_pages::{PinnedFlags, PinnedPages};
 
 /// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps
 /// whole pages, so its memory is page aligned (4096 bytes on every platform
@@ -121,6 +124,7 @@ impl PinnedAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::PinnedAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -256,6 +260,7 @@ impl UnifiedAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::UnifiedAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -274,19 +279,16 @@ unsafe impl Allocator for UnifiedAllocator {
         let Some(size) = host_request(layout, DEVICE_MAX_ALIGN)? else {
             return Ok(dangling(layout));
         };
-        self.state.bind().map_err(|_| AllocError)?;
-        // SAFETY: the context is current; zeroed below before anyone reads it.
-        let addr =
-            unsafe { result::malloc_managed(size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
-                .map_err(|_| AllocError)?;
+        // Zeroed below before anyone reads it.
+        let addr = allocation::managed(&self.state, size).map_err(|_| AllocError)?;
+        let free = || {
+            // SAFETY: allocated above and never handed out.
+            let _ = unsafe { allocation::free_device(&self.state, addr) };
+        };
         // SAFETY: managed memory is host-accessible at its own address (unified
         // addressing; concurrent managed access, so no kernel can forbid it):
-        // `size` freshly allocated writable bytes; `cuMemFree` is their free.
-        unsafe {
-            hand_out(addr as usize as *mut u8, size, layout, || {
-                let _ = result::free_sync(addr);
-            })
-        }
+        // `size` freshly allocated writable bytes; `free` is their free.
+        unsafe { hand_out(addr as usize as *mut u8, size, layout, free) }
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -298,11 +300,9 @@ unsafe impl Allocator for UnifiedAllocator {
         if layout.size() == 0 {
             return;
         }
-        let result = self.state.bind().and_then(|()| {
-            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
-            // allocator or a clone (`cuMemAllocManaged`) and is no longer used.
-            unsafe { result::free_sync(ptr.as_ptr() as usize as u64) }.op("cuMemFree")
-        });
+        // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+        // allocator or a clone (`allocation::managed`) and is no longer used.
+        let result = unsafe { allocation::free_device(&self.state, ptr.as_ptr() as usize as u64) };
         record_in(&self.state.ctx, result);
     }
 }
@@ -359,6 +359,7 @@ fn device_request(layout: Layout) -> Result<usize> {
 /// allocation is `Err(OutOfMemory)` with the size asked for. Nothing panics.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// use std::alloc::Layout;
 /// let ctx = cuda_mem::context(0)?;
 /// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
@@ -388,6 +389,7 @@ impl CudaAllocator {
     /// The context the memory is allocated in.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(a: &cuda_mem::CudaAllocator) {
     /// let ctx = a.context().clone();
     /// # }
@@ -431,14 +433,11 @@ impl CudaAllocator {
     /// ```
     pub fn alloc(&self, layout: Layout) -> Result<DevicePtr<u8>> {
         let size = device_request(layout)?;
-        self.state.bind()?;
-        // SAFETY: the context is current; the memory is only handed out as an
-        // address, never as a host reference.
-        let addr = unsafe { result::malloc_sync(size) }
-            .map_err(|e| Error::driver_sized("cuMemAlloc", e, size, "device"))?;
+        // Only handed out as an address, never as a host reference.
+        let addr = allocation::device(&self.state, size)?;
         if !addr.is_multiple_of(layout.align() as u64) {
             // SAFETY: allocated above and never handed out.
-            let _ = unsafe { result::free_sync(addr) };
+            let _ = unsafe { allocation::free_device(&self.state, addr) };
             return Err(Error::InvalidArgument(
                 "cuMemAlloc returned memory below the requested alignment",
             ));
@@ -464,9 +463,8 @@ impl CudaAllocator {
         if layout.size() == 0 || ptr.is_null() {
             return Ok(());
         }
-        self.state.bind()?;
-        // SAFETY: guaranteed by the caller.
-        unsafe { result::free_sync(ptr.addr()) }.op("cuMemFree")
+        // SAFETY: guaranteed by the caller (`alloc` allocates with `allocation::device`).
+        unsafe { allocation::free_device(&self.state, ptr.addr()) }
     }
 }
 
@@ -483,6 +481,7 @@ impl std::fmt::Debug for CudaAllocator {
 /// [`as_device_ptr`](Self::as_device_ptr) for the raw address.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let alloc = cuda_mem::CudaAllocator::new(&ctx)?;
 /// let mut block = alloc.allocate(std::alloc::Layout::array::<u32>(256).unwrap())?;
@@ -501,6 +500,7 @@ impl DeviceAlloc {
     /// `view_mut().kernel_arg_mut(&stream)` so that the drop waits for it.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) {
     /// let addr = b.as_device_ptr().addr();
     /// # }
@@ -534,6 +534,7 @@ impl DeviceAlloc {
     /// The context the block belongs to.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) {
     /// let ctx = b.context().clone();
     /// # }
@@ -545,6 +546,7 @@ impl DeviceAlloc {
     /// The bytes as a shared view (copies out, `to_vec`, kernel arguments).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// let bytes: Vec<u8> = b.view().to_vec()?;
     /// # Ok(()) }
@@ -558,6 +560,7 @@ impl DeviceAlloc {
     /// The bytes as an exclusive view (memset, fill, copies in, kernel arguments).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &mut cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// b.view_mut().memset(0)?;
     /// # Ok(()) }
@@ -572,6 +575,7 @@ impl DeviceAlloc {
     /// Waits for every queued operation on the block.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::DeviceAlloc) -> cuda_mem::Result<()> {
     /// b.synchronize()?;
     /// # Ok(()) }
@@ -657,21 +661,6 @@ mod tests {
         send_sync::<UnifiedAllocator>();
         send_sync::<CudaAllocator>();
         send_sync::<DeviceAlloc>();
-        send_sync::<crate::PitchedBuffer<[f32; 3]>>();
-    }
-
-    #[test]
-    fn pinned_flags_map_to_driver_bits() {
-        assert_eq!(PinnedFlags::default().alloc_bits(), 0);
-        let all = PinnedFlags {
-            portable: true,
-            device_map: true,
-            write_combined: true,
-        };
-        assert_eq!(all.alloc_bits(), 7);
-        assert_eq!(
-            all.register_bits(),
-            sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP
-        );
+        send_sync::<crate::pitched::PitchedBuffer<[f32; 3]>>();
     }
 }

@@ -1,18 +1,21 @@
 //! [`Buffer<T, K>`]: one typed buffer type for every memory kind, with the
-//! kind-specific parts (constructors, host access, prefetch) on each kind.
+//! kind-specific parts (constructors, host access, prefetch and advice on
+//! element ranges of managed memory, [`Location`], [`Advice`]) on each kind.
 
 use std::marker::PhantomData;
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
-use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::{byte_len, PinnedFlags, RawMemory};
-use crate::ops::{read_ops, write_ops};
+use crate::device_copy::DeviceCopy;
+use crate::engine::Elems;
+use crate::error::{Error, Result};
+use crate::memory::{byte_len, RawMemory};
 use crate::order::Access;
-use crate::view::{Elems, View, ViewMut};
-use crate::{AsView, DeviceCopy, MemPool};
+use crate::pinned_pages::PinnedFlags;
+use crate::pool::MemPool;
 
 mod sealed {
     pub trait Sealed {}
@@ -90,14 +93,17 @@ impl HostAccessible for Unified {}
 /// `len` elements of `T` in memory of kind `K`. Use the aliases:
 /// [`DeviceBuffer`], [`PinnedBuffer`], [`UnifiedBuffer`], [`PoolBuffer`].
 ///
-/// All kinds share one implementation of every operation: `len`,
-/// `byte_size`, `memset`, `fill`, copies to and from the host and between any
-/// two kinds, views (`slice`, `slice_mut`), kernel arguments and cudarc's
-/// `DevicePtr` traits. Dropping a buffer frees it after every queued use
+/// All kinds share one implementation of every operation, the traits
+/// [`Memory`](crate::Memory) and [`MemoryMut`](crate::MemoryMut) (`use
+/// cuda_mem::prelude::*;`): `len`, `byte_size`, `memset`, `fill`, copies to
+/// and from the host and between any two kinds (pitched buffers included),
+/// views (`slice`, `slice_mut`), kernel arguments; and cudarc's `DevicePtr`
+/// traits. Dropping a buffer frees it after every queued use
 /// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
 ///
 /// ```no_run
-/// use cuda_mem::{DeviceBuffer, DeviceCopy};
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::DeviceBuffer;
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
 /// #[repr(C)]
@@ -120,6 +126,7 @@ impl HostAccessible for Unified {}
 /// never a plain slice, which could be freed or changed while the copy runs:
 ///
 /// ```compile_fail,E0308
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = vec![1.0f32; dev.len()];
 /// dev.copy_from_host_async(&host, s)?; // expected `&Buffer<f32, _>`, found `&Vec<f32>`
@@ -130,6 +137,7 @@ impl HostAccessible for Unified {}
 /// writes it (the slice would change under the reader)...
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let view = pinned.as_slice()?;
 /// dev.copy_to_host_async(pinned, s)?; // `pinned` is borrowed by `view`
@@ -140,6 +148,7 @@ impl HostAccessible for Unified {}
 /// ...or reads it (the host could write while the DMA reads):
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &mut cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let host = pinned.as_mut_slice()?;
 /// dev.copy_from_host_async(pinned, s)?; // `pinned` is mutably borrowed by `host`
@@ -151,6 +160,7 @@ impl HostAccessible for Unified {}
 /// host always sees finished data:
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, pinned: &mut cuda_mem::PinnedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// dev.copy_to_host_async(pinned, s)?;
 /// let done: &[f32] = pinned.as_slice()?; // waits for the copy
@@ -160,6 +170,7 @@ impl HostAccessible for Unified {}
 /// A view borrows its buffer, so the buffer cannot be freed under it:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let head = buf.slice(0..4)?;
 /// drop(buf); // cannot move out of `buf` while `head` borrows it
@@ -170,6 +181,7 @@ impl HostAccessible for Unified {}
 /// Mutable views are exclusive (use `split_at_mut` for disjoint halves):
 ///
 /// ```compile_fail,E0499
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: &mut cuda_mem::DeviceBuffer<f32>) -> cuda_mem::Result<()> {
 /// let mut a = buf.slice_mut(0..4)?;
 /// let mut b = buf.slice_mut(2..6)?; // second mutable borrow of `buf`
@@ -182,6 +194,7 @@ impl HostAccessible for Unified {}
 /// launch:
 ///
 /// ```compile_fail,E0505
+/// # use cuda_mem::prelude::*;
 /// # fn f(mut buf: cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let arg = buf.kernel_arg_mut(s)?;
 /// drop(buf); // cannot move out of `buf` while `arg` borrows it
@@ -192,6 +205,7 @@ impl HostAccessible for Unified {}
 /// A pool buffer freed on a stream is gone:
 ///
 /// ```compile_fail,E0382
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: cuda_mem::PoolBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// buf.free_on_stream(s)?;
 /// buf.to_vec()?; // use of moved value
@@ -203,6 +217,7 @@ impl HostAccessible for Unified {}
 /// copies and `to_vec` would have to invent them):
 ///
 /// ```compile_fail,E0080
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let markers = cuda_mem::PinnedBuffer::<std::marker::PhantomData<u32>>::new(&ctx, 10)?;
 /// # Ok::<(), cuda_mem::Error>(())
@@ -212,6 +227,7 @@ impl HostAccessible for Unified {}
 /// wrote could hold any byte):
 ///
 /// ```compile_fail,E0599
+/// # use cuda_mem::prelude::*;
 /// # fn f(ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
 /// let flags = cuda_mem::DeviceBuffer::<bool>::new(ctx, 8)?; // `bool: DeviceCopy` is not satisfied
 /// # Ok(()) }
@@ -246,43 +262,7 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
     pub(crate) fn elems(&self) -> Elems<'_, T> {
         Elems::whole(&self.mem, self.len)
     }
-
-    /// Waits for every queued operation on this buffer (kernels, async copies, fills).
-    ///
-    /// ```no_run
-    /// # fn f(b: &cuda_mem::DeviceBuffer<u8>) -> cuda_mem::Result<()> {
-    /// b.synchronize()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn synchronize(&self) -> Result<()> {
-        self.mem.order.wait(Access::Shared)
-    }
 }
-
-read_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-write_ops!([T: DeviceCopy, K: MemoryKind] Buffer<T, K>, "cuda_mem::DeviceBuffer<u32>");
-
-impl<T: DeviceCopy, K: MemoryKind> AsView<T> for Buffer<T, K> {
-    fn as_view(&self) -> View<'_, T> {
-        View {
-            elems: self.elems(),
-        }
-    }
-}
-
-impl<'a, T: DeviceCopy> View<'a, T> {
-    fn elems(&self) -> Elems<'a, T> {
-        self.elems
-    }
-}
-impl<T: DeviceCopy> ViewMut<'_, T> {
-    fn elems(&self) -> Elems<'_, T> {
-        self.elems
-    }
-}
-read_ops!(['a, T: DeviceCopy] View<'a, T>, "cuda_mem::View<'_, u32>");
-read_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
-write_ops!(['a, T: DeviceCopy] ViewMut<'a, T>, "cuda_mem::ViewMut<'_, u32>");
 
 impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -302,10 +282,11 @@ fn state_of(ctx: &Arc<CudaContext>) -> Result<Arc<ContextState>> {
 impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` elements. The contents are unspecified (whatever bytes
     /// the memory held), which is sound because every bit pattern is a valid
-    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](Self::fill) or
+    /// `T`; use [`zeroed`](Self::zeroed), [`fill`](crate::MemoryMut::fill) or
     /// [`from_slice`](Self::from_slice) for defined contents.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<f32>::new(&cuda_mem::context(0)?, 1 << 20)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -320,24 +301,27 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// Allocates `len` zeroed elements.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::<u64>::zeroed(&cuda_mem::context(0)?, 16)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn zeroed(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
-        let mut buf = Self::new(ctx, len)?;
-        buf.memset(0)?;
+        let buf = Self::new(ctx, len)?;
+        let e = buf.elems();
+        e.memset(0, e.default_stream())?;
         Ok(buf)
     }
 
     /// Allocates a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::DeviceBuffer::from_slice(&cuda_mem::context(0)?, &[1.0f32, 2.0])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::new(ctx, data.len())?;
-        buf.copy_from_host(data)?;
+        let buf = Self::new(ctx, data.len())?;
+        buf.elems().copy_from_host(data, None)?;
         Ok(buf)
     }
 }
@@ -347,6 +331,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// write-combined).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 4096)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -357,6 +342,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates `len` zeroed elements with the given [`PinnedFlags`].
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::{PinnedBuffer, PinnedFlags};
     /// let flags = PinnedFlags { write_combined: true, ..Default::default() };
     /// let upload_only = PinnedBuffer::<f32>::with_flags(&cuda_mem::context(0)?, 1024, flags)?;
@@ -373,6 +359,7 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates pinned memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u16, 2, 3])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -388,6 +375,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// `Err(NotSupported)` on a device without managed memory.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::<f64>::new(&cuda_mem::context(0)?, 1000)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -402,64 +390,98 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// Allocates managed memory holding a copy of `data`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::UnifiedBuffer::from_slice(&cuda_mem::context(0)?, &[1i32, -1])?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::new(ctx, data.len())?;
-        buf.copy_from_host(data)?;
+        let buf = Self::new(ctx, data.len())?;
+        buf.elems().copy_from_host(data, None)?;
         Ok(buf)
     }
 
-    fn prefetch(&self, location: sys::CUmemLocation, stream: &Arc<CudaStream>) -> Result<()> {
-        let e = self.elems();
-        if e.byte_size() == 0 {
-            return self.mem.state.check_stream(stream);
-        }
+    /// Queues a migration of the elements in `range` to `to` (any device,
+    /// or the host) on `stream` (`cuMemPrefetchAsync`). Like every operation
+    /// on the buffer, it runs after the work queued on those elements before
+    /// it and before the work queued after it; host access waits for it.
+    /// Prefetching moves pages, never contents.
+    ///
+    /// `range` counts elements (`..`, `a..b`, `a..=b`, ...); one outside the
+    /// buffer is `Err(OutOfRange)`. The driver migrates whole pages, so the
+    /// pages around an unaligned range may move too. An ordinal that names
+    /// no device is `Err(InvalidArgument)`; a device that cannot take managed
+    /// memory (no concurrent managed access) is `Err(NotSupported)`.
+    ///
+    /// ```no_run
+    /// use cuda_mem::Location;
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// b.prefetch(..b.len() / 2, Location::Device, s)?; // the first half to the GPU
+    /// b.prefetch(b.len() / 2.., Location::Host, s)?; // the second half to the host
+    /// b.prefetch(.., Location::DeviceOrdinal(1), s)?; // everything to GPU 1
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch(
+        &self,
+        range: impl RangeBounds<usize>,
+        to: Location,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let e = self.elems().sub(range)?;
         self.mem.state.check_stream(stream)?;
-        self.mem.order.run(stream, || {
+        let location = self.location(to)?;
+        if e.byte_size() == 0 {
+            return Ok(());
+        }
+        self.mem.order.run(e.span(), stream, || {
             self.mem.state.bind()?;
-            // SAFETY: the whole live allocation; prefetching moves pages, never changes contents.
+            // SAFETY: a range inside the live allocation (checked by `sub`);
+            // prefetching moves pages, never changes contents.
             unsafe {
                 result::mem_prefetch_async(e.addr(), e.byte_size(), location, stream.cu_stream())
             }
-            .op("cuMemPrefetchAsync")
+            .map_err(|err| {
+                refused(
+                    err,
+                    "cuMemPrefetchAsync",
+                    "prefetching managed memory to that device (it has no concurrent managed \
+                     access); prefetch to Location::Device or Location::Host instead",
+                )
+            })
         })
     }
 
-    /// Queues a migration of the whole buffer to the device's memory on
-    /// `stream`. `Err(NotSupported)` without concurrent managed access.
+    /// Queues a migration of the whole buffer to its device's memory on
+    /// `stream`: `prefetch(.., Location::Device, stream)`.
+    /// `Err(NotSupported)` without concurrent managed access.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_device(s)?;
     /// # Ok(()) }
     /// ```
     pub fn prefetch_to_device(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        let ordinal = self.mem.state.ctx.ordinal() as i32;
-        self.prefetch(
-            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ordinal),
-            stream,
-        )
+        self.prefetch(.., Location::Device, stream)
     }
 
-    /// Queues a migration of the whole buffer to host memory on `stream`.
+    /// Queues a migration of the whole buffer to host memory on `stream`:
+    /// `prefetch(.., Location::Host, stream)`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch_to_host(s)?;
     /// # Ok(()) }
     /// ```
     pub fn prefetch_to_host(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        self.prefetch(
-            location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0),
-            stream,
-        )
+        self.prefetch(.., Location::Host, stream)
     }
 
-    /// Gives the driver a hint about how the buffer is used (`cuMemAdvise`).
+    /// Gives the driver a hint about how the whole buffer is used
+    /// (`cuMemAdvise`): `advise_range(.., advice)`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::Advice;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
     /// b.advise(Advice::ReadMostly(true))?;
@@ -467,53 +489,108 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// # Ok(()) }
     /// ```
     pub fn advise(&self, advice: Advice) -> Result<()> {
+        self.advise_range(.., advice)
+    }
+
+    /// Gives the driver a hint about how the elements in `range` are used
+    /// (`cuMemAdvise`; it applies to the whole pages the range touches).
+    /// Advice is not an operation on the stream order: it takes effect at
+    /// once. `range` counts elements; one outside the buffer is
+    /// `Err(OutOfRange)`; an ordinal that names no device is
+    /// `Err(InvalidArgument)`, advice the device cannot take `Err(NotSupported)`.
+    ///
+    /// ```no_run
+    /// use cuda_mem::{Advice, Location};
+    /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>) -> cuda_mem::Result<()> {
+    /// b.advise_range(..1024, Advice::ReadMostly(true))?;
+    /// b.advise_range(1024.., Advice::PreferredLocation(Some(Location::Host)))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn advise_range(&self, range: impl RangeBounds<usize>, advice: Advice) -> Result<()> {
         use sys::CUmem_advise::*;
-        let e = self.elems();
-        if e.byte_size() == 0 {
-            return Ok(());
-        }
-        let device = location(
-            sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            self.mem.state.ctx.ordinal() as i32,
-        );
-        let host = location(sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, 0);
-        let at = |l: Location| if l == Location::Device { device } else { host };
+        let e = self.elems().sub(range)?;
+        // The location of the advice that takes none (the driver ignores it).
+        let device = self.location(Location::Device)?;
         let (advice, loc) = match advice {
             Advice::ReadMostly(true) => (CU_MEM_ADVISE_SET_READ_MOSTLY, device),
             Advice::ReadMostly(false) => (CU_MEM_ADVISE_UNSET_READ_MOSTLY, device),
-            Advice::PreferredLocation(Some(l)) => (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, at(l)),
-            Advice::PreferredLocation(None) => (CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, device),
-            Advice::AccessedBy(l, true) => (CU_MEM_ADVISE_SET_ACCESSED_BY, at(l)),
-            Advice::AccessedBy(l, false) => (CU_MEM_ADVISE_UNSET_ACCESSED_BY, at(l)),
-        };
-        self.mem.state.bind()?;
-        // SAFETY: the whole live allocation; advice never changes contents.
-        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| match err
-            .0
-        {
-            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
-                Error::NotSupported("this memory advice on this device")
+            Advice::PreferredLocation(Some(l)) => {
+                (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, self.location(l)?)
             }
-            _ => Error::driver("cuMemAdvise", err),
+            Advice::PreferredLocation(None) => (CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, device),
+            Advice::AccessedBy(l, true) => (CU_MEM_ADVISE_SET_ACCESSED_BY, self.location(l)?),
+            Advice::AccessedBy(l, false) => (CU_MEM_ADVISE_UNSET_ACCESSED_BY, self.location(l)?),
+        };
+        if e.byte_size() == 0 {
+            return Ok(());
+        }
+        self.mem.state.bind()?;
+        // SAFETY: a range inside the live allocation (checked by `sub`);
+        // advice never changes contents.
+        unsafe { result::mem_advise(e.addr(), e.byte_size(), advice, loc) }.map_err(|err| {
+            refused(
+                err,
+                "cuMemAdvise",
+                "this memory advice on this device (it needs concurrent managed access on the \
+                 device it names); leave the advice out",
+            )
+        })
+    }
+
+    /// The driver's form of `to`, for this buffer.
+    fn location(&self, to: Location) -> Result<sys::CUmemLocation> {
+        use sys::CUmemLocationType::*;
+        let (type_, id) = match to {
+            Location::Device => (CU_MEM_LOCATION_TYPE_DEVICE, self.mem.state.ctx.ordinal()),
+            Location::DeviceOrdinal(ordinal) => {
+                if ordinal >= crate::context::device_count()? {
+                    return Err(Error::InvalidArgument(
+                        "Location::DeviceOrdinal names no device (it is not below \
+                         cuda_mem::device_count()); use an ordinal of a visible device",
+                    ));
+                }
+                (CU_MEM_LOCATION_TYPE_DEVICE, ordinal)
+            }
+            Location::Host => (CU_MEM_LOCATION_TYPE_HOST, 0),
+        };
+        Ok(sys::CUmemLocation {
+            type_,
+            id: i32::try_from(id).map_err(|_| {
+                Error::InvalidArgument("a device ordinal above i32::MAX; use a visible device")
+            })?,
         })
     }
 }
 
-fn location(type_: sys::CUmemLocationType, id: i32) -> sys::CUmemLocation {
-    sys::CUmemLocation { type_, id }
+/// The error of a managed-memory call `op` that failed with `err`: the
+/// driver's refusal (`NOT_SUPPORTED`, `INVALID_DEVICE`) is `NotSupported`
+/// with `refusal`, anything else the driver error.
+fn refused(err: cudarc::driver::DriverError, op: &'static str, refusal: &'static str) -> Error {
+    match err.0 {
+        sys::CUresult::CUDA_ERROR_NOT_SUPPORTED | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
+            Error::NotSupported(refusal)
+        }
+        _ => Error::driver(op, err),
+    }
 }
 
-/// Where managed memory should live, for [`Advice`].
+/// Where managed memory should live or be moved: for
+/// [`UnifiedBuffer::prefetch`] and [`Advice`].
 ///
 /// ```
-/// assert_ne!(cuda_mem::Location::Device, cuda_mem::Location::Host);
+/// use cuda_mem::Location;
+/// assert_ne!(Location::Device, Location::Host);
+/// assert_ne!(Location::Device, Location::DeviceOrdinal(1));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location {
-    /// The buffer's device.
+    /// The buffer's device (the device of its context).
     Device,
     /// Host memory.
     Host,
+    /// The device with this ordinal (as in [`context`](crate::context())),
+    /// which may be another than the buffer's.
+    DeviceOrdinal(usize),
 }
 
 /// A usage hint for [`UnifiedBuffer::advise`] (CUDA 12/13 location form).
@@ -549,6 +626,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, after waiting for every queued operation on the buffer.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let buf = cuda_mem::PinnedBuffer::from_slice(&cuda_mem::context(0)?, &[1u8, 2])?;
     /// assert_eq!(buf.as_slice()?, &[1, 2]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -570,6 +648,7 @@ impl<T: DeviceCopy, K: HostAccessible> Buffer<T, K> {
     /// The elements, mutably, after waiting for every queued operation.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let mut buf = cuda_mem::PinnedBuffer::<u8>::new(&cuda_mem::context(0)?, 2)?;
     /// buf.as_mut_slice()?.copy_from_slice(&[3, 4]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -591,6 +670,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// `Err(NotSupported)` without memory pools; never a silent fall-back.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let stream = ctx.new_stream()?;
     /// let buf = cuda_mem::PoolBuffer::<f32>::new(1024, &stream)?;
@@ -609,6 +689,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Allocates `len` elements from `pool`, ordered on `stream`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let pool = cuda_mem::MemPool::new(&ctx)?;
     /// let buf = cuda_mem::PoolBuffer::<u8>::from_pool(&pool, 64, &ctx.new_stream()?)?;
@@ -627,6 +708,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// Dropping the buffer does the same on the stream that used it last.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(b: cuda_mem::PoolBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }

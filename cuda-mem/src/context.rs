@@ -1,9 +1,13 @@
 //! Driver probing, context creation, and the per-context state cuda-mem keeps
-//! (the fill kernels' module, loaded once, and the default stream).
+//! ([`ContextState`]: the context, its default stream, its device's
+//! attributes, and lazily set-up cells whose contents and set-up belong to
+//! the modules that use them: the fill kernels to `fill`, the default pool's
+//! threshold to `pool`, the staging chunks to `staging`).
 
+use std::any::Any;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::{sys, CudaContext, CudaStream};
 
 use crate::error::{DriverResultExt, Error, Result};
 
@@ -224,19 +228,18 @@ struct Registered {
     state: Weak<ContextState>,
 }
 
-/// One fill kernel loaded into a context, with how many of its blocks the
-/// whole device runs at once.
-pub(crate) struct FillKernel {
-    pub(crate) function: CudaFunction,
-    /// Blocks of [`crate::fill::BLOCK`] threads resident on the device at once
-    /// (multiprocessors times the occupancy the driver computes for this kernel).
-    pub(crate) resident_blocks: u64,
-}
+/// A value that one other module keeps per context, set up on its first
+/// use by that module ([`ContextState::lazy`]). Its type is the owning
+/// module's business: this module names none of them, so it depends on none
+/// of those modules.
+#[derive(Default)]
+pub(crate) struct LazyCell(OnceLock<Box<dyn Any + Send + Sync>>);
 
-/// The two fill kernels of this crate, loaded into one context.
-pub(crate) struct FillKernels {
-    pub(crate) small: FillKernel,
-    pub(crate) large: FillKernel,
+impl LazyCell {
+    /// The value, if it has been set up and is a `T`.
+    pub(crate) fn get<T: Any>(&self) -> Option<&T> {
+        self.0.get().and_then(|v| v.downcast_ref())
+    }
 }
 
 /// What cuda-mem keeps per CUDA context. Every allocation holds one, which
@@ -255,13 +258,16 @@ pub(crate) struct ContextState {
     /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: see [`ContextState::require_managed_memory`].
     managed_memory: bool,
     pub(crate) concurrent_managed_access: bool,
-    kernels: OnceLock<FillKernels>,
-    default_pool_ready: OnceLock<()>,
-    /// Serialises the first-use set-ups above; a failed one is retried on the
-    /// next call instead of being cached.
+    /// The fill kernels, loaded by `fill` on first use.
+    pub(crate) fill_kernels: LazyCell,
+    /// Set once `pool` has raised the release threshold of the device's
+    /// current pool.
+    pub(crate) default_pool: LazyCell,
+    /// The pinned chunks of large pageable copies (see `staging`).
+    pub(crate) staging: LazyCell,
+    /// Serialises the first-use set-ups of the cells above; a failed one is
+    /// retried on the next call instead of being cached.
     set_up: Mutex<()>,
-    /// Pinned chunks for large pageable copies (see `staging`).
-    pub(crate) staging: crate::staging::StagingCell,
 }
 
 impl ContextState {
@@ -340,10 +346,10 @@ impl ContextState {
             sm_count: sm_count.max(1) as u32,
             managed_memory: managed != 0,
             concurrent_managed_access: cma != 0,
-            kernels: OnceLock::new(),
-            default_pool_ready: OnceLock::new(),
+            fill_kernels: LazyCell::default(),
+            default_pool: LazyCell::default(),
+            staging: LazyCell::default(),
             set_up: Mutex::new(()),
-            staging: Mutex::new(crate::staging::StagingSlot::Untried),
         });
         registry.push(Registered {
             key,
@@ -353,56 +359,27 @@ impl ContextState {
         Ok(state)
     }
 
-    /// Runs `set_up` under the set-up lock unless `cell` is already set;
-    /// stores its value only on success.
-    fn once<'s, T>(
+    /// The value of `cell`, set up by `set_up` on first use (under the
+    /// set-up lock, so once per context; a failure is returned and not
+    /// cached, so the next call tries again). Each cell holds one type, that
+    /// of its owning module's `set_up`.
+    pub(crate) fn lazy<'s, T: Any + Send + Sync>(
         &'s self,
-        cell: &'s OnceLock<T>,
+        cell: &'s LazyCell,
         set_up: impl FnOnce() -> Result<T>,
     ) -> Result<&'s T> {
         if let Some(value) = cell.get() {
             return Ok(value);
         }
         let _guard = self.set_up.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(value) = cell.get() {
-            return Ok(value);
+        if cell.0.get().is_none() {
+            let value: Box<dyn Any + Send + Sync> = Box::new(set_up()?);
+            let _ = cell.0.set(value);
         }
-        let value = set_up()?;
-        Ok(cell.get_or_init(|| value))
-    }
-
-    /// The fill kernels, loading the embedded PTX on first use.
-    pub(crate) fn fill_kernels(&self) -> Result<&FillKernels> {
-        self.once(&self.kernels, || {
-            let ptx = cudarc::nvrtc::Ptx::from_src(crate::fill::KERNELS_PTX);
-            let module = self
-                .ctx
-                .load_module(ptx)
-                .op("cuModuleLoadData (cuda-mem fill kernels)")?;
-            let load = |name| -> Result<FillKernel> {
-                let function = module.load_function(name).op("cuModuleGetFunction")?;
-                let per_sm = function
-                    .occupancy_max_active_blocks_per_multiprocessor(crate::fill::BLOCK, 0, None)
-                    .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-                Ok(FillKernel {
-                    function,
-                    resident_blocks: self.sm_count as u64 * per_sm.max(1) as u64,
-                })
-            };
-            Ok(FillKernels {
-                small: load("cuda_mem_fill_small")?,
-                large: load("cuda_mem_fill_large")?,
-            })
-        })
-    }
-
-    /// Raises the release threshold of the device's current pool to `u64::MAX`
-    /// once (see [`MemPool`](crate::MemPool) for why).
-    pub(crate) fn prepare_default_pool(&self) -> Result<()> {
-        self.once(&self.default_pool_ready, || {
-            crate::MemPool::device_current(&self.ctx)?.set_release_threshold(u64::MAX)
-        })
-        .map(drop)
+        cell.get().ok_or(Error::InvalidArgument(
+            "a per-context cell of cuda-mem holds a value of another type (a bug in cuda-mem; \
+             please report it)",
+        ))
     }
 
     /// `Err(NotSupported)` unless the device has managed (unified) memory

@@ -156,7 +156,7 @@ unsafe impl<T> Sync for DevicePtr<T> {}
 
 // SAFETY: `#[repr(transparent)]` over `u64` (8 bytes, no padding, every bit
 // pattern valid, no host pointer) — the `DeviceCopy` contract.
-unsafe impl<T> crate::DeviceCopy for DevicePtr<T> {
+unsafe impl<T> crate::device_copy::DeviceCopy for DevicePtr<T> {
     const __LAYOUT: u64 = crate::private::layout::scalar(crate::private::layout::DEVICE_PTR, 8, 8);
 }
 

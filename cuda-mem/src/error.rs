@@ -29,6 +29,15 @@ pub enum Error {
         /// Which memory (`"device"`, `"pinned host"`, ...).
         kind: &'static str,
     },
+    /// A [`DeviceVec`](crate::DeviceVec) was asked to grow beyond the
+    /// address range it reserved when it was created.
+    #[error("a DeviceVec cannot grow to {requested} elements: its reserved address range holds at most {max}; create it with DeviceVec::with_max_capacity and a larger maximum")]
+    CapacityExceeded {
+        /// The length asked for.
+        requested: usize,
+        /// The most elements the reservation holds.
+        max: usize,
+    },
     /// Two lengths that must match do not.
     #[error("length mismatch: the destination holds {expected} elements but the source has {actual}; pass slices of equal length")]
     LengthMismatch {

@@ -1,5 +1,6 @@
 //! `fill(value)`: the dispatch between the driver's memsets and the Rust fill
-//! kernels, and their launch.
+//! kernels, the kernels' loading into each context (once, cached in the
+//! context's state), and their launch.
 //!
 //! * A value whose bytes repeat with period 1, 2 or 4 (e.g. `0u64`, `-1i32`,
 //!   `1.0f32`, `[7u8; 12]`) goes to `cuMemsetD8/D16/D32Async` (or the 2D
@@ -13,9 +14,9 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use cudarc::driver::{result, sys, CudaStream};
+use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
-use crate::context::{ContextState, FillKernel};
+use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
 
 /// The PTX of the fill kernels (`kernels/`), shipped inside this package so
@@ -30,6 +31,47 @@ pub(crate) const KERNELS_PTX: &str = include_str!("../ptx/fill-kernels.ptx");
 /// ```
 pub fn fill_kernels_ptx() -> &'static str {
     KERNELS_PTX
+}
+
+/// One fill kernel loaded into a context, with how many of its blocks the
+/// whole device runs at once.
+struct FillKernel {
+    function: CudaFunction,
+    /// Blocks of [`BLOCK`] threads resident on the device at once
+    /// (multiprocessors times the occupancy the driver computes for this kernel).
+    resident_blocks: u64,
+}
+
+/// The two fill kernels of this crate, loaded into one context.
+struct FillKernels {
+    small: FillKernel,
+    large: FillKernel,
+}
+
+/// The fill kernels of `state`'s context, loading the embedded PTX on first
+/// use (kept in the context's state until it goes).
+fn kernels(state: &ContextState) -> Result<&FillKernels> {
+    state.lazy(&state.fill_kernels, || {
+        let ptx = cudarc::nvrtc::Ptx::from_src(KERNELS_PTX);
+        let module = state
+            .ctx
+            .load_module(ptx)
+            .op("cuModuleLoadData (cuda-mem fill kernels)")?;
+        let load = |name| -> Result<FillKernel> {
+            let function = module.load_function(name).op("cuModuleGetFunction")?;
+            let per_sm = function
+                .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+                .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+            Ok(FillKernel {
+                function,
+                resident_blocks: state.sm_count as u64 * per_sm.max(1) as u64,
+            })
+        };
+        Ok(FillKernels {
+            small: load("cuda_mem_fill_small")?,
+            large: load("cuda_mem_fill_large")?,
+        })
+    })
 }
 
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
@@ -54,7 +96,7 @@ pub fn __set_fill_chunks_per_thread(short_periods: u32, long_periods: u32) {
 }
 
 /// Threads per block of the fill kernels.
-pub(crate) const BLOCK: u32 = 256;
+const BLOCK: u32 = 256;
 /// Longest pattern period, in 16-byte chunks, of the first tuning class.
 const SHORT_PERIOD: u64 = 16;
 
@@ -274,7 +316,7 @@ pub(crate) fn enqueue(
             })
         }
         FillPlan::SmallKernel => {
-            let kernels = state.fill_kernels()?;
+            let kernels = kernels(state)?;
             let mut pattern = small_pattern(value);
             let mut size = value.len() as u32;
             let (mut addr, mut pitch, mut row_bytes, mut rows) = (addr, pitch, row_bytes, rows);
@@ -313,7 +355,7 @@ fn enqueue_large(
         .result()
     }
     .op("cuMemcpyAsync (fill value)")?;
-    let kernels = state.fill_kernels()?;
+    let kernels = kernels(state)?;
     let src = region.addr;
     let rest_of_row0 = Region::linear(region.addr + size, region.row_bytes - size);
     let other_rows = Region {

@@ -6,8 +6,8 @@
 //! trait nor the types are cuda-mem's), so they are not kernel arguments by
 //! value on their own; put them in a derived struct, which is.
 
+use crate::device_copy::DeviceCopy;
 use crate::private::layout::StructLayout;
-use crate::DeviceCopy;
 
 /// The fingerprint of a `#[repr(C)]` struct of `N` consecutive `E` fields
 /// (the same as a derived struct `{ x: E, y: E, ... }` of that size and

@@ -50,6 +50,7 @@
 //! `CUDA_ERROR_INVALID_CONTEXT`.
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::ipc::{IpcEvent, IpcEventHandle, IpcHandle};
 //! use cuda_mem::DeviceBuffer;
 //!
@@ -84,12 +85,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
+use crate::allocation::AllocKind;
 use crate::buffer::{Buffer, Device, Imported, MemoryKind, Pool};
 use crate::context::ContextState;
 use crate::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::ipc::exporter::Exporter;
-use crate::memory::{byte_len, AllocKind, RawMemory};
+use crate::memory::{byte_len, RawMemory};
+use crate::ops::Memory;
+use crate::order::WHOLE;
 use crate::pool::MemPool;
 
 /// A [`Buffer`] of memory another process exported, opened in this one
@@ -222,6 +226,7 @@ impl Frame {
 /// [`from_bytes`](Self::from_bytes) refuses bytes that describe another `T`.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
 /// let bytes: Vec<u8> = buf.export_ipc()?.to_bytes();
 /// assert_eq!(bytes.len(), cuda_mem::ipc::IpcHandle::<u64>::BYTES);
@@ -263,6 +268,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// every `T`.
     ///
     /// ```
+    /// # use cuda_mem::prelude::*;
     /// assert_eq!(cuda_mem::ipc::IpcHandle::<u8>::BYTES, cuda_mem::ipc::IpcHandle::<[f64; 4]>::BYTES);
     /// ```
     pub const BYTES: usize = FRAME_BYTES;
@@ -280,6 +286,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// The number of elements of the exported buffer.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.len(), buf.len());
     /// # Ok(()) }
@@ -291,6 +298,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// Whether the exported buffer has no elements.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.is_empty(), buf.is_empty());
     /// # Ok(()) }
@@ -302,6 +310,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// The process id of the exporter.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.exporter_pid(), std::process::id());
     /// # Ok(()) }
@@ -314,6 +323,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// process over any channel (a pipe, a socket, a file).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// std::fs::write("/dev/shm/my-buffer.handle", buf.export_ipc()?.to_bytes()).unwrap();
     /// # Ok(()) }
@@ -341,6 +351,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// alignment or layout fingerprint differ: the error names both).
     ///
     /// ```
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::ipc::IpcHandle;
     /// assert!(IpcHandle::<u32>::from_bytes(&[0u8; 10]).is_err());
     /// ```
@@ -410,6 +421,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// [`open_in_pool`](Self::open_in_pool)), or the driver's error.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
     /// let ctx = cuda_mem::context(0)?;
     /// let imported = cuda_mem::ipc::IpcHandle::<f32>::from_bytes(bytes)?.open(&ctx)?;
@@ -487,6 +499,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// dropped; drop it before the exporter frees the allocation.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(fd: std::os::fd::OwnedFd, bytes: &[u8]) -> cuda_mem::Result<()> {
     /// let ctx = cuda_mem::context(0)?;
     /// let pool = cuda_mem::MemPool::import_fd(&ctx, fd)?;
@@ -561,6 +574,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
     /// until every importer has dropped its import.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let buf = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4096)?;
     /// buf.synchronize()?;
@@ -596,6 +610,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// precede). `Err` for an allocation of a pool that is not shareable.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let stream = ctx.new_stream()?;
     /// let pool = cuda_mem::MemPool::new_shareable(&ctx)?;
@@ -641,6 +656,7 @@ impl<T: DeviceCopy> Buffer<T, Imported> {
     /// fine.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(imported: &cuda_mem::ipc::ImportedBuffer<f32>) -> cuda_mem::Result<()> {
     /// imported.check_exporter()?;
     /// # Ok(()) }
@@ -662,6 +678,7 @@ impl<T: DeviceCopy> Buffer<T, Imported> {
 /// destroys this process's handle to the event.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(buf: &cuda_mem::DeviceBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
 /// let ev = cuda_mem::ipc::IpcEvent::new(&cuda_mem::context(0)?)?;
 /// ev.record_after(buf, s)?;
@@ -682,6 +699,7 @@ unsafe impl Sync for IpcEvent {}
 /// The serialisable handle of an [`IpcEvent`].
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// # fn f(ev: &cuda_mem::ipc::IpcEvent) -> cuda_mem::Result<()> {
 /// let bytes = ev.handle().to_bytes();
 /// let back = cuda_mem::ipc::IpcEventHandle::from_bytes(&bytes)?;
@@ -697,6 +715,7 @@ impl IpcEventHandle {
     /// The length of [`to_bytes`](Self::to_bytes)'s output.
     ///
     /// ```
+    /// # use cuda_mem::prelude::*;
     /// assert_eq!(cuda_mem::ipc::IpcEventHandle::BYTES, cuda_mem::ipc::IpcHandle::<u8>::BYTES);
     /// ```
     pub const BYTES: usize = FRAME_BYTES;
@@ -704,6 +723,7 @@ impl IpcEventHandle {
     /// The handle as [`BYTES`](Self::BYTES) bytes.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(ev: &cuda_mem::ipc::IpcEvent) {
     /// let bytes: Vec<u8> = ev.handle().to_bytes();
     /// # }
@@ -722,6 +742,7 @@ impl IpcEventHandle {
     /// corrupted or foreign bytes, or a buffer handle.
     ///
     /// ```
+    /// # use cuda_mem::prelude::*;
     /// assert!(cuda_mem::ipc::IpcEventHandle::from_bytes(b"not a handle").is_err());
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
@@ -748,6 +769,7 @@ impl IpcEvent {
     /// (`CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING`).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let ev = cuda_mem::ipc::IpcEvent::new(&cuda_mem::context(0)?)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -786,6 +808,7 @@ impl IpcEvent {
     /// `Err` for an event of this process, or when its creator has exited.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
     /// use cuda_mem::ipc::{IpcEvent, IpcEventHandle};
     /// let ev = IpcEvent::open(&cuda_mem::context(0)?, &IpcEventHandle::from_bytes(bytes)?)?;
@@ -825,6 +848,7 @@ impl IpcEvent {
     /// The handle to send to the other process.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(ev: &cuda_mem::ipc::IpcEvent) {
     /// let bytes = ev.handle().to_bytes();
     /// # }
@@ -848,6 +872,7 @@ impl IpcEvent {
     /// latest recording at the time the wait is queued.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(ev: &cuda_mem::ipc::IpcEvent, buf: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// buf.fill_async(1.0, s)?;
     /// ev.record_after(buf, s)?;
@@ -861,7 +886,7 @@ impl IpcEvent {
         self.check_stream(stream)?;
         let mem = buf.elems().mem;
         mem.state.check_stream(stream)?;
-        mem.order.run(stream, || {
+        mem.order.run(WHOLE, stream, || {
             self.state.bind()?;
             // SAFETY: a live event and stream of the current context.
             unsafe { sys::cuEventRecord(self.event, stream.cu_stream()).result() }
@@ -876,6 +901,7 @@ impl IpcEvent {
     /// event's creator has exited.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(ev: &cuda_mem::ipc::IpcEvent, buf: &cuda_mem::ipc::ImportedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// ev.order_before(buf, s)?;
     /// let data = buf.to_vec()?; // sees the writer's data
@@ -890,7 +916,7 @@ impl IpcEvent {
         self.handle.exporter.check("event")?;
         let mem = buf.elems().mem;
         mem.state.check_stream(stream)?;
-        mem.order.run(stream, || {
+        mem.order.run(WHOLE, stream, || {
             self.state.bind()?;
             // SAFETY: a live event and stream of the current context.
             unsafe { sys::cuStreamWaitEvent(stream.cu_stream(), self.event, 0).result() }
@@ -905,6 +931,7 @@ impl IpcEvent {
     /// exited.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(ev: &cuda_mem::ipc::IpcEvent) -> cuda_mem::Result<()> {
     /// if !ev.is_complete()? {
     ///     println!("the writer is still working");
@@ -951,6 +978,7 @@ impl MemPool {
     /// processes can import: `handleTypes` is POSIX file descriptors.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let pool = cuda_mem::MemPool::new_shareable(&cuda_mem::context(0)?)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
@@ -966,6 +994,7 @@ impl MemPool {
     /// for a pool not made with [`new_shareable`](Self::new_shareable).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(sock: &std::os::unix::net::UnixStream) -> cuda_mem::Result<()> {
     /// use std::os::fd::AsFd;
     /// let pool = cuda_mem::MemPool::new_shareable(&cuda_mem::context(0)?)?;
@@ -1008,6 +1037,7 @@ impl MemPool {
     /// [`IpcHandle::open_in_pool`]: an imported pool cannot allocate.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(sock: &std::os::unix::net::UnixStream) -> cuda_mem::Result<()> {
     /// let (_, fd) = cuda_mem::ipc::recv_fd(sock, &mut [0u8; 4]).expect("receive the pool");
     /// let pool = cuda_mem::MemPool::import_fd(&cuda_mem::context(0)?, fd)?;

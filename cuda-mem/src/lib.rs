@@ -4,6 +4,7 @@
 //! with kernels written in Rust.
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::{DeviceBuffer, DeviceCopy};
 //!
 //! #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
@@ -21,16 +22,17 @@
 //!
 //! The repository's `examples/` directory has a runnable program for each
 //! section below (`cargo run --release --example NAME`): `quickstart`,
-//! `particles`, `pipeline`, `pool`, `image2d`, `allocator` and
-//! `nccl_allreduce`.
+//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`
+//! and `nccl_allreduce`.
 //!
 //! # Memory kinds
 //!
 //! Every buffer holds `len` elements of one `T: DeviceCopy` and has the same
-//! operations: [`len`](Buffer::len), [`byte_size`](Buffer::byte_size),
-//! [`memset`](Buffer::memset), [`fill`](Buffer::fill), copies to and from the
-//! host and between any two kinds, views ([`slice`](Buffer::slice),
-//! [`slice_mut`](Buffer::slice_mut)) with the same operations, kernel
+//! operations, defined once in the traits [`Memory`] and [`MemoryMut`]
+//! (`use cuda_mem::prelude::*;`): [`len`](Memory::len), [`byte_size`](Memory::byte_size),
+//! [`memset`](MemoryMut::memset), [`fill`](MemoryMut::fill), copies to and from the
+//! host and between any two kinds, views ([`slice`](Memory::slice),
+//! [`slice_mut`](MemoryMut::slice_mut)) with the same operations, kernel
 //! arguments, and cudarc's `DevicePtr` / `DevicePtrMut`. What differs is where
 //! the memory lives and who may touch it:
 //!
@@ -40,7 +42,8 @@
 //! | [`PinnedBuffer<T>`] | page-locked host (`cuMemHostAlloc`) | [`as_slice`](Buffer::as_slice), [`as_mut_slice`](Buffer::as_mut_slice) | staging for copies: the source or target of every asynchronous host copy, at full bandwidth |
 //! | [`UnifiedBuffer<T>`] | managed (`cuMemAllocManaged`) | `as_slice`, `as_mut_slice` | data both sides touch, or irregularly; [`prefetch_to_device`](UnifiedBuffer::prefetch_to_device) before the GPU's heavy use, [`prefetch_to_host`](UnifiedBuffer::prefetch_to_host) before the host's, [`advise`](UnifiedBuffer::advise) |
 //! | [`PoolBuffer<T>`] | stream-ordered pool (`cuMemAllocAsync`) | no | temporaries allocated and freed every step: a microsecond each from a [`MemPool`], which keeps its memory (release threshold, [`trim_to`](MemPool::trim_to), [`usage`](MemPool::usage)) |
-//! | [`PitchedBuffer<T>`] | device, rows padded (`cuMemAllocPitch`) | no | images and other 2D arrays: 2D copies and fills that never touch the row padding, [`row`](PitchedBuffer::row) views |
+//! | [`PitchedBuffer<T>`] | device, rows padded (`cuMemAllocPitch`) | no | images and other 2D arrays: 2D copies (to and from every other kind, and host data with its own pitch) and fills that never touch the row padding, [`row`](PitchedBuffer::row) and [`region`](Memory::region) views |
+//! | [`DeviceVec<T>`] | device, mapped into a reserved address range (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`) | no | data whose size is not known up front: grows in place ([`extend_from_host`](DeviceVec::extend_from_host), [`extend_from_device`](DeviceVec::extend_from_device), [`resize`](DeviceVec::resize), batched [`pusher`](DeviceVec::pusher)) without moving or copying, [`shrink_to_fit`](DeviceVec::shrink_to_fit) gives memory back |
 //!
 //! Allocator-aware code gets allocators: [`PinnedAllocator`] and
 //! [`UnifiedAllocator`] implement `allocator_api2::alloc::Allocator`, so
@@ -82,12 +85,12 @@
 //!
 //! - **Every operation is queued on a stream.** The `_async` methods take the
 //!   stream; the others use the context's default stream. Copies that take or
-//!   return host slices ([`copy_from_host`](Buffer::copy_from_host),
-//!   [`copy_to_host`](Buffer::copy_to_host), [`to_vec`](Buffer::to_vec))
+//!   return host slices ([`copy_from_host`](MemoryMut::copy_from_host),
+//!   [`copy_to_host`](Memory::copy_to_host), [`to_vec`](Memory::to_vec))
 //!   return when the host memory may be reused or read.
 //! - **Asynchronous host copies need pinned (or unified) memory.**
-//!   [`copy_from_host_async`](Buffer::copy_from_host_async) and
-//!   [`copy_to_host_async`](Buffer::copy_to_host_async) take a
+//!   [`copy_from_host_async`](MemoryMut::copy_from_host_async) and
+//!   [`copy_to_host_async`](Memory::copy_to_host_async) take a
 //!   [`PinnedBuffer`] or [`UnifiedBuffer`], never a `&[T]`: from pageable
 //!   memory the driver cannot copy asynchronously anyway, and a borrowed slice
 //!   could be changed or freed while the copy still runs. The buffer records
@@ -95,16 +98,18 @@
 //! - **Host access waits.** [`as_slice`](Buffer::as_slice) and
 //!   [`as_mut_slice`](Buffer::as_mut_slice) first wait for every queued
 //!   operation on the buffer (copies, kernels, prefetches), so the host never
-//!   sees memory the GPU may still change. [`synchronize`](Buffer::synchronize)
+//!   sees memory the GPU may still change. [`synchronize`](Memory::synchronize)
 //!   waits explicitly.
-//! - **Operations on one allocation run in the order you queue them**, on any
-//!   streams: each allocation remembers the stream of its latest operation,
-//!   and an operation on another stream first waits for it (one event per
-//!   allocation, re-recorded; nothing is allocated per operation). Views share
-//!   their allocation's order, so for work that should overlap, use separate
-//!   allocations (the `pipeline` example gives each chunk its own buffers).
-//! - **Kernels** get a buffer through [`kernel_arg`](Buffer::kernel_arg) or
-//!   [`kernel_arg_mut`](Buffer::kernel_arg_mut)`(&stream)`: a [`KernelArg`]
+//! - **Operations on overlapping bytes run in the order you queue them**, on
+//!   any streams: each allocation remembers which byte ranges its queued
+//!   operations use and on which streams, and an operation on another stream
+//!   first waits for those whose ranges overlap its own (one event per
+//!   allocation, re-recorded; nothing is allocated per operation). Disjoint
+//!   views of one allocation on different streams do not wait for each other,
+//!   so they overlap in time (the `pipeline` example streams chunk views of
+//!   one buffer per direction).
+//! - **Kernels** get a buffer through [`kernel_arg`](Memory::kernel_arg) or
+//!   [`kernel_arg_mut`](MemoryMut::kernel_arg_mut)`(&stream)`: a [`KernelArg`]
 //!   (a `DeviceRepr`, the layout of a `T*`) that orders the launch after
 //!   earlier work on the buffer and makes later work, host access and the free
 //!   wait for the kernel. It borrows the buffer, so the buffer cannot be
@@ -120,6 +125,7 @@
 //!   and the error recorded in the context, as cudarc does.
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::{DeviceBuffer, PinnedBuffer};
 //!
 //! let ctx = cuda_mem::context(0)?;
@@ -136,7 +142,7 @@
 //!
 //! # Fill
 //!
-//! [`fill(value)`](Buffer::fill) sets every element to `value` at the card's
+//! [`fill(value)`](MemoryMut::fill) sets every element to `value` at the card's
 //! write bandwidth, for any `T`. When the value's bytes repeat with period 1,
 //! 2 or 4 (`0u64`, `-1i32`, any `f32`, `[7u8; 12]`) and the address allows it,
 //! it is one driver call, `cuMemsetD8/D16/D32Async` (the 2D forms for
@@ -144,7 +150,7 @@
 //! cuda-mem's fill kernels (Rust, compiled to PTX when this crate is built,
 //! loaded once per context): 16-byte coalesced stores of the repeating
 //! pattern, with unaligned heads and tails of views written separately.
-//! [`memset(byte)`](Buffer::memset) sets bytes. Pitched fills skip the row
+//! [`memset(byte)`](MemoryMut::memset) sets bytes. Pitched fills skip the row
 //! padding.
 //!
 //! # Your own kernels in Rust
@@ -192,6 +198,7 @@
 //! through its typed launcher, without `unsafe`:
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! # use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
 //! # #[cuda_mem::kernel]
 //! # pub fn saxpy(mut out: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) { let _ = (out, x, a); }
@@ -211,13 +218,14 @@
 //! The argument types are checked at compile time; the PTX's signature
 //! fingerprint of the kernel at its first launch in a context (a stale PTX is
 //! [`Error::KernelMismatch`]); the buffers are ordered on the stream like
-//! [`kernel_arg`](Buffer::kernel_arg) arguments. [`launch`] has the whole
+//! [`kernel_arg`](Memory::kernel_arg) arguments. [`launch`] has the whole
 //! soundness argument.
 //!
 //! Kernels that are not `#[kernel]` fns (CUDA C++, hand-written PTX) are
 //! launched through cudarc, with buffers as [`KernelArg`]s, in `unsafe`:
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::cudarc::driver::{LaunchConfig, PushKernelArg};
 //! use cuda_mem::cudarc::nvrtc::Ptx;
 //!
@@ -260,7 +268,7 @@
 //!
 //! Every buffer kind lives on any device: allocate it with that device's
 //! context. A stream of another context is refused (`Err(ContextMismatch)`).
-//! A copy between two contexts ([`copy_from`](Buffer::copy_from) of a buffer
+//! A copy between two contexts ([`copy_from`](MemoryMut::copy_from) of a buffer
 //! or view on another device) is a peer copy, queued on a stream of either
 //! context and ordered against work on both sides; the first one between two
 //! devices enables peer access where the hardware allows it, and
@@ -268,6 +276,7 @@
 //! are staged through host memory ([`PeerPath::ThroughHost`]).
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::{DeviceBuffer, PeerPath};
 //! let (gpu0, gpu1) = (cuda_mem::context(0)?, cuda_mem::context(1)?);
 //! let a = DeviceBuffer::from_slice(&gpu0, &[1.0f32; 4096])?;
@@ -368,9 +377,15 @@ pub mod build;
 #[cfg(feature = "host")]
 mod alloc;
 #[cfg(feature = "host")]
+mod allocation;
+#[cfg(feature = "host")]
 mod buffer;
 #[cfg(feature = "host")]
 mod context;
+#[cfg(feature = "host")]
+mod device_vec;
+#[cfg(feature = "host")]
+mod engine;
 #[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
@@ -396,7 +411,7 @@ mod pool;
 #[cfg(feature = "host")]
 mod staging;
 #[cfg(feature = "host")]
-mod view;
+mod vmm;
 
 #[cfg(feature = "host")]
 pub use {
@@ -406,13 +421,15 @@ pub use {
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
+    device_vec::{DeviceVec, Pusher},
+    engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     launch::{LaunchArg, Module},
-    memory::PinnedFlags,
+    ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
+    pinned_pages::PinnedFlags,
     pool::{MemPool, PoolUsage},
-    view::{AsView, KernelArg, View, ViewMut},
 };
 
 #[cfg(feature = "host")]
@@ -426,6 +443,25 @@ pub use {
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
 pub use fill::__set_fill_chunks_per_thread;
+
+/// The traits that carry every buffer operation, for a glob import:
+/// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,
+/// `fill`, `copy_from`, `to_vec`, ... on every buffer kind, pitched buffer
+/// and view), [`AsView`] and [`DeviceCopy`] (the trait and its derive).
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let mut buf = cuda_mem::DeviceBuffer::<u32>::new(&ctx, 4)?;
+/// buf.fill(7)?;
+/// assert_eq!(buf.to_vec()?, [7; 4]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub mod prelude {
+    pub use crate::DeviceCopy;
+    #[cfg(feature = "host")]
+    pub use crate::{AsView, Memory, MemoryMut};
+}
 
 /// Re-export of the cudarc version cuda-mem is built on, for kernel launches
 /// (`cudarc::driver::PushKernelArg`, `LaunchConfig`) and anything else.

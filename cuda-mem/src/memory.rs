@@ -1,44 +1,20 @@
-//! [`RawMemory`]: one allocation of any kind, untyped. Allocation, the matching
-//! free, the context it belongs to and the stream order of its operations live
-//! here, once, for every buffer kind.
+//! [`RawMemory`]: one allocation of any kind, untyped, as the typed buffers
+//! hold it: its addresses, the context it belongs to, the stream order of its
+//! operations, and the waits before its free. How each kind is allocated and
+//! freed is `allocation`'s.
 
-use std::ffi::c_void;
-use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaStream};
+use cudarc::driver::{result, CudaStream};
 
+use crate::allocation::{self, AllocKind};
 use crate::context::ContextState;
+use crate::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::order::{Access, StreamOrder};
-use crate::pinned_pages::PinnedPages;
+use crate::pinned_pages::PinnedFlags;
 use crate::pool::MemPool;
-use crate::DeviceCopy;
-
-/// How an allocation was made, which decides how it is freed and whether the
-/// host may touch it.
-pub(crate) enum AllocKind {
-    /// `cuMemAlloc` / `cuMemAllocPitch`.
-    Device,
-    /// Page-locked host memory, device-accessible through UVA (see
-    /// `pinned_pages`); `None` once freed, or for zero bytes.
-    Pinned(Option<PinnedPages>),
-    /// `cuMemAllocManaged` with global attachment.
-    Unified,
-    /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
-    /// Holds the pool (if any) so that it outlives its allocations.
-    Pool(#[allow(dead_code)] Option<MemPool>),
-    /// Memory another process exported (see `ipc`). `pool` is `None` for
-    /// `cuIpcOpenMemHandle` (closed with `cuIpcCloseMemHandle`) and the
-    /// imported pool of a pointer from `cuMemPoolImportPointer` (freed with
-    /// `cuMemFree`), held so that it outlives the pointer.
-    #[cfg(target_os = "linux")]
-    Imported {
-        #[allow(dead_code)]
-        pool: Option<MemPool>,
-        exporter: crate::ipc::exporter::Exporter,
-    },
-}
+use crate::vmm::Reservation;
 
 /// One allocation. Zero-byte allocations hold no memory (address 0) and make
 /// no driver call.
@@ -61,60 +37,6 @@ pub(crate) struct RawMemory {
 unsafe impl Send for RawMemory {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for RawMemory {}
-
-/// Host-allocation flags of [`PinnedBuffer`](crate::PinnedBuffer).
-///
-/// The default (all off) is plain cached page-locked memory, good for copies
-/// in both directions. Write-combined memory is faster for the device to read
-/// but very slow for the CPU to read, so it is off unless asked for.
-///
-/// ```
-/// let flags = cuda_mem::PinnedFlags { portable: true, ..Default::default() };
-/// assert!(!flags.write_combined);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PinnedFlags {
-    /// `CU_MEMHOSTALLOC_PORTABLE`: pinned for every context, not just this one.
-    pub portable: bool,
-    /// `CU_MEMHOSTALLOC_DEVICEMAP`: map into the device address space and read
-    /// the device address with `cuMemHostGetDevicePointer`. (With unified
-    /// addressing, which every 64-bit platform has, the memory is
-    /// device-accessible anyway.)
-    pub device_map: bool,
-    /// `CU_MEMHOSTALLOC_WRITECOMBINED`: faster device reads over PCIe, very slow
-    /// CPU reads.
-    pub write_combined: bool,
-}
-
-impl PinnedFlags {
-    /// The `cuMemHostAlloc` flag bits.
-    pub(crate) fn alloc_bits(self) -> u32 {
-        let mut bits = 0;
-        if self.portable {
-            bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
-        }
-        if self.device_map {
-            bits |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
-        }
-        if self.write_combined {
-            bits |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
-        }
-        bits
-    }
-
-    /// The `cuMemHostRegister` flag bits (registration knows no
-    /// write-combining; see `pinned_pages`).
-    pub(crate) fn register_bits(self) -> u32 {
-        let mut bits = 0;
-        if self.portable {
-            bits |= sys::CU_MEMHOSTREGISTER_PORTABLE;
-        }
-        if self.device_map {
-            bits |= sys::CU_MEMHOSTREGISTER_DEVICEMAP;
-        }
-        bits
-    }
-}
 
 /// `size_of::<T>()`, for an element type a buffer may hold. `T::__CHECK` is
 /// evaluated where the buffer type is used (a post-monomorphization error):
@@ -194,11 +116,7 @@ impl RawMemory {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Device));
         }
-        state.bind()?;
-        // SAFETY: the context is current; the memory is only handed out as
-        // `DeviceCopy` values, for which any bytes are valid.
-        let addr = unsafe { result::malloc_sync(bytes) }
-            .map_err(|e| Error::driver_sized("cuMemAlloc", e, bytes, "device"))?;
+        let addr = allocation::device(&state, bytes)?;
         Ok(Self::new(
             state,
             addr,
@@ -220,26 +138,7 @@ impl RawMemory {
         if row_bytes == 0 || height == 0 {
             return Ok((Self::empty(state, AllocKind::Device), row_bytes));
         }
-        let requested = row_bytes.checked_mul(height).ok_or(Error::SizeOverflow {
-            what: "width * height * size_of::<T>()",
-        })?;
-        state.bind()?;
-        let mut addr = MaybeUninit::uninit();
-        let mut pitch = 0usize;
-        // SAFETY: valid out-pointers; the context is current; element size is 4, 8 or 16.
-        unsafe {
-            sys::cuMemAllocPitch_v2(
-                addr.as_mut_ptr(),
-                &mut pitch,
-                row_bytes,
-                height,
-                element_size_hint,
-            )
-            .result()
-        }
-        .map_err(|e| Error::driver_sized("cuMemAllocPitch", e, requested, "pitched device"))?;
-        // SAFETY: written by the successful call above.
-        let addr = unsafe { addr.assume_init() };
+        let (addr, pitch) = allocation::pitched(&state, row_bytes, height, element_size_hint)?;
         let bytes = pitch * height;
         Ok((
             Self::new(
@@ -263,29 +162,7 @@ impl RawMemory {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Pinned(None)));
         }
-        let pages = PinnedPages::new(&state, bytes, flags)?;
-        let addr = if flags.device_map {
-            let mut dptr = MaybeUninit::uninit();
-            // SAFETY: `pages.dma()` was registered (or allocated) with
-            // DEVICEMAP in the current context.
-            let r = unsafe {
-                sys::cuMemHostGetDevicePointer_v2(
-                    dptr.as_mut_ptr(),
-                    pages.dma().cast::<c_void>(),
-                    0,
-                )
-                .result()
-            };
-            if let Err(e) = r {
-                // Never handed out.
-                let _ = pages.free();
-                return Err(Error::driver("cuMemHostGetDevicePointer", e));
-            }
-            // SAFETY: written by the successful call above.
-            unsafe { dptr.assume_init() }
-        } else {
-            pages.dma() as u64
-        };
+        let (pages, addr) = allocation::pinned(&state, bytes, flags)?;
         let host = pages.host();
         Ok(Self::new(
             state,
@@ -303,7 +180,7 @@ impl RawMemory {
     fn zero_on_device(&self) -> Result<()> {
         let stream = self.state.default_stream.clone();
         let (addr, bytes) = (self.addr, self.bytes);
-        self.order.run(&stream, || {
+        self.order.run(0..bytes, &stream, || {
             // SAFETY: the whole live allocation, on its context's default stream.
             unsafe { result::memset_d8_async(addr, 0, bytes, stream.cu_stream()) }
                 .op("cuMemsetD8Async")
@@ -315,12 +192,7 @@ impl RawMemory {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Unified));
         }
-        state.require_managed_memory()?;
-        state.bind()?;
-        // SAFETY: the context is current; zeroed below before any read.
-        let addr =
-            unsafe { result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
-                .map_err(|e| Error::driver_sized("cuMemAllocManaged", e, bytes, "unified"))?;
+        let addr = allocation::managed(&state, bytes)?;
         let mem = Self::new(
             state,
             addr,
@@ -340,46 +212,41 @@ impl RawMemory {
         stream: &Arc<CudaStream>,
         pool: Option<MemPool>,
     ) -> Result<Self> {
-        state.check_stream(stream)?;
-        if let Some(pool) = &pool {
-            if pool.context_handle() != state.ctx.cu_ctx() as usize {
-                return Err(Error::ContextMismatch("the memory pool"));
-            }
-        }
+        allocation::check_pooled(&state, stream, pool.as_ref())?;
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Pool(pool)));
         }
-        if !state.ctx.has_async_alloc() {
-            return Err(Error::NotSupported("stream-ordered allocation (memory pools) is not supported by this device or driver"));
-        }
-        if pool.is_none() {
-            state.prepare_default_pool()?;
-        }
-        state.bind()?;
-        // SAFETY: the context is current and the stream belongs to it; the memory is
-        // only used after this allocation through the stream order set below.
-        let addr = unsafe {
-            match &pool {
-                Some(p) => result::mem_pool::alloc_async(p.handle(), bytes, stream.cu_stream()),
-                None => result::malloc_async(stream.cu_stream(), bytes),
-            }
-        }
-        .map_err(|e| Error::driver_sized("cuMemAllocAsync", e, bytes, "stream-ordered pool"))?;
+        let addr = allocation::pooled(&state, bytes, stream, pool.as_ref())?;
         Ok(Self::new(
             state,
             addr,
             std::ptr::null_mut(),
             bytes,
             AllocKind::Pool(pool),
-            StreamOrder::after(stream),
+            StreamOrder::after(stream, bytes),
         ))
     }
 
-    /// Whether the memory lives on its device (device, pool or pitched
-    /// memory), not in host or managed memory.
+    /// An address range for a [`DeviceVec`](crate::DeviceVec), with nothing
+    /// mapped yet: the memory starts at the range's base, `bytes` follows
+    /// the mapped prefix as the vector grows and shrinks.
+    pub(crate) fn mapped(state: Arc<ContextState>, reservation: Reservation) -> Self {
+        let addr = reservation.base();
+        Self::new(
+            state,
+            addr,
+            std::ptr::null_mut(),
+            0,
+            AllocKind::Mapped(reservation),
+            StreamOrder::default(),
+        )
+    }
+
+    /// Whether the memory lives on its device (device, pool, pitched,
+    /// mapped or IPC-imported memory), not in host or managed memory.
     pub(crate) fn is_device_resident(&self) -> bool {
         match self.kind {
-            AllocKind::Device | AllocKind::Pool(_) => true,
+            AllocKind::Device | AllocKind::Pool(_) | AllocKind::Mapped(_) => true,
             #[cfg(target_os = "linux")]
             AllocKind::Imported { .. } => true,
             _ => false,
@@ -417,11 +284,10 @@ impl RawMemory {
         }
         let addr = self.addr;
         let state = &self.state;
-        let result = self.order.run(stream, || {
-            state.bind()?;
+        let result = self.order.run(0..self.bytes, stream, || {
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.
-            unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
+            unsafe { allocation::free_on_stream(state, addr, stream) }
         });
         if result.is_ok() {
             self.freed = true;
@@ -430,7 +296,9 @@ impl RawMemory {
     }
 
     fn release(&mut self) -> Result<()> {
-        if self.freed || self.bytes == 0 {
+        // A reservation is freed even with nothing mapped.
+        let reserved = matches!(&self.kind, AllocKind::Mapped(r) if r.size() > 0);
+        if self.freed || (self.bytes == 0 && !reserved) {
             return Ok(());
         }
         self.freed = true;
@@ -439,32 +307,20 @@ impl RawMemory {
         if let AllocKind::Pool(_) = self.kind {
             // Stream-ordered: free behind the latest use, no host wait.
             let stream = self.order.stream_for_free(&self.state.default_stream)?;
-            self.state.bind()?;
             // SAFETY: queued after every use of the memory: `stream` is the
             // latest stream in its order and waits for every deferred use;
             // nothing can use the memory after the drop.
-            return unsafe { result::free_async(self.addr, stream.cu_stream()) }
-                .op("cuMemFreeAsync");
+            return unsafe { allocation::free_on_stream(&self.state, self.addr, &stream) };
         }
         self.order.wait(Access::Exclusive)?;
         if self.host_view_is_registered() {
             // A DMA that cudarc queued through a host slice is not in the order.
             crate::context::synchronize_all_contexts(&self.state)?;
         }
-        self.state.bind()?;
-        match &mut self.kind {
-            // No queued operation uses the pages (waited above).
-            AllocKind::Pinned(pages) => pages.take().map_or(Ok(()), PinnedPages::free),
-            #[cfg(target_os = "linux")]
-            AllocKind::Imported { pool: None, .. } => {
-                // SAFETY: opened by `cuIpcOpenMemHandle` in this context; no
-                // queued operation uses it (waited above).
-                unsafe { sys::cuIpcCloseMemHandle(self.addr).result() }.op("cuIpcCloseMemHandle")
-            }
-            // SAFETY: no queued operation uses the memory (waited above; the
-            // owner is dropping it, so every kernel argument has been launched).
-            _ => unsafe { result::free_sync(self.addr) }.op("cuMemFree"),
-        }
+        // SAFETY: no queued operation uses the memory (waited above; the
+        // owner is dropping it, so every kernel argument has been launched);
+        // `kind` and `addr` describe this allocation, made in `allocation`.
+        unsafe { allocation::free_now(&self.state, &mut self.kind, self.addr) }
     }
 }
 

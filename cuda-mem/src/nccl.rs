@@ -26,8 +26,16 @@
 //!   before the group ends would be freed under it. (cudarc's own `CudaSlice`
 //!   has the same hole: `group_start` is a safe function.)
 //!
-//! NCCL reduces numbers, not structs. [`cast`](crate::Buffer::cast) and
-//! [`cast_mut`](crate::Buffer::cast_mut) view a buffer of your
+//! A [`PitchedBuffer`](crate::PitchedBuffer) (or region) with padded rows is
+//! not one contiguous block, which is what NCCL reads and writes: these
+//! functions return `Err(InvalidArgument)` for it, before NCCL runs (on
+//! every rank that passes one: give all ranks the same shapes). Copy it
+//! into a packed buffer first (`DeviceBuffer::copy_from` takes it directly,
+//! one `cuMemcpy2D`), or use a pitched buffer whose rows are unpadded
+//! (one row, or a pitch equal to the row's bytes), which works as is.
+//!
+//! NCCL reduces numbers, not structs. [`cast`](crate::Memory::cast) and
+//! [`cast_mut`](crate::MemoryMut::cast_mut) view a buffer of your
 //! `#[derive(DeviceCopy)]` struct as its scalar fields (a struct of `f64`s as
 //! `f64`s; any struct as bytes for `send`, `recv` and `broadcast`), so an
 //! all-reduce sums each field across the ranks.
@@ -36,6 +44,7 @@
 //! can take a host's GPUs out of service.
 //!
 //! ```no_run
+//! # use cuda_mem::prelude::*;
 //! use cuda_mem::cudarc::nccl::{Comm, Id, ReduceOp};
 //! use cuda_mem::{DeviceBuffer, DeviceCopy};
 //!
@@ -94,6 +103,18 @@ fn nccl<S>(
     })
 }
 
+/// `Err(InvalidArgument)` if any buffer whose length `lens` reads is padded
+/// 2D memory (cuda-mem's `DeviceSlice::len` records that on this thread):
+/// NCCL would be handed address 0, and it does not check its pointers.
+fn contiguous_buffers(lens: impl FnOnce()) -> Result<()> {
+    let _ = crate::engine::take_cudarc_refusal();
+    lens();
+    match crate::engine::take_cudarc_refusal() {
+        Some(reason) => Err(Error::InvalidArgument(reason)),
+        None => Ok(()),
+    }
+}
+
 /// `Err(LengthMismatch)` unless `have >= need`.
 fn at_least(need: usize, have: usize) -> Result<()> {
     if have >= need {
@@ -135,6 +156,10 @@ pub fn all_reduce<T: NcclType>(
     op: &ReduceOp,
 ) -> Result<()> {
     at_least(send.len(), recv.len())?;
+    contiguous_buffers(|| {
+        send.len();
+        recv.len();
+    })?;
     nccl("ncclAllReduce", comm.all_reduce(send, recv, op))
 }
 
@@ -150,6 +175,9 @@ pub fn all_reduce_in_place<T: NcclType>(
     buf: &mut impl DevicePtrMut<T>,
     op: &ReduceOp,
 ) -> Result<()> {
+    contiguous_buffers(|| {
+        buf.len();
+    })?;
     nccl("ncclAllReduce", comm.all_reduce_in_place(buf, op))
 }
 
@@ -176,6 +204,10 @@ pub fn all_gather<T: NcclType>(
             what: "send.len() * world_size",
         })?;
     at_least(need, recv.len())?;
+    contiguous_buffers(|| {
+        send.len();
+        recv.len();
+    })?;
     nccl("ncclAllGather", comm.all_gather(send, recv))
 }
 
@@ -205,6 +237,10 @@ pub fn reduce_scatter<T: NcclType>(
             what: "recv.len() * world_size",
         })?;
     at_least(need, send.len())?;
+    contiguous_buffers(|| {
+        send.len();
+        recv.len();
+    })?;
     nccl("ncclReduceScatter", comm.reduce_scatter(send, recv, op))
 }
 
@@ -232,6 +268,10 @@ pub fn broadcast<T: NcclType, S: DevicePtr<T>>(
         ))?;
         at_least(recv.len(), send.len())?;
     }
+    contiguous_buffers(|| {
+        send.map(|s| s.len());
+        recv.len();
+    })?;
     nccl("ncclBroadcast", comm.broadcast(send, recv, root))
 }
 
@@ -261,5 +301,9 @@ pub fn reduce<T: NcclType, R: DevicePtrMut<T>>(
         ))?;
         at_least(send.len(), recv.len())?;
     }
+    contiguous_buffers(|| {
+        send.len();
+        recv.as_ref().map(|r| r.len());
+    })?;
     nccl("ncclReduce", comm.reduce(send, recv, op, root))
 }

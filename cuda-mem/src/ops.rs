@@ -1,397 +1,788 @@
-//! The public operations of buffers and views. Each is implemented once, on
-//! [`Elems`](crate::view::Elems); these macros give every buffer kind and view
-//! the same documented methods that forward to it.
+//! The public operations of every buffer kind, view and pitched buffer, each
+//! defined once: [`Memory`] (the read side) and [`MemoryMut`] (the write
+//! side), whose provided methods run on the engine
+//! ([`Elems`](crate::engine::Elems)); the blanket [`AsView`] impl; and
+//! cudarc's `DeviceSlice` / `DevicePtr` / `DevicePtrMut` at the boundary.
 
-/// Read operations: for every buffer kind, [`View`](crate::View) and [`ViewMut`](crate::ViewMut).
-macro_rules! read_ops {
-    ([$($gen:tt)*] $target:ty, $name:literal) => {
-        impl<$($gen)*> $target {
-            /// Number of elements.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// let n = x.len();
-            /// # }
-            /// ```
-            pub fn len(&self) -> usize {
-                self.elems().len
-            }
+use std::ops::RangeBounds;
+use std::sync::Arc;
 
-            /// Whether there are no elements.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// if x.is_empty() { return; }
-            /// # }
-            /// ```
-            pub fn is_empty(&self) -> bool {
-                self.elems().len == 0
-            }
+use cudarc::driver::{CudaContext, CudaStream, SyncOnDrop};
 
-            /// Size in bytes: `len() * size_of::<T>()`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// assert_eq!(x.byte_size(), x.len() * 4);
-            /// # }
-            /// ```
-            pub fn byte_size(&self) -> usize {
-                self.elems().byte_size()
-            }
+use crate::buffer::{Buffer, HostAccessible, MemoryKind};
+use crate::device_copy::DeviceCopy;
+use crate::device_ptr::DevicePtr;
+use crate::device_vec::DeviceVec;
+use crate::engine::{AsView, Elems, KernelArg, View, ViewMut};
+use crate::error::Result;
+use crate::pitched::PitchedBuffer;
 
-            /// The device address of the first element, for use inside device
-            /// structs. It stays valid while the memory lives; dereferencing it
-            /// (in a kernel) is up to you.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// let p: cuda_mem::DevicePtr<u32> = x.as_device_ptr();
-            /// # }
-            /// ```
-            pub fn as_device_ptr(&self) -> $crate::DevicePtr<T> {
-                $crate::DevicePtr::from_addr(self.elems().addr())
-            }
-
-            /// The CUDA context the memory belongs to.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// let ctx = x.context().clone();
-            /// # }
-            /// ```
-            pub fn context(&self) -> &std::sync::Arc<cudarc::driver::CudaContext> {
-                self.elems().context()
-            }
-
-            /// A shared view of `range`, or `Err(OutOfRange)`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
-            /// let middle = x.slice(1..3)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn slice(&self, range: impl std::ops::RangeBounds<usize>) -> $crate::Result<$crate::View<'_, T>> {
-                Ok($crate::View { elems: self.elems().sub(range)? })
-            }
-
-            /// Like [`slice`](Self::slice), with `None` for a range out of bounds.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") {")]
-            /// assert!(x.get(x.len()..x.len() + 1).is_none());
-            /// # }
-            /// ```
-            pub fn get(&self, range: impl std::ops::RangeBounds<usize>) -> Option<$crate::View<'_, T>> {
-                self.slice(range).ok()
-            }
-
-            /// The same memory seen as elements of another [`DeviceCopy`]($crate::DeviceCopy)
-            /// type `U` (like `bytemuck::cast_slice`): for a struct of `f32`s
-            /// handed to a library that knows only `f32` (NCCL, cuBLAS), or
-            /// for bytes. Both types have no padding and accept every bit
-            /// pattern, so the reinterpretation is always sound.
-            ///
-            /// `Err(InvalidArgument)` unless the byte size is a multiple of
-            /// `size_of::<U>()` and the first element's address is aligned for `U`.
-            /// Both types must be `'static` (as in bytemuck), so a cast cannot
-            /// turn a lifetime-tagged handle into one of another lifetime.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
-            /// let bytes = x.cast::<u8>()?;
-            /// assert_eq!(bytes.len(), x.byte_size());
-            /// # Ok(()) }
-            /// ```
-            pub fn cast<U: $crate::DeviceCopy + 'static>(&self) -> $crate::Result<$crate::View<'_, U>>
-            where
-                T: 'static,
-            {
-                Ok($crate::View { elems: self.elems().cast()? })
-            }
-
-            /// Copies every element into `dst` (lengths must match) and returns
-            /// once the data is there. Large copies (8 MiB and up) into
-            /// ordinary pageable memory are staged through pinned chunks on
-            /// several threads, faster than the driver's own pageable copy.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
-            /// let mut host = vec![0; x.len()];
-            /// x.copy_to_host(&mut host)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_to_host(&self, dst: &mut [T]) -> $crate::Result<()> {
-                self.elems().copy_to_host(dst)
-            }
-
-            /// Copies the elements into a new `Vec`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ") -> cuda_mem::Result<()> {")]
-            /// let v = x.to_vec()?;
-            /// # Ok(()) }
-            /// ```
-            pub fn to_vec(&self) -> $crate::Result<Vec<T>> {
-                self.elems().to_vec()
-            }
-
-            /// Queues a copy of every element into the host-accessible buffer
-            /// `dst` (pinned or unified, of this context or another; lengths
-            /// must match) on `stream`. `dst`'s `as_slice` waits for it.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ", ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {")]
-            /// let stream = ctx.new_stream()?;
-            /// let mut host = cuda_mem::PinnedBuffer::new(ctx, x.len())?;
-            /// x.copy_to_host_async(&mut host, &stream)?;
-            /// let values = host.as_slice()?; // waits for the copy
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_to_host_async<H: $crate::HostAccessible>(
-                &self,
-                dst: &mut $crate::Buffer<T, H>,
-                stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-            ) -> $crate::Result<()> {
-                dst.elems().copy_from(self.elems(), stream)
-            }
-
-            /// This memory as a kernel argument the kernel only reads, ordered on
-            /// `stream` (see [`KernelArg`]($crate::KernelArg)).
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &", $name, ", s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
-            /// let arg = x.kernel_arg(s)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn kernel_arg(&self, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> $crate::Result<$crate::KernelArg<'_, T>> {
-                Ok($crate::KernelArg::new(self.elems().claim(stream)?))
-            }
-        }
-
-        /// `stream()` is a stream cuda-mem keeps for this purpose and never
-        /// queues work on; cudarc uses it only for copies between two
-        /// contexts, which cuda-mem refuses at this boundary (use
-        /// `copy_from`, a peer copy cuda-mem orders on both sides).
-        impl<$($gen)*> cudarc::driver::DeviceSlice<T> for $target {
-            fn len(&self) -> usize {
-                self.elems().len
-            }
-            fn stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
-                self.elems().cudarc_stream()
-            }
-        }
-
-        /// For cudarc's own calls (`memcpy_dtoh`, NCCL, `launch` through raw
-        /// pointers): `stream` waits for earlier work on the memory, and the
-        /// guard synchronises `stream` when dropped, so the use is complete
-        /// before anything else touches the memory. A use cuda-mem cannot
-        /// order (a capturing stream, a copy between two contexts) gets
-        /// address 0, which makes the driver fail the cudarc call. For
-        /// asynchronous kernel launches use `kernel_arg`.
-        impl<$($gen)*> cudarc::driver::DevicePtr<T> for $target {
-            fn device_ptr<'s>(&'s self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
-                let addr = self.elems().address_for_cudarc(stream);
-                (addr, cudarc::driver::SyncOnDrop::Sync(Some(stream)))
-            }
-        }
-    };
+/// The seal of [`Memory`]: only cuda-mem's types carry the engine.
+pub(crate) mod sealed {
+    /// Yields the engine descriptor of a buffer or view. Not nameable outside
+    /// the crate, so [`Memory`](crate::Memory) cannot be implemented there.
+    pub trait Engine<T> {
+        /// The elements this value stands for.
+        fn elems(&self) -> crate::engine::Elems<'_, T>;
+    }
 }
 
-/// Write operations: for every buffer kind and [`ViewMut`](crate::ViewMut).
-macro_rules! write_ops {
-    ([$($gen:tt)*] $target:ty, $name:literal) => {
-        impl<$($gen)*> $target {
-            /// Sets every byte to `byte` (`cuMemsetD8`), on the context's default
-            /// stream: later operations through cuda-mem are ordered after it and
-            /// host access waits for it.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ") -> cuda_mem::Result<()> {")]
-            /// x.memset(0)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn memset(&mut self, byte: u8) -> $crate::Result<()> {
-                let e = self.elems();
-                e.memset(byte, e.default_stream())
-            }
-
-            /// Like [`memset`](Self::memset), queued on `stream`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
-            /// x.memset_async(0xff, s)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn memset_async(&mut self, byte: u8, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> $crate::Result<()> {
-                self.elems().memset(byte, stream)
-            }
-
-            /// Sets every element to `value`, at memory bandwidth for every
-            /// element size (a driver memset when the value's bytes repeat with
-            /// period 1, 2 or 4, else cuda-mem's fill kernels), on the context's
-            /// default stream.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32) -> cuda_mem::Result<()> {")]
-            /// x.fill(v)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn fill(&mut self, value: T) -> $crate::Result<()> {
-                let e = self.elems();
-                e.fill(&value, e.default_stream())
-            }
-
-            /// Like [`fill`](Self::fill), queued on `stream`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
-            /// x.fill_async(v, s)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn fill_async(&mut self, value: T, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> $crate::Result<()> {
-                self.elems().fill(&value, stream)
-            }
-
-            /// Copies `src` in (lengths must match); returns once `src` may be
-            /// reused (as with `cuMemcpyHtoD`, the last part of the transfer
-            /// may still be on its way: every later operation on the memory,
-            /// host access included, comes after it). Large copies (8 MiB and
-            /// up) from ordinary pageable memory are staged through pinned
-            /// chunks on several threads, several times faster than the
-            /// driver's own pageable copy; the first one in a context pins
-            /// the 16 MiB of chunks it keeps.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", data: &[u32]) -> cuda_mem::Result<()> {")]
-            /// x.copy_from_host(data)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_from_host(&mut self, src: &[T]) -> $crate::Result<()> {
-                self.elems().copy_from_host(src)
-            }
-
-            /// Queues a copy from the host-accessible buffer `src` (pinned or
-            /// unified; lengths must match) on `stream`. `src` cannot be changed
-            /// from the host until the copy is done (`as_mut_slice` waits).
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {")]
-            /// let stream = ctx.new_stream()?;
-            /// let host = cuda_mem::PinnedBuffer::<u32>::new(ctx, x.len())?;
-            /// x.copy_from_host_async(&host, &stream)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_from_host_async<H: $crate::HostAccessible>(
-                &mut self,
-                src: &$crate::Buffer<T, H>,
-                stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-            ) -> $crate::Result<()> {
-                self.elems().copy_from(src.elems(), stream)
-            }
-
-            /// Copies from any buffer kind or view (lengths must match), on the
-            /// context's default stream. The source may belong to another
-            /// context or device: that is a peer copy (`cuMemcpyPeerAsync`
-            /// between device memory), which enables peer access the first
-            /// time two devices exchange data; see
-            /// [`peer_path`]($crate::peer_path).
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {")]
-            /// x.copy_from(y)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_from(&mut self, src: &impl $crate::AsView<T>) -> $crate::Result<()> {
-                let e = self.elems();
-                e.copy_from(src.as_view().elems, e.default_stream())
-            }
-
-            /// Like [`copy_from`](Self::copy_from), queued on `stream`. For a
-            /// copy between two contexts, `stream` may belong to either (else
-            /// `Err(ContextMismatch)`); work on both sides is ordered around it.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", y: &cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
-            /// x.copy_from_async(y, s)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn copy_from_async(&mut self, src: &impl $crate::AsView<T>, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> $crate::Result<()> {
-                self.elems().copy_from(src.as_view().elems, stream)
-            }
-
-            /// An exclusive view of `range`, or `Err(OutOfRange)`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", v: u32) -> cuda_mem::Result<()> {")]
-            /// x.slice_mut(1..3)?.fill(v)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn slice_mut(&mut self, range: impl std::ops::RangeBounds<usize>) -> $crate::Result<$crate::ViewMut<'_, T>> {
-                Ok($crate::ViewMut { elems: self.elems().sub(range)?, _exclusive: std::marker::PhantomData })
-            }
-
-            /// Like [`slice_mut`](Self::slice_mut), with `None` for a range out of bounds.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ") {")]
-            /// assert!(x.get_mut(..0).is_some());
-            /// # }
-            /// ```
-            pub fn get_mut(&mut self, range: impl std::ops::RangeBounds<usize>) -> Option<$crate::ViewMut<'_, T>> {
-                self.slice_mut(range).ok()
-            }
-
-            /// Like [`cast`](Self::cast), as an exclusive view that can be
-            /// written: every write leaves valid `T`s behind.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ") -> cuda_mem::Result<()> {")]
-            /// x.cast_mut::<u8>()?.memset(0)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn cast_mut<U: $crate::DeviceCopy + 'static>(&mut self) -> $crate::Result<$crate::ViewMut<'_, U>>
-            where
-                T: 'static,
-            {
-                Ok($crate::ViewMut { elems: self.elems().cast()?, _exclusive: std::marker::PhantomData })
-            }
-
-            /// Splits into two exclusive views at element `mid`.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ") -> cuda_mem::Result<()> {")]
-            /// let (mut a, b) = x.split_at_mut(1)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn split_at_mut(&mut self, mid: usize) -> $crate::Result<($crate::ViewMut<'_, T>, $crate::ViewMut<'_, T>)> {
-                let e = self.elems();
-                let (a, b) = (e.sub(..mid)?, e.sub(mid..)?);
-                Ok((
-                    $crate::ViewMut { elems: a, _exclusive: std::marker::PhantomData },
-                    $crate::ViewMut { elems: b, _exclusive: std::marker::PhantomData },
-                ))
-            }
-
-            /// This memory as a kernel argument the kernel may write, ordered on
-            /// `stream` (see [`KernelArg`]($crate::KernelArg)).
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn f(x: &mut ", $name, ", s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {")]
-            /// let out = x.kernel_arg_mut(s)?;
-            /// # Ok(()) }
-            /// ```
-            pub fn kernel_arg_mut(&mut self, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> $crate::Result<$crate::KernelArg<'_, T>> {
-                Ok($crate::KernelArg::new(self.elems().claim(stream)?))
-            }
-        }
-
-        impl<$($gen)*> cudarc::driver::DevicePtrMut<T> for $target {
-            fn device_ptr_mut<'s>(&'s mut self, stream: &'s cudarc::driver::CudaStream) -> (cudarc::driver::sys::CUdeviceptr, cudarc::driver::SyncOnDrop<'s>) {
-                let addr = self.elems().address_for_cudarc(stream);
-                (addr, cudarc::driver::SyncOnDrop::Sync(Some(stream)))
-            }
-        }
-    };
+impl<T: DeviceCopy, K: MemoryKind> sealed::Engine<T> for Buffer<T, K> {
+    fn elems(&self) -> Elems<'_, T> {
+        Buffer::elems(self)
+    }
+}
+impl<T: DeviceCopy> sealed::Engine<T> for View<'_, T> {
+    fn elems(&self) -> Elems<'_, T> {
+        self.elems
+    }
+}
+impl<T: DeviceCopy> sealed::Engine<T> for ViewMut<'_, T> {
+    fn elems(&self) -> Elems<'_, T> {
+        self.elems
+    }
+}
+impl<T: DeviceCopy> sealed::Engine<T> for PitchedBuffer<T> {
+    fn elems(&self) -> Elems<'_, T> {
+        PitchedBuffer::elems(self)
+    }
+}
+impl<T: DeviceCopy> sealed::Engine<T> for DeviceVec<T> {
+    fn elems(&self) -> Elems<'_, T> {
+        DeviceVec::elems(self)
+    }
 }
 
-pub(crate) use {read_ops, write_ops};
+impl<T: DeviceCopy, K: MemoryKind> Memory<T> for Buffer<T, K> {}
+impl<T: DeviceCopy, K: MemoryKind> MemoryMut<T> for Buffer<T, K> {}
+impl<T: DeviceCopy> Memory<T> for View<'_, T> {}
+impl<T: DeviceCopy> Memory<T> for ViewMut<'_, T> {}
+impl<T: DeviceCopy> MemoryMut<T> for ViewMut<'_, T> {}
+impl<T: DeviceCopy> Memory<T> for PitchedBuffer<T> {}
+impl<T: DeviceCopy> MemoryMut<T> for PitchedBuffer<T> {}
+impl<T: DeviceCopy> Memory<T> for DeviceVec<T> {}
+impl<T: DeviceCopy> MemoryMut<T> for DeviceVec<T> {}
+
+impl<T: DeviceCopy, M: Memory<T>> AsView<T> for M {
+    fn as_view(&self) -> View<'_, T> {
+        View {
+            elems: self.elems(),
+        }
+    }
+}
+
+fn view<T>(elems: Elems<'_, T>) -> View<'_, T> {
+    View { elems }
+}
+
+fn view_mut<T>(elems: Elems<'_, T>) -> ViewMut<'_, T> {
+    ViewMut {
+        elems,
+        _exclusive: std::marker::PhantomData,
+    }
+}
+
+/// The read operations of every buffer kind ([`DeviceBuffer`](crate::DeviceBuffer),
+/// [`PinnedBuffer`](crate::PinnedBuffer), [`UnifiedBuffer`](crate::UnifiedBuffer),
+/// [`PoolBuffer`](crate::PoolBuffer)), [`PitchedBuffer`], [`View`] and
+/// [`ViewMut`]: one definition each. Bring them into scope with
+/// `use cuda_mem::prelude::*;`. Sealed: implemented by cuda-mem's types only.
+///
+/// Memory has a shape: `height()` rows of `width()` elements, `pitch()` bytes
+/// apart. A linear buffer or view is one row; a [`PitchedBuffer`] and its
+/// regions have padded rows, which no operation ever reads or writes as
+/// elements. Host data is packed row after row unless a method takes a host
+/// pitch (`copy_to_host_2d`).
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+///
+/// fn checksum(data: &impl Memory<u32>) -> cuda_mem::Result<u64> {
+///     Ok(data.to_vec()?.iter().map(|&v| u64::from(v)).sum())
+/// }
+/// let ctx = cuda_mem::context(0)?;
+/// let linear = cuda_mem::DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3, 4])?;
+/// let image = cuda_mem::PitchedBuffer::from_slice(&ctx, &[1u32, 2, 3, 4], 2, 2)?;
+/// assert_eq!(checksum(&linear)?, checksum(&image)?);
+/// assert_eq!(checksum(&image.region(1..2, ..)?)?, 6);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
+    /// Number of elements (`width() * height()`).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// let n = x.len();
+    /// # }
+    /// ```
+    fn len(&self) -> usize {
+        self.elems().len()
+    }
+
+    /// Whether there are no elements.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// if x.is_empty() { return; }
+    /// # }
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.elems().len() == 0
+    }
+
+    /// Size in bytes of the elements: `len() * size_of::<T>()` (without row
+    /// padding; a pitched allocation is `pitch() * height()` bytes).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// assert_eq!(x.byte_size(), x.len() * 4);
+    /// # }
+    /// ```
+    fn byte_size(&self) -> usize {
+        self.elems().byte_size()
+    }
+
+    /// Elements per row: `len()` for linear memory (one row).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(image: &cuda_mem::PitchedBuffer<f32>) {
+    /// let w = image.width();
+    /// # }
+    /// ```
+    fn width(&self) -> usize {
+        self.elems().shape.width
+    }
+
+    /// Number of rows: 1 for linear memory.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(image: &cuda_mem::PitchedBuffer<f32>) {
+    /// let h = image.height();
+    /// # }
+    /// ```
+    fn height(&self) -> usize {
+        self.elems().shape.rows
+    }
+
+    /// Bytes from the start of one row to the start of the next: at least
+    /// `width() * size_of::<T>()`, not necessarily a multiple of
+    /// `size_of::<T>()`. Linear memory: its byte size; an empty
+    /// [`PitchedBuffer`]: `width() * size_of::<T>()`.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(b: &cuda_mem::PitchedBuffer<[f32; 3]>) {
+    /// assert!(b.pitch() >= b.width() * 12);
+    /// # }
+    /// ```
+    fn pitch(&self) -> usize {
+        self.elems().shape.pitch
+    }
+
+    /// The device address of the first element, for use inside device
+    /// structs (row `i` of 2D memory starts `i * pitch()` bytes after it).
+    /// It stays valid while the memory lives; dereferencing it (in a kernel)
+    /// is up to you.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// let p: cuda_mem::DevicePtr<u32> = x.as_device_ptr();
+    /// # }
+    /// ```
+    fn as_device_ptr(&self) -> DevicePtr<T> {
+        DevicePtr::from_addr(self.elems().addr())
+    }
+
+    /// The CUDA context the memory belongs to.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// let ctx = x.context().clone();
+    /// # }
+    /// ```
+    fn context(&self) -> &Arc<CudaContext> {
+        self.elems().context()
+    }
+
+    /// A shared view of the elements `range` (row-major), or
+    /// `Err(OutOfRange)`. On 2D memory (several rows) the range must lie within one
+    /// row or cover whole rows (else `Err(InvalidArgument)`; use
+    /// [`region`](Self::region) for a rectangle).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// let middle = x.slice(1..3)?;
+    /// # Ok(()) }
+    /// ```
+    fn slice(&self, range: impl RangeBounds<usize>) -> Result<View<'_, T>> {
+        Ok(view(self.elems().sub(range)?))
+    }
+
+    /// Like [`slice`](Self::slice), with `None` for a range out of bounds.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) {
+    /// assert!(x.get(x.len()..x.len() + 1).is_none());
+    /// # }
+    /// ```
+    fn get(&self, range: impl RangeBounds<usize>) -> Option<View<'_, T>> {
+        self.slice(range).ok()
+    }
+
+    /// A shared view of the rectangle of columns `cols` and rows `rows`, or
+    /// `Err(OutOfRange)`. Linear memory is one row (`rows` is `..` or `0..1`).
+    /// The view copies to and from any memory of the same shape, or any
+    /// linear memory of `len()` elements (packed rows).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(image: &cuda_mem::PitchedBuffer<u8>) -> cuda_mem::Result<()> {
+    /// let tile = image.region(16..48, 8..40)?; // 32 x 32
+    /// let pixels: Vec<u8> = tile.to_vec()?;
+    /// # Ok(()) }
+    /// ```
+    fn region(
+        &self,
+        cols: impl RangeBounds<usize>,
+        rows: impl RangeBounds<usize>,
+    ) -> Result<View<'_, T>> {
+        Ok(view(self.elems().region(cols, rows)?))
+    }
+
+    /// The same memory seen as elements of another [`DeviceCopy`] type `U`
+    /// (like `bytemuck::cast_slice`): for a struct of `f32`s handed to a
+    /// library that knows only `f32` (NCCL, cuBLAS), or for bytes. Both types
+    /// have no padding and accept every bit pattern, so the reinterpretation
+    /// is always sound.
+    ///
+    /// `Err(InvalidArgument)` unless the byte size (of a row, for 2D
+    /// memory) is a multiple of `size_of::<U>()` and the first element's
+    /// address (and the pitch of 2D memory) is aligned for `U`. Both types
+    /// must be `'static` (as in bytemuck), so a cast cannot turn a
+    /// lifetime-tagged handle into one of another lifetime.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// let bytes = x.cast::<u8>()?;
+    /// assert_eq!(bytes.len(), x.byte_size());
+    /// # Ok(()) }
+    /// ```
+    fn cast<U: DeviceCopy + 'static>(&self) -> Result<View<'_, U>>
+    where
+        T: 'static,
+    {
+        Ok(view(self.elems().cast()?))
+    }
+
+    /// Copies every element into `dst`, packed row after row (lengths must
+    /// match), and returns once the data is there. Large contiguous copies
+    /// (8 MiB and up) into ordinary pageable memory are staged through
+    /// pinned chunks on several threads, faster than the driver's own
+    /// pageable copy; padded rows go through one `cuMemcpy2D`.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// let mut host = vec![0; x.len()];
+    /// x.copy_to_host(&mut host)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        self.elems().copy_to_host(dst, None)
+    }
+
+    /// Copies the rows into host memory whose rows are `dst_pitch` elements
+    /// apart (at least `width()`, else `Err(InvalidArgument)`): row `i` goes
+    /// to `dst[i * dst_pitch..][..width()]`, and the host elements between
+    /// rows are left as they were. `dst` must hold at least
+    /// `(height() - 1) * dst_pitch + width()` elements (else
+    /// `Err(LengthMismatch)`). Returns once the data is there.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(tile: &cuda_mem::PitchedBuffer<u8>) -> cuda_mem::Result<()> {
+    /// // Into the top-left corner of a 1920-wide host image.
+    /// let mut frame = vec![0u8; 1920 * 1080];
+    /// tile.copy_to_host_2d(&mut frame, 1920)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_to_host_2d(&self, dst: &mut [T], dst_pitch: usize) -> Result<()> {
+        self.elems().copy_to_host(dst, Some(dst_pitch))
+    }
+
+    /// Copies the elements into a new `Vec`, packed row after row.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// let v = x.to_vec()?;
+    /// # Ok(()) }
+    /// ```
+    fn to_vec(&self) -> Result<Vec<T>> {
+        self.elems().to_vec()
+    }
+
+    /// Queues a copy of every element into the host-accessible buffer `dst`
+    /// (pinned or unified, of this context or another; lengths must match;
+    /// rows packed) on `stream`. `dst`'s `as_slice` waits for it.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+    /// let stream = ctx.new_stream()?;
+    /// let mut host = cuda_mem::PinnedBuffer::new(ctx, x.len())?;
+    /// x.copy_to_host_async(&mut host, &stream)?;
+    /// let values = host.as_slice()?; // waits for the copy
+    /// # Ok(()) }
+    /// ```
+    fn copy_to_host_async<H: HostAccessible>(
+        &self,
+        dst: &mut Buffer<T, H>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        dst.elems().copy_from(self.elems(), stream)
+    }
+
+    /// This memory as a kernel argument the kernel only reads, ordered on
+    /// `stream` (see [`KernelArg`]): the first element's address (pass
+    /// `pitch()` along for 2D memory).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// let arg = x.kernel_arg(s)?;
+    /// # Ok(()) }
+    /// ```
+    fn kernel_arg(&self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
+        Ok(KernelArg::new(self.elems().claim(stream)?))
+    }
+
+    /// Waits for every queued operation on the allocation (kernels, async
+    /// copies, fills).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(b: &cuda_mem::DeviceBuffer<u8>) -> cuda_mem::Result<()> {
+    /// b.synchronize()?;
+    /// # Ok(()) }
+    /// ```
+    fn synchronize(&self) -> Result<()> {
+        self.elems().synchronize()
+    }
+}
+
+/// The write operations of every buffer kind, [`PitchedBuffer`] and
+/// [`ViewMut`]: one definition each, on top of [`Memory`]. On 2D memory
+/// they touch only the elements of each row, never the padding or anything
+/// outside a region. Bring them into scope with `use cuda_mem::prelude::*;`.
+/// Sealed.
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+///
+/// fn reset(data: &mut impl MemoryMut<f32>) -> cuda_mem::Result<()> {
+///     data.fill(1.0)
+/// }
+/// let ctx = cuda_mem::context(0)?;
+/// let mut image = cuda_mem::PitchedBuffer::<f32>::new(&ctx, 640, 480)?;
+/// reset(&mut image)?;
+/// reset(&mut image.region_mut(100..200, 50..60)?)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
+    /// Sets every byte of every element to `byte` (`cuMemsetD8`, or
+    /// `cuMemsetD2D8` over padded rows), on the context's default stream:
+    /// later operations through cuda-mem are ordered after it and host
+    /// access waits for it.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// x.memset(0)?;
+    /// # Ok(()) }
+    /// ```
+    fn memset(&mut self, byte: u8) -> Result<()> {
+        let e = self.elems();
+        e.memset(byte, e.default_stream())
+    }
+
+    /// Like [`memset`](Self::memset), queued on `stream`.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// x.memset_async(0xff, s)?;
+    /// # Ok(()) }
+    /// ```
+    fn memset_async(&mut self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
+        self.elems().memset(byte, stream)
+    }
+
+    /// Sets every element to `value`, at memory bandwidth for every element
+    /// size (a driver memset when the value's bytes repeat with period 1, 2
+    /// or 4, else cuda-mem's fill kernels; padded rows row by row over their
+    /// elements only), on the context's default stream.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, v: u32) -> cuda_mem::Result<()> {
+    /// x.fill(v)?;
+    /// # Ok(()) }
+    /// ```
+    fn fill(&mut self, value: T) -> Result<()> {
+        let e = self.elems();
+        e.fill(&value, e.default_stream())
+    }
+
+    /// Like [`fill`](Self::fill), queued on `stream`.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, v: u32, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// x.fill_async(v, s)?;
+    /// # Ok(()) }
+    /// ```
+    fn fill_async(&mut self, value: T, stream: &Arc<CudaStream>) -> Result<()> {
+        self.elems().fill(&value, stream)
+    }
+
+    /// Copies `src`, packed row after row, in (lengths must match); returns
+    /// once `src` may be reused (as with `cuMemcpyHtoD`, the last part of
+    /// the transfer may still be on its way: every later operation on the
+    /// memory, host access included, comes after it). Large contiguous
+    /// copies (8 MiB and up) from ordinary pageable memory are staged
+    /// through pinned chunks on several threads, several times faster than
+    /// the driver's own pageable copy; the first one in a context pins the
+    /// 16 MiB of chunks it keeps. Padded rows go through one `cuMemcpy2D`.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, data: &[u32]) -> cuda_mem::Result<()> {
+    /// x.copy_from_host(data)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        self.elems().copy_from_host(src, None)
+    }
+
+    /// Copies rows in from host memory whose rows are `src_pitch` elements
+    /// apart (at least `width()`, else `Err(InvalidArgument)`): row `i`
+    /// comes from `src[i * src_pitch..][..width()]`. `src` must hold at
+    /// least `(height() - 1) * src_pitch + width()` elements (else
+    /// `Err(LengthMismatch)`). Returns once `src` may be reused.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(tile: &mut cuda_mem::PitchedBuffer<u8>, frame: &[u8]) -> cuda_mem::Result<()> {
+    /// // The top-left corner of a 1920-wide host image.
+    /// tile.copy_from_host_2d(frame, 1920)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_from_host_2d(&mut self, src: &[T], src_pitch: usize) -> Result<()> {
+        self.elems().copy_from_host(src, Some(src_pitch))
+    }
+
+    /// Queues a copy from the host-accessible buffer `src` (pinned or
+    /// unified; lengths must match; rows packed) on `stream`. `src` cannot
+    /// be changed from the host until the copy is done (`as_mut_slice`
+    /// waits).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, ctx: &std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+    /// let stream = ctx.new_stream()?;
+    /// let host = cuda_mem::PinnedBuffer::<u32>::new(ctx, x.len())?;
+    /// x.copy_from_host_async(&host, &stream)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_from_host_async<H: HostAccessible>(
+        &mut self,
+        src: &Buffer<T, H>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.elems().copy_from(src.elems(), stream)
+    }
+
+    /// Copies from any buffer kind, pitched buffer or view (lengths must
+    /// match; two sides of several rows must have the same width and height, and
+    /// a linear side is read as packed rows), on the context's default
+    /// stream. The source may belong to another context or device: that is
+    /// a peer copy (`cuMemcpyPeerAsync`, or `cuMemcpy3DPeerAsync` for padded
+    /// rows, between device memory), which enables peer access the first
+    /// time two devices exchange data; see [`peer_path`](crate::peer_path).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, y: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// x.copy_from(y)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_from(&mut self, src: &impl AsView<T>) -> Result<()> {
+        let e = self.elems();
+        e.copy_from(src.as_view().elems, e.default_stream())
+    }
+
+    /// Like [`copy_from`](Self::copy_from), queued on `stream`. For a copy
+    /// between two contexts, `stream` may belong to either (else
+    /// `Err(ContextMismatch)`); work on both sides is ordered around it.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, y: &cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// x.copy_from_async(y, s)?;
+    /// # Ok(()) }
+    /// ```
+    fn copy_from_async(&mut self, src: &impl AsView<T>, stream: &Arc<CudaStream>) -> Result<()> {
+        self.elems().copy_from(src.as_view().elems, stream)
+    }
+
+    /// An exclusive view of the elements `range` (row-major), or
+    /// `Err(OutOfRange)`; on 2D memory within one row or of whole
+    /// rows (see [`slice`](Memory::slice)).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, v: u32) -> cuda_mem::Result<()> {
+    /// x.slice_mut(1..3)?.fill(v)?;
+    /// # Ok(()) }
+    /// ```
+    fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<ViewMut<'_, T>> {
+        Ok(view_mut(self.elems().sub(range)?))
+    }
+
+    /// Like [`slice_mut`](Self::slice_mut), with `None` for a range out of bounds.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>) {
+    /// assert!(x.get_mut(..0).is_some());
+    /// # }
+    /// ```
+    fn get_mut(&mut self, range: impl RangeBounds<usize>) -> Option<ViewMut<'_, T>> {
+        self.slice_mut(range).ok()
+    }
+
+    /// An exclusive view of the rectangle of columns `cols` and rows `rows`
+    /// (see [`region`](Memory::region)): fill, memset and copies into it
+    /// touch nothing outside it.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(image: &mut cuda_mem::PitchedBuffer<u8>) -> cuda_mem::Result<()> {
+    /// image.region_mut(16..48, 8..40)?.fill(255)?;
+    /// # Ok(()) }
+    /// ```
+    fn region_mut(
+        &mut self,
+        cols: impl RangeBounds<usize>,
+        rows: impl RangeBounds<usize>,
+    ) -> Result<ViewMut<'_, T>> {
+        Ok(view_mut(self.elems().region(cols, rows)?))
+    }
+
+    /// Like [`cast`](Memory::cast), as an exclusive view that can be written:
+    /// every write leaves valid `T`s behind.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// x.cast_mut::<u8>()?.memset(0)?;
+    /// # Ok(()) }
+    /// ```
+    fn cast_mut<U: DeviceCopy + 'static>(&mut self) -> Result<ViewMut<'_, U>>
+    where
+        T: 'static,
+    {
+        Ok(view_mut(self.elems().cast()?))
+    }
+
+    /// Splits into two exclusive views at element `mid` (on 2D
+    /// memory, both halves must be slices [`slice_mut`](Self::slice_mut)
+    /// accepts).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
+    /// let (mut a, b) = x.split_at_mut(1)?;
+    /// # Ok(()) }
+    /// ```
+    fn split_at_mut(&mut self, mid: usize) -> Result<(ViewMut<'_, T>, ViewMut<'_, T>)> {
+        let e = self.elems();
+        let (a, b) = (e.sub(..mid)?, e.sub(mid..)?);
+        Ok((view_mut(a), view_mut(b)))
+    }
+
+    /// This memory as a kernel argument the kernel may write, ordered on
+    /// `stream` (see [`KernelArg`]): the first element's address (pass
+    /// `pitch()` along for 2D memory).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(x: &mut cuda_mem::DeviceBuffer<u32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// let out = x.kernel_arg_mut(s)?;
+    /// # Ok(()) }
+    /// ```
+    fn kernel_arg_mut(&mut self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
+        Ok(KernelArg::new(self.elems().claim(stream)?))
+    }
+}
+
+// The cudarc boundary. Foreign traits cannot have a blanket impl over
+// `Memory`, so each type has its three impls, all forwarding to the engine.
+//
+// `DeviceSlice::stream()` is a stream cuda-mem keeps for this purpose and
+// never queues work on; cudarc uses it only for copies between two
+// contexts, which cuda-mem refuses at this boundary (use `copy_from`, a peer
+// copy cuda-mem orders on both sides).
+//
+// `DevicePtr` / `DevicePtrMut` are for cudarc's own calls (`memcpy_dtoh`,
+// NCCL, `launch` through raw pointers): `stream` waits for earlier work on
+// the memory, and the guard synchronises `stream` when dropped, so the use
+// is complete before anything else touches the memory. A use cuda-mem
+// cannot order or describe (a capturing stream, a copy between two
+// contexts, padded 2D memory) gets address 0, which makes the driver fail
+// the cudarc call. For asynchronous kernel launches use `kernel_arg`.
+
+/// The address and guard of a cudarc `DevicePtr(Mut)` call on `elems`.
+fn cudarc_ptr<'s, T: DeviceCopy>(
+    elems: Elems<'_, T>,
+    stream: &'s CudaStream,
+) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+    (
+        elems.address_for_cudarc(stream),
+        SyncOnDrop::Sync(Some(stream)),
+    )
+}
+
+/// See the cudarc boundary notes in `ops.rs`.
+impl<T: DeviceCopy, K: MemoryKind> cudarc::driver::DeviceSlice<T> for Buffer<T, K> {
+    fn len(&self) -> usize {
+        self.elems().len_for_cudarc()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.elems().cudarc_stream()
+    }
+}
+/// See the cudarc boundary notes in `ops.rs`.
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for View<'_, T> {
+    fn len(&self) -> usize {
+        self.elems.len_for_cudarc()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.elems.cudarc_stream()
+    }
+}
+/// See the cudarc boundary notes in `ops.rs`.
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for ViewMut<'_, T> {
+    fn len(&self) -> usize {
+        self.elems.len_for_cudarc()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.elems.cudarc_stream()
+    }
+}
+/// See the cudarc boundary notes in `ops.rs`: a padded buffer (pitch larger
+/// than a row, several rows) gets address 0; copy it into a packed buffer
+/// for cudarc or NCCL.
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for PitchedBuffer<T> {
+    fn len(&self) -> usize {
+        self.elems().len_for_cudarc()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.elems().cudarc_stream()
+    }
+}
+
+impl<T: DeviceCopy, K: MemoryKind> cudarc::driver::DevicePtr<T> for Buffer<T, K> {
+    fn device_ptr<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtr<T> for View<'_, T> {
+    fn device_ptr<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems, stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtr<T> for ViewMut<'_, T> {
+    fn device_ptr<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems, stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtr<T> for PitchedBuffer<T> {
+    fn device_ptr<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}
+
+impl<T: DeviceCopy, K: MemoryKind> cudarc::driver::DevicePtrMut<T> for Buffer<T, K> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtrMut<T> for ViewMut<'_, T> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems, stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtrMut<T> for PitchedBuffer<T> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}
+
+/// See the cudarc boundary notes in `ops.rs`.
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceVec<T> {
+    fn len(&self) -> usize {
+        self.elems().len_for_cudarc()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.elems().cudarc_stream()
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtr<T> for DeviceVec<T> {
+    fn device_ptr<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}
+impl<T: DeviceCopy> cudarc::driver::DevicePtrMut<T> for DeviceVec<T> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'s>) {
+        cudarc_ptr(self.elems(), stream)
+    }
+}

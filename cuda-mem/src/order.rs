@@ -1,37 +1,71 @@
-//! Stream ordering of the operations on one allocation.
+//! Stream ordering of the operations on byte ranges of one allocation.
 //!
-//! Each allocation remembers the stream that holds its latest queued operation.
-//! An operation on the same stream needs nothing (streams run in order). An
-//! operation on another stream first makes that stream wait for an event
-//! recorded on the previous one, so all operations on an allocation form one
-//! chain, whatever streams they use. Waiting for the allocation (before host
-//! access or a free) records the event and waits for it on the host.
+//! Each allocation keeps a small ledger of entries `(byte range, stream, now
+//! or deferred)`: the ranges that queued operations may still use, and the
+//! stream each was queued on. An operation on range R and stream S first makes
+//! S wait, once per stream, for every other stream with an entry that overlaps
+//! R, by recording an event on that stream and waiting for it on S. Entries
+//! whose ranges are disjoint from R impose nothing, so disjoint views of one
+//! allocation run concurrently on different streams, while overlapping ones
+//! form one chain, whatever streams they use. An operation on the same stream
+//! needs nothing (streams run in order): operations on one stream cost no
+//! extra driver call at all.
+//!
+//! The operation then becomes an entry itself. A *now* entry that the new
+//! range covers completely is dropped: S has just waited for it (or it was on
+//! S), so any event recorded on S later captures it too, and every range that
+//! overlaps the dropped entry overlaps the new one. An entry on S that already
+//! covers the new range makes a new one unnecessary (for a deferred use, only
+//! a deferred entry does), and touching entries of one stream and kind are
+//! joined. The ledger is bounded
+//! (`MAX_ENTRIES`): when it is full, the entries of each stream and kind are
+//! joined into the range that spans them (more waits later, never fewer); if
+//! that is still too many, S waits for every stream and the now entries become
+//! one entry on S that spans them.
+//!
+//! Waiting for the allocation on the host (before host access or a free)
+//! records the event on every stream with an entry and waits for it, after
+//! which those now entries are complete and dropped.
 //!
 //! Kernel arguments (and the pointers cudarc's `DevicePtr` traits hand out)
 //! are *deferred* uses: the launch comes after the claim, at a time cuda-mem
 //! cannot see, possibly after other operations on other streams (two
 //! read-only arguments of one buffer, or the two halves of `split_at_mut`, can
-//! be claimed on two streams before either launch). The streams of deferred
-//! uses are therefore kept in a set that every later operation, every host
-//! wait and the free also wait for. An event recorded "now" on such a stream
-//! may precede a launch still to come; that is harmless for operations, which
-//! the borrow rules keep off memory a live claim covers, and it cannot happen
-//! for a free or an exclusive host wait, which need every borrow (every
-//! kernel argument) to have ended. Those exclusive waits clear the set.
+//! be claimed on two streams before either launch). Deferred entries are
+//! therefore never dropped or stood for by another entry: every later
+//! operation on an overlapping range, every host wait and the free wait for
+//! their stream directly, with an event recorded at that later time. An event
+//! recorded "now" on such a stream may precede a launch still to come; that is
+//! harmless for operations, which the borrow rules keep off memory a live
+//! claim covers, and it cannot happen for a free or an exclusive host wait,
+//! which need every borrow (every kernel argument) to have ended. Those
+//! exclusive waits clear the deferred entries.
 //!
-//! The event is created once per allocation and re-recorded (a wait captures
-//! the event as last recorded, so one event serves any number of streams);
-//! nothing is allocated per operation, and operations on one stream cost no
-//! extra driver call at all. A peer copy queues work on an allocation from a
-//! stream of another context; an event can only be recorded on a stream of
-//! its own context, so an allocation keeps one event per context whose
-//! streams have used it (almost always just one).
+//! The event is created once per allocation and context and re-recorded: a
+//! `cuStreamWaitEvent` uses the event as last recorded at the time of the
+//! call and is not affected by later records (CUDA runtime and driver docs,
+//! `cudaEventRecord`), so recording on X, waiting on S, then recording on Y
+//! and waiting on S orders S after both. Nothing is allocated per operation
+//! once the ledger has grown to its working size. A peer copy queues work on
+//! an allocation from a stream of another context; an event can only be
+//! recorded on a stream of its own context, so an allocation keeps one event
+//! per context whose streams have used it (almost always just one).
+//!
+//! The bookkeeping ([`Ledger`]) is pure, generic over the stream, and tested
+//! on the CPU against a model of the driver's stream semantics.
 
+use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaEvent, CudaStream};
 
 use crate::error::{DriverResultExt, Result};
+
+/// Every byte of an allocation: the range of operations on all of it.
+pub(crate) const WHOLE: Range<usize> = 0..usize::MAX;
+
+/// The most entries a ledger holds before it joins them (see the module docs).
+const MAX_ENTRIES: usize = 32;
 
 #[derive(Default)]
 pub(crate) struct StreamOrder {
@@ -40,10 +74,7 @@ pub(crate) struct StreamOrder {
 
 #[derive(Default)]
 struct OrderState {
-    /// The stream of the latest queued operation, if any may still be running.
-    last: Option<Arc<CudaStream>>,
-    /// Streams of deferred uses (kernel arguments) since the last exclusive wait.
-    deferred: Vec<Arc<CudaStream>>,
+    ledger: Ledger<Arc<CudaStream>>,
     /// One event per context, created on the first cross-stream hand-over or
     /// host wait from a stream of that context.
     events: Vec<CudaEvent>,
@@ -52,31 +83,228 @@ struct OrderState {
 /// Whether a host wait comes with exclusive access to the whole allocation
 /// (its owner dropping or freeing it, or `&mut` to the buffer), which proves
 /// that every deferred use has been launched.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Access {
     Shared,
     Exclusive,
 }
 
 /// Whether an operation runs as it is queued or is a claim for a later launch.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Use {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Use {
     Now,
     Deferred,
 }
 
-impl OrderState {
-    /// Every stream that may hold work on the allocation: `last`, then the
-    /// deferred ones, without repeats.
-    fn pending(&self, i: usize) -> Option<&Arc<CudaStream>> {
-        let last = self.last.iter();
-        let deferred = self
-            .deferred
-            .iter()
-            .filter(|d| !self.last.as_ref().is_some_and(|l| same_stream(l, d)));
-        last.chain(deferred).nth(i)
+/// A stream as the ledger sees it: something it can compare.
+pub(crate) trait StreamId: Clone {
+    /// Whether `self` and `other` are one stream.
+    fn same(&self, other: &Self) -> bool;
+}
+
+impl StreamId for Arc<CudaStream> {
+    fn same(&self, other: &Self) -> bool {
+        same_stream(self, other)
+    }
+}
+
+/// One queued use of `range` on `stream`.
+#[derive(Clone, Debug)]
+struct Entry<S> {
+    range: Range<usize>,
+    stream: S,
+    use_: Use,
+}
+
+/// Whether two byte ranges share a byte (an empty range shares none).
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end && !a.is_empty() && !b.is_empty()
+}
+
+/// Whether `outer` contains every byte of `inner`.
+fn covers(outer: &Range<usize>, inner: &Range<usize>) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
+}
+
+/// The per-range bookkeeping of one allocation, without the driver: which
+/// streams an operation must wait for, and what it leaves behind.
+#[derive(Debug)]
+pub(crate) struct Ledger<S> {
+    entries: Vec<Entry<S>>,
+}
+
+impl<S> Default for Ledger<S> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<S: StreamId> Ledger<S> {
+    /// A ledger whose first operation on `range` must come after work
+    /// already queued on `stream`.
+    pub(crate) fn after(stream: S, range: Range<usize>) -> Self {
+        let mut ledger = Self::default();
+        ledger.enter(range, &stream, Use::Now);
+        ledger
     }
 
+    /// The streams of the entries `hit` selects, each once, in ledger order.
+    fn streams<'a>(
+        &'a self,
+        hit: impl Fn(&Entry<S>) -> bool + Copy + 'a,
+    ) -> impl Iterator<Item = &'a S> + 'a {
+        let entries = &self.entries;
+        entries.iter().enumerate().filter_map(move |(i, e)| {
+            let first = hit(e)
+                && !entries[..i]
+                    .iter()
+                    .any(|p| hit(p) && p.stream.same(&e.stream));
+            first.then_some(&e.stream)
+        })
+    }
+
+    /// Orders an operation on `range` queued on `stream`: calls `wait(x)` for
+    /// every stream x that `stream` must wait for first (each once), then,
+    /// if `use_` is given, enters the operation. Nothing is entered when a
+    /// wait fails.
+    pub(crate) fn order<E>(
+        &mut self,
+        range: Range<usize>,
+        stream: &S,
+        use_: Option<Use>,
+        mut wait: impl FnMut(&S) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if use_.is_some() && self.entries.len() >= MAX_ENTRIES {
+            self.join_per_stream();
+            if self.entries.len() >= MAX_ENTRIES {
+                for x in self.streams(|e| !e.stream.same(stream)) {
+                    wait(x)?;
+                }
+                // `stream` waited for every entry: later events on it capture
+                // every queued operation, so one now entry on it spanning the
+                // now entries stands for them all.
+                let span = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.use_ == Use::Now)
+                    .map(|e| e.range.clone())
+                    .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
+                self.entries.retain(|e| e.use_ == Use::Deferred);
+                if let Some(range) = span {
+                    self.entries.push(Entry {
+                        range,
+                        stream: stream.clone(),
+                        use_: Use::Now,
+                    });
+                }
+                if let Some(use_) = use_ {
+                    self.enter(range, stream, use_);
+                }
+                return Ok(());
+            }
+        }
+        for x in self.streams(|e| overlaps(&e.range, &range) && !e.stream.same(stream)) {
+            wait(x)?;
+        }
+        if let Some(use_) = use_ {
+            self.enter(range, stream, use_);
+        }
+        Ok(())
+    }
+
+    /// Enters an operation that `stream` has been ordered for (every entry
+    /// that overlaps `range` is on `stream` or was waited for by it).
+    fn enter(&mut self, range: Range<usize>, stream: &S, use_: Use) {
+        if range.is_empty() {
+            return;
+        }
+        // Waited for (or on `stream`), and whatever overlaps them overlaps
+        // the new entry: it stands for them. Never for a deferred entry,
+        // whose launch may still come.
+        self.entries
+            .retain(|e| !(e.use_ == Use::Now && covers(&range, &e.range)));
+        let redundant = self.entries.iter().any(|e| {
+            e.stream.same(stream)
+                && covers(&e.range, &range)
+                && (e.use_ == Use::Deferred || use_ == Use::Now)
+        });
+        if redundant {
+            return;
+        }
+        let touching = self.entries.iter_mut().find(|e| {
+            e.stream.same(stream)
+                && e.use_ == use_
+                && e.range.start <= range.end
+                && range.start <= e.range.end
+        });
+        match touching {
+            Some(e) => e.range = e.range.start.min(range.start)..e.range.end.max(range.end),
+            None => self.entries.push(Entry {
+                range,
+                stream: stream.clone(),
+                use_,
+            }),
+        }
+    }
+
+    /// Joins the entries of each stream and kind into the range spanning
+    /// them: later operations wait for more, never for less.
+    fn join_per_stream(&mut self) {
+        let mut i = 0;
+        while i < self.entries.len() {
+            let mut j = i + 1;
+            while j < self.entries.len() {
+                let (a, b) = (&self.entries[i], &self.entries[j]);
+                if a.stream.same(&b.stream) && a.use_ == b.use_ {
+                    let b = self.entries.remove(j);
+                    let a = &mut self.entries[i];
+                    a.range = a.range.start.min(b.range.start)..a.range.end.max(b.range.end);
+                } else {
+                    j += 1;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Waits on the host for everything queued: calls `wait(x)` for every
+    /// stream with an entry (each once). The now entries are complete then;
+    /// an [`Access::Exclusive`] wait also ends the deferred ones.
+    pub(crate) fn host_wait<E>(
+        &mut self,
+        access: Access,
+        mut wait: impl FnMut(&S) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        for x in self.streams(|_| true) {
+            wait(x)?;
+        }
+        match access {
+            Access::Exclusive => self.entries.clear(),
+            Access::Shared => self.entries.retain(|e| e.use_ == Use::Deferred),
+        }
+        Ok(())
+    }
+
+    /// Ends the deferred entries: their owner is freeing the memory, so every
+    /// kernel argument has been launched.
+    fn end_deferred(&mut self) {
+        self.entries.retain(|e| e.use_ == Use::Now);
+    }
+
+    /// The stream of the latest entry, if any.
+    fn latest(&self) -> Option<&S> {
+        self.entries.last().map(|e| &e.stream)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+impl OrderState {
     /// Records this allocation's event of `stream`'s context on `stream`.
     ///
     /// Refuses a stream that began capturing a CUDA graph after it used the
@@ -103,30 +331,19 @@ impl OrderState {
         Ok(event)
     }
 
-    /// Makes `stream` wait for everything queued so far.
-    fn order_before(&mut self, stream: &CudaStream) -> Result<()> {
-        let mut i = 0;
-        while let Some(p) = self.pending(i) {
-            if !same_stream(p, stream) {
-                let p = p.clone();
-                let event = Self::record_on(&mut self.events, &p)?;
-                stream.wait(event).op("cuStreamWaitEvent")?;
-            }
-            i += 1;
-        }
-        Ok(())
-    }
-
-    fn set_last(&mut self, stream: &Arc<CudaStream>) {
-        if !self.last.as_ref().is_some_and(|s| same_stream(s, stream)) {
-            self.last = Some(stream.clone());
-        }
-    }
-
-    fn add_deferred(&mut self, stream: &Arc<CudaStream>) {
-        if !self.deferred.iter().any(|d| same_stream(d, stream)) {
-            self.deferred.push(stream.clone());
-        }
+    /// Makes `stream` wait for the queued operations that overlap `range`
+    /// (on other streams), and enters the operation when `use_` is given.
+    fn order(
+        &mut self,
+        range: Range<usize>,
+        stream: &Arc<CudaStream>,
+        use_: Option<Use>,
+    ) -> Result<()> {
+        let events = &mut self.events;
+        self.ledger.order(range, stream, use_, |x| {
+            let event = Self::record_on(events, x)?;
+            stream.wait(event).op("cuStreamWaitEvent")
+        })
     }
 }
 
@@ -138,12 +355,11 @@ fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
 
 impl StreamOrder {
     /// An order whose first operation must come after work already queued on
-    /// `stream` (the allocation itself, for stream-ordered allocations).
-    pub(crate) fn after(stream: &Arc<CudaStream>) -> Self {
+    /// `stream` (the allocation of its `bytes`, for stream-ordered allocations).
+    pub(crate) fn after(stream: &Arc<CudaStream>, bytes: usize) -> Self {
         Self {
             state: Mutex::new(OrderState {
-                last: Some(stream.clone()),
-                deferred: Vec::new(),
+                ledger: Ledger::after(stream.clone(), 0..bytes),
                 events: Vec::new(),
             }),
         }
@@ -153,66 +369,71 @@ impl StreamOrder {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `enqueue` (which queues work on `stream`) after every earlier
-    /// operation on this allocation, and records `stream` as the latest.
+    /// Runs `enqueue` (which queues work on `stream` over the byte `range`
+    /// of the allocation) after every earlier operation on an overlapping
+    /// range, and enters it.
     pub(crate) fn run<R>(
         &self,
+        range: Range<usize>,
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        self.queue(stream, Use::Now, enqueue)
+        self.queue(range, stream, Use::Now, enqueue)
     }
 
     /// Like [`StreamOrder::run`] for a deferred use: `claim` returns what the
     /// caller launches on `stream` later (a kernel argument), and `stream`
-    /// stays in every later wait until an exclusive one.
+    /// stays in every later wait that overlaps `range` until an exclusive one.
     pub(crate) fn run_deferred<R>(
         &self,
+        range: Range<usize>,
         stream: &Arc<CudaStream>,
         claim: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        self.queue(stream, Use::Deferred, claim)
+        self.queue(range, stream, Use::Deferred, claim)
     }
 
     fn queue<R>(
         &self,
+        range: Range<usize>,
         stream: &Arc<CudaStream>,
         use_: Use,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         let mut state = self.lock();
-        state.order_before(stream)?;
-        // Even if `enqueue` fails part-way, the stream may hold work now.
-        state.set_last(stream);
-        if use_ == Use::Deferred {
-            state.add_deferred(stream);
-        }
+        // Entered before `enqueue`: even if it fails part-way, the stream may
+        // hold work now.
+        state.order(range, stream, Some(use_))?;
         enqueue()
     }
 
-    /// Like [`StreamOrder::run`] for an operation on two allocations (a copy).
-    /// Locks in address order, so two threads copying in opposite directions
-    /// cannot deadlock; `a` and `b` may be the same allocation.
+    /// Like [`StreamOrder::run`] for an operation on two allocations (a copy
+    /// into `range_a` of `a` from `range_b` of `b`). Locks in address order,
+    /// so two threads copying in opposite directions cannot deadlock; `a`
+    /// and `b` may be the same allocation.
     pub(crate) fn run_pair<R>(
-        a: &Self,
-        b: &Self,
+        (a, range_a): (&Self, Range<usize>),
+        (b, range_b): (&Self, Range<usize>),
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         if std::ptr::eq(a, b) {
-            return a.run(stream, enqueue);
+            let mut state = a.lock();
+            state.order(range_a, stream, Some(Use::Now))?;
+            state.order(range_b, stream, Some(Use::Now))?;
+            drop(state);
+            return enqueue();
         }
-        let (first, second) = if (a as *const Self) < (b as *const Self) {
-            (a, b)
-        } else {
-            (b, a)
-        };
+        let ((first, first_range), (second, second_range)) =
+            if (a as *const Self) < (b as *const Self) {
+                ((a, range_a), (b, range_b))
+            } else {
+                ((b, range_b), (a, range_a))
+            };
         let mut first = first.lock();
         let mut second = second.lock();
-        first.order_before(stream)?;
-        second.order_before(stream)?;
-        first.set_last(stream);
-        second.set_last(stream);
+        first.order(first_range, stream, Some(Use::Now))?;
+        second.order(second_range, stream, Some(Use::Now))?;
         enqueue()
     }
 
@@ -220,25 +441,27 @@ impl StreamOrder {
     /// done. An [`Access::Exclusive`] wait also ends the deferred uses.
     pub(crate) fn wait(&self, access: Access) -> Result<()> {
         let mut state = self.lock();
-        let mut i = 0;
-        while let Some(p) = state.pending(i) {
-            let p = p.clone();
-            let event = OrderState::record_on(&mut state.events, &p)?;
-            event.synchronize().op("cuEventSynchronize")?;
-            i += 1;
-        }
-        state.last = None;
-        if access == Access::Exclusive {
-            state.deferred.clear();
-        }
-        Ok(())
+        let OrderState { ledger, events } = &mut *state;
+        ledger.host_wait(access, |x| {
+            let event = OrderState::record_on(events, x)?;
+            event.synchronize().op("cuEventSynchronize")
+        })
     }
 
-    /// Makes `stream` wait for every queued operation, without recording it:
-    /// for cudarc's safe calls, whose guard synchronises `stream` before they
-    /// return (`DevicePtr` / `DevicePtrMut`).
-    pub(crate) fn wait_on(&self, stream: &CudaStream) -> Result<()> {
-        self.lock().order_before(stream)
+    /// Makes `stream` wait for every queued operation that overlaps `range`,
+    /// without entering it: for cudarc's safe calls, whose guard synchronises
+    /// `stream` before they return (`DevicePtr` / `DevicePtrMut`).
+    pub(crate) fn wait_on(&self, range: Range<usize>, stream: &CudaStream) -> Result<()> {
+        let mut state = self.lock();
+        let OrderState { ledger, events } = &mut *state;
+        let hit = |e: &Entry<Arc<CudaStream>>| {
+            overlaps(&e.range, &range) && !same_stream(&e.stream, stream)
+        };
+        for x in ledger.streams(hit) {
+            let event = OrderState::record_on(events, x)?;
+            stream.wait(event).op("cuStreamWaitEvent")?;
+        }
+        Ok(())
     }
 
     /// The stream to free a stream-ordered allocation on: the latest one (if
@@ -248,12 +471,395 @@ impl StreamOrder {
     /// argument has been launched).
     pub(crate) fn stream_for_free(&self, own: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
         let mut state = self.lock();
-        let stream = match &state.last {
+        let stream = match state.ledger.latest() {
             Some(last) if last.context().cu_ctx() == own.context().cu_ctx() => last.clone(),
             _ => own.clone(),
         };
-        state.order_before(&stream)?;
-        state.deferred.clear();
+        state.order(WHOLE, &stream, Some(Use::Now))?;
+        state.ledger.end_deferred();
         Ok(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The ledger against a model of the driver: vector clocks per stream
+    //! (what each stream's next operation is ordered after) and for the host.
+
+    use super::*;
+
+    impl StreamId for usize {
+        fn same(&self, other: &Self) -> bool {
+            self == other
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A fresh seed, or `ORDER_SEED` to replay a failure (with `ORDER_TRACE`
+    /// set, every step and the ledger after it are printed).
+    fn seed() -> u64 {
+        if let Some(seed) = std::env::var("ORDER_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            return seed;
+        }
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x9e37_79b9_7f4a_7c15, |d| d.as_nanos() as u64)
+            | 1
+    }
+
+    /// One queued operation of the history.
+    struct Queued {
+        range: Range<usize>,
+        stream: usize,
+        use_: Use,
+        /// Its position on its stream (the `pos`-th operation, from 0).
+        pos: u64,
+        /// Ended by an exclusive host wait (deferred uses only).
+        ended: bool,
+    }
+
+    /// The driver as the model sees it.
+    struct Model {
+        /// Operations queued per stream so far.
+        count: Vec<u64>,
+        /// `know[s][x]`: work queued on `s` from now on comes after the first
+        /// `know[s][x]` operations of `x`.
+        know: Vec<Vec<u64>>,
+        /// The host has seen the first `host[x]` operations of `x` complete.
+        host: Vec<u64>,
+        history: Vec<Queued>,
+    }
+
+    impl Model {
+        fn new(streams: usize) -> Self {
+            Self {
+                count: vec![0; streams],
+                know: vec![vec![0; streams]; streams],
+                host: vec![0; streams],
+                history: Vec::new(),
+            }
+        }
+
+        /// Record an event on `x` and make `s` wait for it.
+        fn hand_over(&mut self, x: usize, s: usize) {
+            for y in 0..self.count.len() {
+                let k = if y == x {
+                    self.count[x]
+                } else {
+                    self.know[x][y]
+                };
+                self.know[s][y] = self.know[s][y].max(k);
+            }
+        }
+
+        /// Record an event on `x` and synchronise it on the host.
+        fn host_sync(&mut self, x: usize) {
+            for y in 0..self.count.len() {
+                let k = if y == x {
+                    self.count[x]
+                } else {
+                    self.know[x][y]
+                };
+                self.host[y] = self.host[y].max(k);
+            }
+        }
+
+        /// What `s` knows of `x` right now (a stream knows all of itself).
+        fn knows(&self, s: usize, x: usize) -> u64 {
+            if s == x {
+                self.count[x]
+            } else {
+                self.know[s][x]
+            }
+        }
+
+        /// Checks that an operation on `range` queued now on `s` comes after
+        /// every earlier overlapping operation on another stream, and after
+        /// the whole current prefix of every overlapping deferred use's
+        /// stream (its launch may come as late as now).
+        fn check_ordered(&self, range: &Range<usize>, s: usize, seed: u64) {
+            for q in &self.history {
+                if q.stream == s || !overlaps(&q.range, range) {
+                    continue;
+                }
+                let need = match q.use_ {
+                    Use::Now => q.pos + 1,
+                    Use::Deferred if q.ended => continue,
+                    Use::Deferred => self.count[q.stream],
+                };
+                // Work the host has seen complete precedes anything queued later.
+                assert!(
+                    self.knows(s, q.stream).max(self.host[q.stream]) >= need,
+                    "seed {seed}: an operation on {range:?} on stream {s} is not ordered after \
+                     {:?} ({:?}) on stream {}",
+                    q.range,
+                    q.use_,
+                    q.stream
+                );
+            }
+        }
+
+        fn queue(&mut self, range: Range<usize>, s: usize, use_: Use) {
+            let pos = self.count[s];
+            self.count[s] += 1;
+            self.history.push(Queued {
+                range,
+                stream: s,
+                use_,
+                pos,
+                ended: false,
+            });
+        }
+
+        /// Checks that the host has seen every operation complete (and the
+        /// current prefix of every deferred use's stream).
+        fn check_host(&self, seed: u64) {
+            for q in &self.history {
+                let need = match q.use_ {
+                    Use::Now => q.pos + 1,
+                    Use::Deferred if q.ended => continue,
+                    Use::Deferred => self.count[q.stream],
+                };
+                assert!(
+                    self.host[q.stream] >= need,
+                    "seed {seed}: a host wait missed {:?} ({:?}) on stream {}",
+                    q.range,
+                    q.use_,
+                    q.stream
+                );
+            }
+        }
+    }
+
+    const SIZE: usize = 97;
+
+    fn random_range(rng: &mut Rng) -> Range<usize> {
+        match rng.below(8) {
+            0 => WHOLE,
+            1 => 0..0,
+            _ => {
+                let a = rng.below(SIZE + 1);
+                let b = rng.below(SIZE + 1);
+                a.min(b)..a.max(b)
+            }
+        }
+    }
+
+    /// Runs `ops` random steps (operations, deferred claims, waits without
+    /// entering, host waits) on `streams` streams, checking every step
+    /// against the model; with `check_minimal`, also that every wait is for
+    /// a stream with an earlier overlapping operation (until the ledger is
+    /// full: joined entries wait for more).
+    fn run_random(seed: u64, streams: usize, ops: usize, mut check_minimal: bool) {
+        let mut rng = Rng(seed);
+        let mut model = Model::new(streams);
+        let mut ledger = if rng.below(4) == 0 {
+            let s = rng.below(streams);
+            let range = random_range(&mut rng);
+            if !range.is_empty() {
+                model.queue(range.clone(), s, Use::Now);
+            }
+            Ledger::after(s, range)
+        } else {
+            Ledger::default()
+        };
+        for _ in 0..ops {
+            let s = rng.below(streams);
+            let range = random_range(&mut rng);
+            match rng.below(10) {
+                0 => {
+                    let access = if rng.below(2) == 0 {
+                        Access::Shared
+                    } else {
+                        Access::Exclusive
+                    };
+                    let mut synced = Vec::new();
+                    ledger
+                        .host_wait(access, |&x| {
+                            assert!(!synced.contains(&x), "seed {seed}: stream {x} waited twice");
+                            synced.push(x);
+                            Ok::<(), ()>(())
+                        })
+                        .unwrap();
+                    for x in synced {
+                        model.host_sync(x);
+                    }
+                    if std::env::var_os("ORDER_TRACE").is_some() {
+                        eprintln!("host {access:?} -> {:?}", ledger.entries);
+                    }
+                    model.check_host(seed);
+                    if access == Access::Exclusive {
+                        model.history.iter_mut().for_each(|q| q.ended = true);
+                    }
+                }
+                k => {
+                    let use_ = match k {
+                        1 => None,
+                        2 | 3 => Some(Use::Deferred),
+                        _ => Some(Use::Now),
+                    };
+                    let before = ledger.len();
+                    let mut waited = Vec::new();
+                    ledger
+                        .order(range.clone(), &s, use_, |&x| {
+                            assert!(x != s, "seed {seed}: stream {s} waited for itself");
+                            assert!(!waited.contains(&x), "seed {seed}: stream {x} waited twice");
+                            waited.push(x);
+                            Ok::<(), ()>(())
+                        })
+                        .unwrap();
+                    if use_.is_some() && before >= MAX_ENTRIES {
+                        check_minimal = false;
+                    }
+                    for &x in &waited {
+                        model.hand_over(x, s);
+                        if check_minimal {
+                            let reason = model
+                                .history
+                                .iter()
+                                .any(|q| q.stream == x && overlaps(&q.range, &range));
+                            assert!(
+                                reason,
+                                "seed {seed}: stream {s} waited for stream {x}, which has no \
+                                 overlapping operation on {range:?}"
+                            );
+                        }
+                    }
+                    if std::env::var_os("ORDER_TRACE").is_some() {
+                        eprintln!(
+                            "{s} {range:?} {use_:?} waited {waited:?} -> {:?}",
+                            ledger.entries
+                        );
+                    }
+                    model.check_ordered(&range, s, seed);
+                    if let Some(use_) = use_ {
+                        if !range.is_empty() {
+                            model.queue(range, s, use_);
+                        }
+                    }
+                }
+            }
+            let deferred_streams = (0..streams)
+                .filter(|&x| {
+                    ledger
+                        .entries
+                        .iter()
+                        .any(|e| e.stream == x && e.use_ == Use::Deferred)
+                })
+                .count();
+            assert!(
+                ledger.len() <= MAX_ENTRIES + 2 + deferred_streams,
+                "seed {seed}: {} entries",
+                ledger.len()
+            );
+        }
+    }
+
+    #[test]
+    fn random_sequences_keep_every_overlap_ordered() {
+        let mut rng = Rng(seed());
+        for _ in 0..400 {
+            let seed = rng.0;
+            rng.next();
+            let streams = 1 + (seed % 4) as usize;
+            run_random(seed, streams, 300, false);
+        }
+    }
+
+    #[test]
+    fn waits_only_for_overlapping_work_before_the_ledger_fills() {
+        let mut rng = Rng(seed());
+        for _ in 0..400 {
+            let seed = rng.0;
+            rng.next();
+            // Fewer operations than entries: the ledger never joins.
+            run_random(seed, 2 + (seed % 3) as usize, MAX_ENTRIES / 2, true);
+        }
+    }
+
+    #[test]
+    fn many_streams_and_ranges_stay_bounded_and_ordered() {
+        let mut rng = Rng(seed());
+        for _ in 0..50 {
+            let seed = rng.0;
+            rng.next();
+            run_random(seed, 40, 2000, false);
+        }
+    }
+
+    #[test]
+    fn disjoint_halves_on_two_streams_never_wait() {
+        let mut ledger = Ledger::<usize>::default();
+        let mut waits = 0;
+        for i in 0..1000 {
+            let (range, s) = if i % 2 == 0 { (0..50, 0) } else { (50..100, 1) };
+            let use_ = if i % 3 == 0 { Use::Deferred } else { Use::Now };
+            ledger
+                .order(range, &s, Some(use_), |_| {
+                    waits += 1;
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+        }
+        assert_eq!(waits, 0);
+        assert!(ledger.len() <= 4, "{} entries", ledger.len());
+        // The whole allocation waits for both.
+        let mut streams = Vec::new();
+        ledger
+            .order(WHOLE, &2, Some(Use::Now), |&x| {
+                streams.push(x);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(streams, [0, 1]);
+    }
+
+    #[test]
+    fn whole_buffer_operations_on_changing_streams_wait_for_the_previous_one_only() {
+        let mut rng = Rng(seed());
+        let bytes = 1 + rng.below(1 << 20);
+        let mut ledger = Ledger::after(0usize, 0..bytes);
+        let mut prev = 0;
+        for _ in 0..1000 {
+            let s = rng.below(4);
+            let mut waited = Vec::new();
+            ledger
+                .order(0..bytes, &s, Some(Use::Now), |&x| {
+                    waited.push(x);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            let want: &[usize] = if s == prev { &[] } else { &[prev] };
+            assert_eq!(waited, want, "stream {s} after stream {prev}");
+            assert_eq!(ledger.len(), 1);
+            prev = s;
+        }
+    }
+
+    #[test]
+    fn a_failed_wait_enters_nothing() {
+        let mut ledger = Ledger::<usize>::default();
+        ledger
+            .order(0..10, &0, Some(Use::Now), |_| Ok::<(), ()>(()))
+            .unwrap();
+        let failed = ledger.order(0..10, &1, Some(Use::Now), |_| Err(()));
+        assert!(failed.is_err());
+        assert_eq!(ledger.entries.len(), 1);
+        assert_eq!(ledger.entries[0].stream, 0);
     }
 }

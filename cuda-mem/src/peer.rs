@@ -346,7 +346,8 @@ pub(crate) struct PeerCopy {
 /// Readies a copy between the allocations `dst` and `src` of two contexts:
 /// enables peer access on the first copy between the two devices (unless it
 /// was disabled or is impossible), and lets each device reach the other's
-/// pool memory involved (pool memory does not follow `cuCtxEnablePeerAccess`).
+/// pool and `DeviceVec` memory involved (neither follows
+/// `cuCtxEnablePeerAccess`).
 pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy> {
     let (dst_ctx, src_ctx) = (&dst.state.ctx, &src.state.ctx);
     let mut links = read_links();
@@ -362,6 +363,12 @@ pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy>
         for (mem, other) in [(dst, src), (src, dst)] {
             if mem.is_pool() {
                 crate::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
+            }
+            // Memory mapped into a reserved range (a `DeviceVec`) does not
+            // follow `cuCtxEnablePeerAccess` either: its range grants access.
+            if let crate::allocation::AllocKind::Mapped(reservation) = &mem.kind {
+                mem.state.bind()?;
+                reservation.add_peer(other.state.ctx.cu_device())?;
             }
         }
     }

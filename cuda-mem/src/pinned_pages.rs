@@ -1,6 +1,7 @@
 //! [`PinnedPages`]: page-locked host memory whose *host* view is a second,
 //! unregistered mapping of the same pages, and the registry that translates
-//! that view back for cuda-mem's own copies.
+//! that view back for cuda-mem's own copies; [`PinnedFlags`] and their driver
+//! flag bits (for both `cuMemHostAlloc` and `cuMemHostRegister`), once.
 //!
 //! # Why two mappings
 //!
@@ -35,7 +36,60 @@ use cudarc::driver::{result, sys};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::PinnedFlags;
+
+/// Host-allocation flags of [`PinnedBuffer`](crate::PinnedBuffer).
+///
+/// The default (all off) is plain cached page-locked memory, good for copies
+/// in both directions. Write-combined memory is faster for the device to read
+/// but very slow for the CPU to read, so it is off unless asked for.
+///
+/// ```
+/// let flags = cuda_mem::PinnedFlags { portable: true, ..Default::default() };
+/// assert!(!flags.write_combined);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PinnedFlags {
+    /// `CU_MEMHOSTALLOC_PORTABLE`: pinned for every context, not just this one.
+    pub portable: bool,
+    /// `CU_MEMHOSTALLOC_DEVICEMAP`: map into the device address space and read
+    /// the device address with `cuMemHostGetDevicePointer`. (With unified
+    /// addressing, which every 64-bit platform has, the memory is
+    /// device-accessible anyway.)
+    pub device_map: bool,
+    /// `CU_MEMHOSTALLOC_WRITECOMBINED`: faster device reads over PCIe, very slow
+    /// CPU reads.
+    pub write_combined: bool,
+}
+
+impl PinnedFlags {
+    /// The `cuMemHostAlloc` flag bits.
+    pub(crate) fn alloc_bits(self) -> u32 {
+        let mut bits = 0;
+        if self.portable {
+            bits |= sys::CU_MEMHOSTALLOC_PORTABLE;
+        }
+        if self.device_map {
+            bits |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
+        }
+        if self.write_combined {
+            bits |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
+        }
+        bits
+    }
+
+    /// The `cuMemHostRegister` flag bits (registration knows no
+    /// write-combining; see `pinned_pages`).
+    pub(crate) fn register_bits(self) -> u32 {
+        let mut bits = 0;
+        if self.portable {
+            bits |= sys::CU_MEMHOSTREGISTER_PORTABLE;
+        }
+        if self.device_map {
+            bits |= sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+        }
+        bits
+    }
+}
 
 /// One block of pinned memory: `bytes` bytes reachable by DMA at `dma`, and by
 /// the host at `host` (the same address when [`PinnedPages::is_aliased`] is
@@ -289,6 +343,21 @@ fn os_error(call: &'static str, bytes: usize) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pinned_flags_map_to_driver_bits() {
+        assert_eq!(PinnedFlags::default().alloc_bits(), 0);
+        let all = PinnedFlags {
+            portable: true,
+            device_map: true,
+            write_combined: true,
+        };
+        assert_eq!(all.alloc_bits(), 7);
+        assert_eq!(
+            all.register_bits(),
+            sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP
+        );
+    }
 
     #[test]
     fn translation_covers_exactly_the_registered_ranges() {

@@ -1,5 +1,6 @@
 //! [`MemPool`]: a stream-ordered memory pool with a sane release threshold,
-//! trimming and usage statistics.
+//! trimming and usage statistics, and the one-time set-up of each device's
+//! default pool for cuda-mem's `PoolBuffer`s.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -66,6 +67,17 @@ impl Drop for PoolInner {
             self.state.ctx.record_err(r);
         }
     }
+}
+
+/// Raises the release threshold of the device's current pool to `u64::MAX`
+/// once per context (see [`MemPool`] for why), before the first
+/// stream-ordered allocation from it.
+pub(crate) fn prepare_default_pool(state: &ContextState) -> Result<()> {
+    state
+        .lazy(&state.default_pool, || {
+            MemPool::device_current(&state.ctx)?.set_release_threshold(u64::MAX)
+        })
+        .map(drop)
 }
 
 /// Usage statistics of a [`MemPool`], read from the driver.

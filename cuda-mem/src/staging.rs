@@ -103,7 +103,7 @@ fn is_pageable(ptr: *const u8) -> bool {
 }
 
 /// A context's staging chunks, allocated on first use.
-pub(crate) enum StagingSlot {
+enum StagingSlot {
     /// No staged copy yet.
     Untried,
     Ready(Staging),
@@ -112,7 +112,14 @@ pub(crate) enum StagingSlot {
 }
 
 /// The staging chunks of a context.
-pub(crate) type StagingCell = Mutex<StagingSlot>;
+type StagingCell = Mutex<StagingSlot>;
+
+/// `state`'s staging cell (kept in the context's state).
+fn cell(state: &ContextState) -> Option<&StagingCell> {
+    state
+        .lazy(&state.staging, || Ok(Mutex::new(StagingSlot::Untried)))
+        .ok()
+}
 
 /// The context's staging chunks (ready, or unavailable), if the copy should be
 /// staged and no other thread is using them (that thread's copy keeps its
@@ -125,7 +132,7 @@ fn staging_for<'a>(
     if bytes < STAGE_MIN_BYTES || !is_pageable(host) {
         return None;
     }
-    let mut guard = state.staging.try_lock().ok()?;
+    let mut guard = cell(state)?.try_lock().ok()?;
     if let StagingSlot::Untried = *guard {
         *guard = match Staging::new(state) {
             Ok(staging) => {
@@ -151,7 +158,7 @@ fn release_at_exit() {
         }
         for state in ContextState::all_live() {
             // A copy still running on another thread keeps its chunks.
-            if let Ok(mut staging) = state.staging.try_lock() {
+            if let Some(Ok(mut staging)) = state.staging.get::<StagingCell>().map(Mutex::try_lock) {
                 if state.bind().is_ok() {
                     *staging = StagingSlot::Unavailable;
                 }

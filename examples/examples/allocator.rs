@@ -22,6 +22,7 @@
 //!    and every reading is checked. The same upload from an ordinary,
 //!    pageable `Vec` is timed for comparison.
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::ops::Range;
 use std::time::Instant;

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use cuda_mem::cudarc::driver::{result, sys, CudaStream};
 use cuda_mem::cudarc::nccl::{Comm, Id, ReduceOp};
 use cuda_mem::ipc::IpcHandle;
+use cuda_mem::prelude::*;
 use cuda_mem::DeviceBuffer;
 use cuda_mem_examples::gb_per_s;
 use cuda_mem_examples::ranks::{self, RankEnv};

@@ -15,17 +15,24 @@
 //! is not part of the supported API), and checks after the operations that
 //! the padding still holds it, besides checking every pixel:
 //!
-//! 1. `fill` of the whole image, then `row_mut(y)?.slice_mut(x0..x1)?.fill(..)`
-//!    for a rectangle (a 2D fill of a region through row views);
+//! 1. `fill` of the whole image, then `region_mut(x0..x1, y0..y1)?.fill(..)`
+//!    for a rectangle (one 2D fill of a region), and a row through a row view;
 //! 2. a synchronous 2D upload (`copy_from_host`) and download (`to_vec`) of
 //!    a picture whose pixels are all different, and each row on its own;
 //! 3. asynchronous 2D copies through a `PinnedBuffer` on a stream, and a
-//!    device-to-device 2D copy between two pitched images.
+//!    device-to-device 2D copy between two pitched images;
+//! 4. region copies: a tile of the image into a packed `DeviceBuffer`, into
+//!    another place of the other image (region to region), and out into a
+//!    host frame whose rows are wider than the tile's (`copy_to_host_2d`).
+//!
+//! The operations come from the traits every buffer shares, `Memory` and
+//! `MemoryMut` (`use cuda_mem::prelude::*;`).
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::ops::Range;
 
-use cuda_mem::{DeviceCopy, PinnedBuffer, PitchedBuffer};
+use cuda_mem::{DeviceBuffer, DeviceCopy, PinnedBuffer, PitchedBuffer};
 use cuda_mem_examples::{gpu_or_exit, Checks};
 
 /// A pixel of three `f32` channels: 12 bytes, alignment 4, no padding.
@@ -55,6 +62,13 @@ const ORANGE: Rgb32 = Rgb32 {
 /// fall on 16-byte boundaries.
 const RECT_X: Range<usize> = 333..777;
 const RECT_Y: Range<usize> = 100..350;
+/// The row filled with `ORANGE` through a row view, below the rectangle.
+const STRIPE_Y: usize = 420;
+/// Where step 4 puts the tile `RECT_X` x `RECT_Y` in the other image.
+const DEST_X: usize = 17;
+const DEST_Y: usize = 301;
+/// Elements from one row of the host frame of step 4 to the next.
+const FRAME_PITCH: usize = 509;
 
 /// A picture in which every pixel differs from every other (`b` is the pixel
 /// index, exact in `f32`), so a row shifted by padding could not go unnoticed.
@@ -106,11 +120,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
     image.raw_memset_padded(POISON)?;
 
-    // 1. A fill of the whole image, then of a rectangle, row by row.
+    // 1. A fill of the whole image, then of a rectangle (one 2D fill of a
+    //    region), then of one row through a row view.
     image.fill(BACKGROUND)?;
-    for y in RECT_Y {
-        image.row_mut(y)?.slice_mut(RECT_X)?.fill(ORANGE)?;
-    }
+    image.region_mut(RECT_X, RECT_Y)?.fill(ORANGE)?;
+    image.row_mut(STRIPE_Y)?.fill(ORANGE)?;
     let filled = image.to_vec()?;
     checks.check(
         filled.len() == WIDTH * HEIGHT,
@@ -120,7 +134,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         ),
     );
     let wrong = wrong_pixels(&filled, |x, y| {
-        if RECT_X.contains(&x) && RECT_Y.contains(&y) {
+        if (RECT_X.contains(&x) && RECT_Y.contains(&y)) || y == STRIPE_Y {
             ORANGE
         } else {
             BACKGROUND
@@ -129,7 +143,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     checks.check(
         wrong == 0,
         format_args!(
-            "fill, then a {}x{} rectangle through row views: every pixel right ({wrong} wrong)",
+            "fill, then a {}x{} region and a row: every pixel right ({wrong} wrong)",
             RECT_X.len(),
             RECT_Y.len()
         ),
@@ -183,11 +197,66 @@ fn main() -> Result<(), Box<dyn Error>> {
         wrong == 0,
         format_args!("copy_from_host_async, then a device-to-device 2D copy: the mirrored picture ({wrong} wrong)"),
     );
+
+    // 4. Region copies: the tile RECT_X x RECT_Y of the (mirrored) image into
+    //    a packed DeviceBuffer, into another place of `staging`, and out into
+    //    a host frame of FRAME_PITCH-pixel rows.
+    let (tile_w, tile_h) = (RECT_X.len(), RECT_Y.len());
+    let tile = image.region(RECT_X, RECT_Y)?;
+    let tile_pixel = |x: usize, y: usize| mirrored(RECT_X.start + x, RECT_Y.start + y);
+    let mut packed = DeviceBuffer::<Rgb32>::new(&ctx, tile_w * tile_h)?;
+    packed.copy_from(&tile)?;
+    let wrong = packed
+        .to_vec()?
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| *p != tile_pixel(i % tile_w, i / tile_w))
+        .count();
+    checks.check(
+        wrong == 0,
+        format_args!(
+            "a {tile_w}x{tile_h} region into a packed DeviceBuffer, row after row ({wrong} wrong)"
+        ),
+    );
+    staging.fill(BACKGROUND)?;
+    staging
+        .region_mut(DEST_X..DEST_X + tile_w, DEST_Y..DEST_Y + tile_h)?
+        .copy_from(&tile)?;
+    let wrong = wrong_pixels(&staging.to_vec()?, |x, y| {
+        if (DEST_X..DEST_X + tile_w).contains(&x) && (DEST_Y..DEST_Y + tile_h).contains(&y) {
+            tile_pixel(x - DEST_X, y - DEST_Y)
+        } else {
+            BACKGROUND
+        }
+    });
+    checks.check(
+        wrong == 0,
+        format_args!("region to region at ({DEST_X}, {DEST_Y}) of the other image, nothing else changed ({wrong} wrong)"),
+    );
+    let mut frame = vec![BACKGROUND; (tile_h - 1) * FRAME_PITCH + tile_w];
+    tile.copy_to_host_2d(&mut frame, FRAME_PITCH)?;
+    let wrong = frame
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| {
+            let (x, y) = (i % FRAME_PITCH, i / FRAME_PITCH);
+            *p != if x < tile_w {
+                tile_pixel(x, y)
+            } else {
+                BACKGROUND
+            }
+        })
+        .count();
+    checks.check(
+        wrong == 0,
+        format_args!("the region out into a host frame of {FRAME_PITCH}-pixel rows, the rest of each frame row untouched ({wrong} wrong)"),
+    );
+
     let touched = touched_padding(&image)? + touched_padding(&staging)?;
     checks.check(
         touched == 0,
         format_args!(
-            "no copy wrote into the row padding of either image ({touched} bytes changed)"
+            "no fill or copy wrote into the row padding of either image ({touched} bytes changed)"
         ),
     );
     checks.finish();

@@ -10,6 +10,7 @@
 //! libnccl (cuda-mem's `nccl` feature loads it at run time); works on one GPU
 //! too. NVLink multicast stays off (`NCCL_NVLS_ENABLE=0`), as shared GPUs need.
 
+use cuda_mem::prelude::*;
 use std::time::Instant;
 
 use cuda_mem::cudarc::nccl::{Comm, Id, ReduceOp};

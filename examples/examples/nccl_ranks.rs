@@ -30,6 +30,7 @@
 use std::time::{Duration, Instant};
 
 use cuda_mem::cudarc::nccl::ReduceOp;
+use cuda_mem::prelude::*;
 use cuda_mem::{DeviceBuffer, DeviceCopy};
 use cuda_mem_examples::ranks::{self, RankEnv};
 use cuda_mem_examples::{gb_per_s, unit_f32, Checks};

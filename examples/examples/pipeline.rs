@@ -4,32 +4,36 @@
 //!
 //!     cargo run --release --example pipeline
 //!
-//! 256 MiB of `f32` go through the GPU in 16 chunks: each chunk is copied from
-//! a `PinnedBuffer` to the device (`copy_from_host_async`), multiplied by a
-//! factor by the Rust kernel `scale_f32` (a `#[kernel]` fn of
-//! `examples/particles-shared`, built by `examples/build.rs` and launched
-//! with its typed launcher), and copied back into another `PinnedBuffer`
-//! (`copy_to_host_async`). No `unsafe` anywhere. Only pinned memory makes these
-//! copies truly asynchronous, which is why the async copies of cuda-mem take
-//! a `PinnedBuffer` (or a `UnifiedBuffer`) and not a `&[T]`.
+//! 256 MiB of `f32` go through the GPU in 16 chunks: each chunk is a view of
+//! one input `PinnedBuffer`, copied to the device (`copy_from_async` from the
+//! view), multiplied by a factor by the Rust kernel `scale_f32` (a `#[kernel]`
+//! fn of `examples/particles-shared`, built by `examples/build.rs` and
+//! launched with its typed launcher), and copied back into its view of one
+//! output `PinnedBuffer`. No `unsafe` anywhere. Only pinned memory makes
+//! these copies truly asynchronous, which is why the async copies of cuda-mem
+//! take pinned (or unified) memory and not a `&[T]`.
 //!
 //! Run on one stream, every step waits for the one before. Run on two
-//! streams, with one device buffer per stream, the upload of one chunk
-//! overlaps the download of the previous one (the GPU has separate copy
+//! streams, each with its own part of one device buffer, the upload of one
+//! chunk overlaps the download of the previous one (the GPU has separate copy
 //! engines for the two directions). The example prints both times and their
 //! ratio, and checks every output float bit for bit against the CPU (a single
 //! IEEE multiplication, rounded the same way on both) after every run.
 //!
-//! Each chunk has its own pinned buffers: cuda-mem orders all the work on one
-//! allocation, so chunks that were views of one big buffer would be
-//! serialised across the streams.
+//! One buffer per direction is enough: cuda-mem orders the work on each
+//! allocation per byte range, so chunk views of one buffer on different
+//! streams do not wait for each other, while work on overlapping views stays
+//! in order (it keeps up to 32 ranges per allocation apart; beyond that it
+//! joins the ranges of each stream, which would make the streams wait for
+//! each other, so keep chunks per buffer well below that).
 #![forbid(unsafe_code)]
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuda_mem::{CudaStream, DeviceBuffer, LaunchConfig, Module, PinnedBuffer};
+use cuda_mem::{AsView, CudaStream, DeviceBuffer, LaunchConfig, Module, PinnedBuffer};
 use cuda_mem_examples::{gb_per_s, gpu_or_exit, unit_f32, Checks};
 use particles_shared::scale_f32;
 
@@ -56,10 +60,12 @@ fn input_value(i: usize) -> f32 {
 
 /// Everything one pipeline run uses.
 struct Pipeline {
-    inputs: Vec<PinnedBuffer<f32>>,
-    outputs: Vec<PinnedBuffer<f32>>,
-    /// One working buffer on the device per stream.
-    device: Vec<DeviceBuffer<f32>>,
+    /// Every chunk's input, chunk `c` at `c * CHUNK_LEN`.
+    input: PinnedBuffer<f32>,
+    /// Every chunk's output, likewise.
+    output: PinnedBuffer<f32>,
+    /// The device's working memory: `CHUNK_LEN` floats per stream.
+    device: DeviceBuffer<f32>,
 }
 
 impl Pipeline {
@@ -67,30 +73,30 @@ impl Pipeline {
     /// and waits for all of them; returns the wall time from the first queued
     /// copy to the end of the last one.
     fn run(&mut self, streams: &[Arc<CudaStream>]) -> Result<Duration, Box<dyn Error>> {
-        // Poison the outputs, so that a chunk that was never written is noticed.
+        // Poison the output, so that a chunk that was never written is noticed.
         // (`as_mut_slice` also waits for the buffer's earlier work.)
-        for output in &mut self.outputs {
-            output.as_mut_slice()?.fill(f32::NAN);
-        }
-        // Start from idle inputs too: cuda-mem orders each allocation's work
-        // after its latest user, so an input last used on the other stream in
-        // the previous run would make this run wait for that stream's work.
-        for input in &self.inputs {
-            input.synchronize()?;
-        }
+        self.output.as_mut_slice()?.fill(f32::NAN);
+        // Start from an idle input too, so that the time is this run's alone.
+        self.input.synchronize()?;
         let start = Instant::now();
-        for (chunk, (input, output)) in self.inputs.iter().zip(&mut self.outputs).enumerate() {
+        for chunk in 0..CHUNKS {
             let lane = chunk % streams.len();
-            let (stream, device) = (&streams[lane], &mut self.device[lane]);
-            device.copy_from_host_async(input, stream)?;
+            let stream = &streams[lane];
+            let part = chunk * CHUNK_LEN..(chunk + 1) * CHUNK_LEN;
+            let mut device = self
+                .device
+                .slice_mut(lane * CHUNK_LEN..(lane + 1) * CHUNK_LEN)?;
+            device.copy_from_async(&self.input.slice(part.clone())?, stream)?;
             let config = LaunchConfig {
                 grid_dim: ((device.len() as u32).div_ceil(BLOCK), 1, 1),
                 block_dim: (BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
             // Ordered on `stream` after the upload; the download waits for it.
-            scale_f32.launch(&KERNELS, stream, config, (&mut *device, FACTOR))?;
-            device.copy_to_host_async(output, stream)?;
+            scale_f32.launch(&KERNELS, stream, config, (&mut device, FACTOR))?;
+            self.output
+                .slice_mut(part)?
+                .copy_from_async(&device.as_view(), stream)?;
         }
         for stream in streams {
             stream.synchronize()?;
@@ -100,15 +106,13 @@ impl Pipeline {
 
     /// Number of output floats that are not exactly `input * FACTOR`.
     fn wrong_outputs(&self) -> Result<usize, Box<dyn Error>> {
-        let mut wrong = 0;
-        for (input, output) in self.inputs.iter().zip(&self.outputs) {
-            wrong += input
-                .as_slice()?
-                .iter()
-                .zip(output.as_slice()?)
-                .filter(|&(x, y)| (x * FACTOR).to_bits() != y.to_bits())
-                .count();
-        }
+        let wrong = self
+            .input
+            .as_slice()?
+            .iter()
+            .zip(self.output.as_slice()?)
+            .filter(|&(x, y)| (x * FACTOR).to_bits() != y.to_bits())
+            .count();
         Ok(wrong)
     }
 }
@@ -118,23 +122,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("device: {}", ctx.name()?);
     scale_f32.check(&KERNELS, &ctx)?;
 
-    let mut inputs = Vec::with_capacity(CHUNKS);
-    let mut outputs = Vec::with_capacity(CHUNKS);
-    for chunk in 0..CHUNKS {
-        let mut input = PinnedBuffer::<f32>::new(&ctx, CHUNK_LEN)?;
-        for (i, x) in input.as_mut_slice()?.iter_mut().enumerate() {
-            *x = input_value(chunk * CHUNK_LEN + i);
-        }
-        inputs.push(input);
-        outputs.push(PinnedBuffer::<f32>::new(&ctx, CHUNK_LEN)?);
+    let mut input = PinnedBuffer::<f32>::new(&ctx, CHUNKS * CHUNK_LEN)?;
+    for (i, x) in input.as_mut_slice()?.iter_mut().enumerate() {
+        *x = input_value(i);
     }
-    let device = (0..PIPELINE_STREAMS)
-        .map(|_| DeviceBuffer::<f32>::new(&ctx, CHUNK_LEN))
-        .collect::<Result<Vec<_>, _>>()?;
     let mut pipeline = Pipeline {
-        inputs,
-        outputs,
-        device,
+        input,
+        output: PinnedBuffer::<f32>::new(&ctx, CHUNKS * CHUNK_LEN)?,
+        device: DeviceBuffer::<f32>::new(&ctx, PIPELINE_STREAMS * CHUNK_LEN)?,
     };
     let streams = (0..PIPELINE_STREAMS)
         .map(|_| ctx.new_stream())

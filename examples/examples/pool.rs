@@ -18,6 +18,7 @@
 //! to `u64::MAX` (keep everything); the example measures an
 //! allocate/free/synchronise cycle with that and with CUDA's default, 0.
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //!
 //!     cargo run --release --example quickstart
 
+use cuda_mem::prelude::*;
 use cuda_mem::{DeviceBuffer, DeviceCopy};
 use cuda_mem_examples::{gpu_or_exit, Checks};
 

@@ -31,6 +31,7 @@
 //! aim is at least 0.85 of it). Exits with status 1 if a check fails.
 #![forbid(unsafe_code)]
 
+use cuda_mem::prelude::*;
 use std::error::Error;
 use std::sync::Arc;
 

@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests: a seeded random generator (so a
 //! failing run can be replayed with `CUDA_MEM_SEED`), the GPU context, counts
 //! from the environment, compute-sanitizer detection, error-message checks,
-//! re-running one test of the current binary in a child process, and the
-//! engine of the differential tester ([`differential`]).
+//! re-running one test of the current binary in a child process, the
+//! engine of the differential tester ([`differential`]), and a slow kernel
+//! for ordering tests ([`spin`]).
 //!
 //! Environment knobs (all optional):
 //! - `CUDA_MEM_SEED`: the seed of every random test (printed by each test).
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod differential;
+pub mod spin;
 
 pub use cuda_mem::{CudaContext, CudaStream};
 
@@ -273,63 +275,6 @@ pub fn assemble_ptx(ptx: &str, name: &str) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-}
-
-/// A slow kernel for ordering tests (`deferred_order`, `ipc`):
-/// `spin_then_copy(src, dst, n, spin)`: spins for `spin` clock cycles, then
-/// copies `n` `u32`s from `src` to `dst` (one per thread).
-pub const SPIN_COPY_PTX: &str = r#"
-.version 7.0
-.target sm_70
-.address_size 64
-
-.visible .entry spin_then_copy(
-    .param .u64 src,
-    .param .u64 dst,
-    .param .u64 n,
-    .param .u64 spin
-)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<5>;
-    .reg .b64 %rd<14>;
-
-    ld.param.u64 %rd1, [src];
-    ld.param.u64 %rd2, [dst];
-    ld.param.u64 %rd3, [n];
-    ld.param.u64 %rd4, [spin];
-    cvta.to.global.u64 %rd1, %rd1;
-    cvta.to.global.u64 %rd2, %rd2;
-    mov.u64 %rd5, %clock64;
-SPIN:
-    mov.u64 %rd6, %clock64;
-    sub.u64 %rd7, %rd6, %rd5;
-    setp.lt.u64 %p1, %rd7, %rd4;
-    @%p1 bra SPIN;
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mul.wide.u32 %rd8, %r2, %r3;
-    cvt.u64.u32 %rd9, %r1;
-    add.u64 %rd8, %rd8, %rd9;
-    setp.ge.u64 %p2, %rd8, %rd3;
-    @%p2 bra DONE;
-    shl.b64 %rd10, %rd8, 2;
-    add.u64 %rd11, %rd1, %rd10;
-    add.u64 %rd12, %rd2, %rd10;
-    ld.global.u32 %r4, [%rd11];
-    st.global.u32 [%rd12], %r4;
-DONE:
-    ret;
-}
-"#;
-
-/// Loads [`SPIN_COPY_PTX`]'s `spin_then_copy` into `ctx`.
-pub fn spin_copy(ctx: &Arc<CudaContext>) -> cuda_mem::cudarc::driver::CudaFunction {
-    ctx.load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(SPIN_COPY_PTX))
-        .unwrap()
-        .load_function("spin_then_copy")
-        .unwrap()
 }
 
 /// Runs `$body` once for a buffer of each 1D kind holding a copy of `$data`

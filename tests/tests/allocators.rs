@@ -4,6 +4,7 @@
 //! (alignment 1..=256, zero size and over-aligned layouts rejected, out of
 //! memory). Random values every run (seed printed; replay with `CUDA_MEM_SEED`).
 
+use cuda_mem::prelude::*;
 use std::alloc::Layout;
 
 use allocator_api2::alloc::{AllocError, Allocator};

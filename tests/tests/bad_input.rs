@@ -25,6 +25,7 @@
 //! that make the driver fail on purpose (out of memory, invalid sizes) are
 //! skipped: the sanitizer counts each failing driver call as an error.
 
+use cuda_mem::prelude::*;
 use std::ops::Bound;
 use std::sync::Arc;
 

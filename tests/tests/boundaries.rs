@@ -23,6 +23,7 @@
 //! checked. Under compute-sanitizer the parts that make the driver fail on
 //! purpose (a refused cudarc call fails in the driver) are skipped.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};

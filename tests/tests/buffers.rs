@@ -4,6 +4,7 @@
 //! ranges, sizes, zero lengths, out of memory, other contexts) is in
 //! `bad_input.rs`.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::{
@@ -298,4 +299,133 @@ fn unified_prefetch_and_advise() {
     u.as_mut_slice().unwrap().copy_from_slice(&data);
     u.prefetch_to_device(&stream).unwrap();
     assert_eq!(u.to_vec().unwrap(), data);
+}
+
+/// A random range `a..b` inside `0..len` (often unaligned, sometimes empty).
+fn random_range(rng: &mut Rng, len: usize) -> std::ops::Range<usize> {
+    let a = rng.below(len + 1);
+    let b = a + rng.below(len - a + 1);
+    a..b
+}
+
+/// Prefetch and advice on element ranges, by location: random unaligned
+/// sub-ranges of an odd-sized buffer go to the device, to the host and to
+/// the device by ordinal, interleaved with fills of other random ranges on
+/// two streams; the contents must be exactly the model's after every round
+/// (host access waits for the prefetches). Ranges outside the buffer are
+/// `OutOfRange`, an ordinal that names no device is `InvalidArgument`. With
+/// a second GPU, part of the buffer is prefetched there and back.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn unified_prefetch_and_advise_on_ranges_by_location() {
+    use cuda_mem::{Advice, Error, Location};
+    let mut rng = Rng::from_env("unified_ranges");
+    let ctx = gpu();
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let len = 2 * rng.below(1 << 19) + 4099;
+    let mut model: Vec<Elem> = rng.values(len);
+    let mut u = UnifiedBuffer::from_slice(&ctx, &model).unwrap();
+    let count = cuda_mem::device_count().unwrap();
+    let here = Location::DeviceOrdinal(ctx.ordinal());
+    for round in 0..24 {
+        let to = [Location::Device, Location::Host, here][rng.below(3)];
+        let stream = if rng.below(2) == 0 { &s1 } else { &s2 };
+        u.prefetch(random_range(&mut rng, len), to, stream)
+            .unwrap_or_else(|e| panic!("round {round}: prefetch to {to:?}: {e}"));
+        let advice = match rng.below(6) {
+            0 => Advice::ReadMostly(true),
+            1 => Advice::ReadMostly(false),
+            2 => Advice::PreferredLocation(Some(
+                [Location::Device, Location::Host, here][rng.below(3)],
+            )),
+            3 => Advice::PreferredLocation(None),
+            4 => Advice::AccessedBy([Location::Device, here][rng.below(2)], true),
+            _ => Advice::AccessedBy([Location::Device, here][rng.below(2)], false),
+        };
+        u.advise_range(random_range(&mut rng, len), advice)
+            .unwrap_or_else(|e| panic!("round {round}: {advice:?}: {e}"));
+        // A fill on the other stream, ordered after the prefetch.
+        let other = if std::ptr::eq(stream, &s1) { &s2 } else { &s1 };
+        let fill = random_range(&mut rng, len);
+        let value: Elem = rng.value();
+        u.slice_mut(fill.clone())
+            .unwrap()
+            .fill_async(value, other)
+            .unwrap();
+        model[fill].fill(value);
+        u.prefetch(random_range(&mut rng, len), Location::Host, other)
+            .unwrap();
+        if round % 4 == 3 {
+            assert!(
+                u.as_slice().unwrap() == &model[..],
+                "round {round}: host view differs from the model"
+            );
+            let mut out = vec![[0xa5; 12]; len];
+            u.copy_to_host(&mut out).unwrap();
+            assert!(
+                out == model,
+                "round {round}: copy_to_host differs from the model"
+            );
+        }
+    }
+    // Empty ranges are fine; ranges outside the buffer and absent devices are not.
+    u.prefetch(len..len, Location::Device, &s1).unwrap();
+    u.advise_range(7..7, Advice::ReadMostly(true)).unwrap();
+    for (what, result) in [
+        (
+            "prefetch past the end",
+            u.prefetch(len - 1..len + 1, Location::Host, &s1),
+        ),
+        (
+            "advise past the end",
+            u.advise_range(..=len, Advice::ReadMostly(true)),
+        ),
+    ] {
+        assert!(
+            matches!(result, Err(Error::OutOfRange { .. })),
+            "{what}: {result:?}"
+        );
+    }
+    let absent = Location::DeviceOrdinal(count);
+    for (what, result) in [
+        ("prefetch to an absent device", u.prefetch(.., absent, &s1)),
+        (
+            "preferred location on an absent device",
+            u.advise_range(..1, Advice::PreferredLocation(Some(absent))),
+        ),
+        (
+            "accessed by an absent device",
+            u.advise(Advice::AccessedBy(absent, true)),
+        ),
+    ] {
+        assert!(
+            matches!(result, Err(Error::InvalidArgument(_))),
+            "{what}: {result:?}"
+        );
+    }
+    if count >= 2 {
+        let other = Location::DeviceOrdinal(if ctx.ordinal() == 0 { 1 } else { 0 });
+        let part = random_range(&mut rng, len);
+        match u.prefetch(part.clone(), other, &s1) {
+            Ok(()) => eprintln!("prefetched {part:?} to {other:?}"),
+            Err(Error::NotSupported(why)) => eprintln!("{other:?} refused: {why}"),
+            Err(e) => panic!("prefetch to {other:?}: {e}"),
+        }
+        let value: Elem = rng.value();
+        u.slice_mut(part.clone())
+            .unwrap()
+            .fill_async(value, &s2)
+            .unwrap();
+        model[part].fill(value);
+        u.prefetch(.., Location::Device, &s2).unwrap();
+    }
+    assert!(
+        u.as_slice().unwrap() == &model[..],
+        "final host view differs from the model"
+    );
+    let mut out = vec![[0x5a; 12]; len];
+    u.as_view().copy_to_host(&mut out).unwrap();
+    assert!(out == model, "final copy differs from the model");
+    u.as_mut_slice().unwrap().fill([0; 12]);
+    assert!(u.to_vec().unwrap().iter().all(|e| *e == [0; 12]));
 }

@@ -4,36 +4,10 @@
 //! while before touching the buffer), and check that host access waits for
 //! both launches, not only for the stream claimed last.
 
-use std::sync::Arc;
-
-use cuda_mem::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use cuda_mem::{DeviceBuffer, KernelArg, PinnedBuffer};
-use cuda_mem_tests::{assemble_ptx, gpu, spin_copy, Rng, SPIN_COPY_PTX};
-
-/// About 0.2 s on a 2 GHz GPU: far longer than the host needs to get ahead.
-const SLOW: u64 = 400_000_000;
-
-#[test]
-fn the_spin_kernel_is_valid_ptx() {
-    assemble_ptx(SPIN_COPY_PTX, "spin_then_copy");
-}
-
-fn launch(
-    f: &CudaFunction,
-    stream: &Arc<CudaStream>,
-    src: &KernelArg<'_, u32>,
-    dst: &KernelArg<'_, u32>,
-    n: usize,
-    spin: u64,
-) {
-    let n = n as u64;
-    let mut b = stream.launch_builder(f);
-    b.arg(src).arg(dst).arg(&n).arg(&spin);
-    // SAFETY: the kernel's signature is (u64, u64, u64, u64); `src` and `dst`
-    // address at least `n` u32s each (the callers' buffers), and the kernel
-    // arguments order the launch after earlier work on them.
-    unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.unwrap();
-}
+use cuda_mem::prelude::*;
+use cuda_mem::{DeviceBuffer, PinnedBuffer};
+use cuda_mem_tests::spin::{launch, spin_copy, SLOW};
+use cuda_mem_tests::{gpu, Rng};
 
 #[test]
 #[ignore = "needs a CUDA device"]

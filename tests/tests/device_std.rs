@@ -9,6 +9,7 @@
 //! Printing and panics run in a child process (see `run_test_in_child`),
 //! whose standard output is checked.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 

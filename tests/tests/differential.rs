@@ -18,16 +18,17 @@
 //! model treats as undefined does not count as an uninitialised read
 //! (initcheck); the model still treats it as undefined.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_mem::{
-    Advice, AsView, Buffer, CudaContext, CudaStream, DeviceBuffer, DeviceCopy, HostAccessible,
-    Location, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer, Result, UnifiedBuffer, View,
-    ViewMut,
+    Advice, AsView, Buffer, CudaContext, CudaStream, DeviceBuffer, DeviceCopy, DeviceVec,
+    HostAccessible, Location, MemPool, PinnedBuffer, PitchedBuffer, PoolBuffer, Result,
+    UnifiedBuffer, View, ViewMut,
 };
 use cuda_mem_tests::differential::{
-    self as diff, Backend, Elem, FakeBackend, Init, Kind, Op, Read, ReadWay, Strm, Target,
+    self as diff, Backend, Elem, FakeBackend, Init, Kind, Op, Overtake, Read, ReadWay, Strm, Target,
 };
 use cuda_mem_tests::{env_count, gpu, seed_from_env, under_sanitizer, Rng};
 
@@ -72,6 +73,7 @@ enum AnyBuf<T> {
     Unified(UnifiedBuffer<T>),
     Pool(PoolBuffer<T>),
     Pitched(PitchedBuffer<T>),
+    Vec(DeviceVec<T>),
 }
 
 /// `$one_d` with `$b` bound to the buffer of a 1D kind, or `$pitched` with
@@ -83,6 +85,7 @@ macro_rules! by_kind {
             AnyBuf::Pinned($b) => $one_d,
             AnyBuf::Unified($b) => $one_d,
             AnyBuf::Pool($b) => $one_d,
+            AnyBuf::Vec($b) => $one_d,
             AnyBuf::Pitched($p) => $pitched,
         }
     };
@@ -150,6 +153,7 @@ struct Env {
     s0: Arc<CudaStream>,
     s1: Arc<CudaStream>,
     s2: Arc<CudaStream>,
+    s3: Arc<CudaStream>,
     pool: MemPool,
     /// Memset fresh device and pool memory (see the file docs).
     init_fresh: bool,
@@ -161,6 +165,7 @@ impl Env {
             Strm::Default => &self.s0,
             Strm::S1 => &self.s1,
             Strm::S2 => &self.s2,
+            Strm::S3 => &self.s3,
         }
     }
 }
@@ -180,6 +185,7 @@ impl Gpu {
                 s0: ctx.new_stream().expect("stream"),
                 s1: ctx.new_stream().expect("stream"),
                 s2: ctx.new_stream().expect("stream"),
+                s3: ctx.new_stream().expect("stream"),
                 pool: MemPool::new(ctx).expect("MemPool"),
                 init_fresh: under_sanitizer(),
             },
@@ -394,6 +400,23 @@ fn alloc<T: DeviceCopy>(
             }
             AnyBuf::Pool(b)
         }
+        Kind::Vec => {
+            let zero = typed::<T>(&vec![0; size_of::<T>()])[0];
+            AnyBuf::Vec(match init {
+                // Mapped ahead of the length, then grown in place by `resize`.
+                Init::Uninit => {
+                    let mut v = DeviceVec::with_capacity(ctx, n / 2)?;
+                    v.resize(n, zero)?;
+                    v
+                }
+                Init::Zeroed => {
+                    let mut v = DeviceVec::new(ctx)?;
+                    v.resize(n, zero)?;
+                    v
+                }
+                Init::FromSlice(seed) => DeviceVec::from_slice(ctx, &data(seed))?,
+            })
+        }
         Kind::Pitched => {
             let mut p = PitchedBuffer::new(ctx, w, h)?;
             p.raw_memset_padded(pad)?;
@@ -602,7 +625,60 @@ impl Gpu {
                     _ => unreachable!("advice on non-unified memory"),
                 })
             }
+            Op::Grow {
+                slot,
+                n,
+                data,
+                via,
+                stream,
+            } => typed_slot!(slots[slot].as_mut().expect("valid op"), b => match b {
+                AnyBuf::Vec(v) => grow(env, v, n, data, via, stream),
+                _ => unreachable!("growth of a buffer that is not a DeviceVec"),
+            }),
+            Op::Shrink { slot, len, fit } => {
+                typed_slot!(slots[slot].as_mut().expect("valid op"), b => match b {
+                    AnyBuf::Vec(v) => {
+                        v.truncate(len);
+                        if fit { v.shrink_to_fit() } else { Ok(()) }
+                    }
+                    _ => unreachable!("shrinking a buffer that is not a DeviceVec"),
+                })
+            }
             Op::Check { .. } | Op::SyncAll => unreachable!("the runner reads and syncs itself"),
+        }
+    }
+}
+
+/// Appends `n` elements of the data of seed `data` to `v` (see `Op::Grow`).
+fn grow<T: DeviceCopy>(
+    env: &Env,
+    v: &mut DeviceVec<T>,
+    n: usize,
+    data: u64,
+    via: u8,
+    s: Strm,
+) -> Result<()> {
+    let values = typed::<T>(&diff::data_bytes(data, n * size_of::<T>()));
+    match via % 3 {
+        0 => v.extend_from_host(&values),
+        1 => {
+            // From an unaligned view: one element of padding in front.
+            let mut padded = values.clone();
+            padded.insert(0, typed::<T>(&vec![0xa5; size_of::<T>()])[0]);
+            let src = DeviceBuffer::from_slice(&env.ctx, &padded)?;
+            let view = src.slice(1..)?;
+            sync_or_async!(
+                env,
+                s,
+                v.extend_from_device(&view) / extend_from_device_async
+            )
+        }
+        _ => {
+            let mut p = v.pusher();
+            for x in values {
+                p.push(x)?;
+            }
+            p.finish()
         }
     }
 }
@@ -627,6 +703,7 @@ impl Backend for Gpu {
         let env = &self.env;
         env.s1.synchronize().map_err(|e| format!("stream 1: {e}"))?;
         env.s2.synchronize().map_err(|e| format!("stream 2: {e}"))?;
+        env.s3.synchronize().map_err(|e| format!("stream 3: {e}"))?;
         env.ctx.synchronize().map_err(|e| format!("context: {e}"))
     }
 
@@ -642,24 +719,45 @@ impl Backend for Gpu {
 fn random_operation_sequences_match_the_host_model() {
     let seed = seed_from_env("differential");
     let n = env_count("CUDA_MEM_DIFF_OPS", 10_000);
+    differential_run("differential", seed, n, &diff::generate(seed, n));
+}
+
+/// Per-range ordering: many operations over overlapping and disjoint views
+/// of few buffers on the synchronous calls and three streams
+/// (`diff::generate_views`).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn views_of_few_buffers_on_four_streams_match_the_host_model() {
+    let seed = seed_from_env("differential views");
+    let n = env_count("CUDA_MEM_DIFF_OPS", 10_000);
+    differential_run(
+        "differential views",
+        seed,
+        n,
+        &diff::generate_views(seed, n),
+    );
+}
+
+/// Runs `ops` (from `seed`, `n` of them) on the GPU against the model and
+/// prints the ops, reads and divergences (0, or the divergence shrunk).
+fn differential_run(label: &str, seed: u64, n: usize, ops: &[Op]) {
     let ctx = gpu();
-    let ops = diff::generate(seed, n);
     let start = Instant::now();
     let mut backend = Gpu::new(&ctx);
-    let result = diff::run(&ops, &mut backend, true);
+    let result = diff::run(ops, &mut backend, true);
     drop(backend);
     let elapsed = start.elapsed();
     match result {
         Ok(stats) => {
             eprintln!(
-                "differential: {} ops in {:.2?} ({:.1} µs/op), {} reads, {} bytes compared",
+                "{label}: {} ops in {:.2?} ({:.1} µs/op), {} reads, {} bytes compared, 0 divergences",
                 stats.executed(),
                 elapsed,
                 elapsed.as_secs_f64() * 1e6 / stats.executed().max(1) as f64,
                 stats.reads,
                 stats.bytes_checked
             );
-            eprintln!("differential: per operation {:?}", stats.per_op);
+            eprintln!("{label}: per operation {:?}", stats.per_op);
             assert_eq!(
                 stats.skipped, 0,
                 "the generator only makes valid operations"
@@ -668,13 +766,13 @@ fn random_operation_sequences_match_the_host_model() {
         }
         Err(div) => {
             eprintln!(
-                "differential: DIVERGED (replay with CUDA_MEM_SEED={seed} CUDA_MEM_DIFF_OPS={n})"
+                "{label}: 1 divergence (replay with CUDA_MEM_SEED={seed} CUDA_MEM_DIFF_OPS={n})"
             );
-            eprintln!("differential: at {div}");
-            eprintln!("differential: shrinking (fresh buffers for every replay) ...");
+            eprintln!("{label}: at {div}");
+            eprintln!("{label}: shrinking (fresh buffers for every replay) ...");
             let mut fresh = || Box::new(Gpu::new(&ctx)) as Box<dyn Backend>;
             let shrunk = diff::shrink(
-                &ops,
+                ops,
                 div.index,
                 &mut fresh,
                 400,
@@ -682,17 +780,17 @@ fn random_operation_sequences_match_the_host_model() {
             );
             if shrunk.flaky {
                 eprintln!(
-                    "differential: the failure did not reproduce on a replay of the first {} ops (timing-dependent)",
+                    "{label}: the failure did not reproduce on a replay of the first {} ops (timing-dependent)",
                     shrunk.prefix_len
                 );
             } else {
                 eprintln!(
-                    "differential: shortest failing prefix: {} ops (then every buffer checked); its last op:\n{}",
+                    "{label}: shortest failing prefix: {} ops (then every buffer checked); its last op:\n{}",
                     shrunk.prefix_len,
                     diff::describe(&ops[shrunk.prefix_len - 1..shrunk.prefix_len], 1)
                 );
                 eprintln!(
-                    "differential: {} ops of it still fail ({} replays): {}\n{}",
+                    "{label}: {} ops of it still fail ({} replays): {}\n{}",
                     shrunk.ops.len(),
                     shrunk.replays,
                     shrunk
@@ -703,7 +801,7 @@ fn random_operation_sequences_match_the_host_model() {
                 );
             }
             panic!(
-                "differential run diverged with CUDA_MEM_SEED={seed} at op #{}: {}",
+                "{label} run diverged with CUDA_MEM_SEED={seed} at op #{}: {}",
                 div.index, div.detail
             );
         }
@@ -750,6 +848,8 @@ fn generated_sequences_are_deterministic_and_cover_every_operation() {
         "copy_from",
         "prefetch",
         "advise",
+        "grow",
+        "shrink",
         "check",
         "sync all",
     ] {
@@ -875,4 +975,121 @@ fn the_shrinker_finds_an_injected_fault() {
         diff::describe(&shrunk.ops, 50)
     );
     assert!(matches!(shrunk.ops[0], Op::Alloc { .. }) && faulty(&shrunk.ops[1]));
+}
+
+/// A byte span of a slot: (slot, start, end).
+type Span = (usize, usize, usize);
+
+/// The byte spans an operation writes and reads, in the state `model` holds
+/// before it.
+fn spans(model: &diff::Model, op: &Op) -> Vec<Span> {
+    [op.written(), op.read()]
+        .into_iter()
+        .flatten()
+        .filter_map(|(slot, t)| {
+            let (x, y) = model.shape(slot)?.span(t)?;
+            (y > x).then_some((slot, x, y))
+        })
+        .collect()
+}
+
+#[test]
+fn view_sequences_use_overlapping_and_disjoint_views_on_every_stream() {
+    let seed = seed_from_env("differential views (generator)");
+    let n = 10_000;
+    let ops = diff::generate_views(seed, n);
+    assert_eq!(
+        ops,
+        diff::generate_views(seed, n),
+        "same seed, same sequence"
+    );
+    assert_eq!(
+        &ops[..500],
+        &diff::generate_views(seed, 500)[..],
+        "a shorter run is a prefix"
+    );
+    let stats =
+        diff::run(&ops, &mut FakeBackend::correct(), true).expect("the model agrees with itself");
+    assert_eq!(
+        stats.skipped, 0,
+        "every generated op is valid where it stands"
+    );
+
+    // Consecutive operations on two streams over one buffer: how often their
+    // bytes meet (they must stay ordered) and how often not (they may overlap
+    // in time).
+    let mut model = diff::Model::new();
+    let (mut meet, mut apart) = (0, 0);
+    let mut streams = std::collections::HashSet::new();
+    let mut kinds = std::collections::HashSet::new();
+    let mut prev: Option<(Strm, Vec<Span>)> = None;
+    for op in &ops {
+        let now = spans(&model, op);
+        if let (Some((ps, pspans)), Some(s)) = (&prev, op.stream()) {
+            let same_slot = pspans.iter().any(|a| now.iter().any(|b| a.0 == b.0));
+            let meets = pspans
+                .iter()
+                .any(|a| now.iter().any(|b| a.0 == b.0 && a.1 < b.2 && b.1 < a.2));
+            if *ps != s && same_slot {
+                if meets {
+                    meet += 1;
+                } else {
+                    apart += 1;
+                }
+            }
+        }
+        prev = op.stream().map(|s| (s, now));
+        if let Op::Alloc { slot, kind, .. } = *op {
+            if slot < 2 {
+                kinds.insert(kind);
+            }
+        }
+        if let Op::Fill { stream, .. } | Op::Copy { stream, .. } = *op {
+            streams.insert(stream);
+        }
+        model.apply(op);
+    }
+    eprintln!(
+        "views: {} ops, {} reads, {} bytes compared; consecutive ops of two streams on one \
+         buffer: {meet} touch the same bytes, {apart} do not; per op {:?}",
+        stats.executed(),
+        stats.reads,
+        stats.bytes_checked,
+        stats.per_op
+    );
+    assert!(
+        meet > n / 50 && apart > n / 50,
+        "{meet} meeting, {apart} apart"
+    );
+    assert_eq!(streams.len(), 4, "the synchronous calls and three streams");
+    assert_eq!(kinds.len(), Kind::ALL.len(), "every kind: {kinds:?}");
+}
+
+#[test]
+fn reordering_disjoint_views_never_shows_and_reordering_overlapping_ones_is_caught() {
+    let seed = seed_from_env("differential reordering (fake)");
+    let n = 10_000;
+    for (name, ops) in [
+        ("views", diff::generate_views(seed, n)),
+        ("mixed", diff::generate(seed, n)),
+    ] {
+        // What per-range ordering allows must be invisible.
+        let mut disjoint = FakeBackend::reordering(Overtake::Disjoint);
+        let stats = diff::run(&ops, &mut disjoint, true)
+            .unwrap_or_else(|d| panic!("{name}: reordering disjoint views showed: {d}"));
+        assert!(disjoint.overtaken > 0, "{name}: nothing was reordered");
+        // What an ordering that ignored overlaps would allow must be caught.
+        let mut any = FakeBackend::reordering(Overtake::Any);
+        let div = diff::run(&ops, &mut any, true);
+        eprintln!(
+            "{name}: {} ops; {} disjoint overtakes unseen; reordering overlapping views too: {}",
+            stats.executed(),
+            disjoint.overtaken,
+            div.as_ref()
+                .map_or_else(|d| format!("caught at {d}"), |_| "not caught".into())
+        );
+        if name == "views" {
+            assert!(div.is_err(), "views: overlapping views reordered unnoticed");
+        }
+    }
 }

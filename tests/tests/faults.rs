@@ -16,6 +16,7 @@
 //!
 //! Without a driver every entry point returns `Err`: `no_driver.rs`.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,7 @@
 //! random lengths including 0, 1 and primes; views at every byte offset
 //! modulo 16; every element and the bytes just outside the view checked.
 
+use cuda_mem::prelude::*;
 use cuda_mem::{DeviceBuffer, DeviceCopy, PinnedBuffer, PoolBuffer, UnifiedBuffer};
 use cuda_mem_tests::{gpu, Rng};
 

@@ -13,10 +13,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuda_mem::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cuda_mem::ipc::{recv_fd, send_fd, IpcEvent, IpcEventHandle, IpcHandle};
-use cuda_mem::{DeviceBuffer, DeviceCopy, KernelArg, MemPool, PoolBuffer};
-use cuda_mem_tests::{expect_err, gpu, seed_from_env, spin_copy, Rng};
+use cuda_mem::prelude::*;
+use cuda_mem::{DeviceBuffer, DeviceCopy, MemPool, PoolBuffer};
+use cuda_mem_tests::spin::{launch, spin_copy};
+use cuda_mem_tests::{expect_err, gpu, seed_from_env, Rng};
 
 /// Marks a child process; its value names the scenario's data.
 const CHILD: &str = "CUDA_MEM_IPC_CHILD";
@@ -335,26 +336,9 @@ fn child_device_buffer() {
 // ---------------------------------------------------------------------------
 // 2. Ordering: the reader's GPU waits for the writer's slow kernel.
 
-/// [`cuda_mem_tests::SPIN_COPY_PTX`]'s spin: about 10 s at 2 GHz: far longer than the child needs to start, open the
+/// [`cuda_mem_tests::spin`]'s spin: about 10 s at 2 GHz: far longer than the child needs to start, open the
 /// handles and queue its wait.
 const SLOW: u64 = 20_000_000_000;
-
-fn launch_spin(
-    f: &CudaFunction,
-    stream: &Arc<CudaStream>,
-    src: &KernelArg<'_, u32>,
-    dst: &KernelArg<'_, u32>,
-    n: usize,
-    spin: u64,
-) {
-    let n = n as u64;
-    let mut b = stream.launch_builder(f);
-    b.arg(src).arg(dst).arg(&n).arg(&spin);
-    // SAFETY: the kernel's signature is (u64, u64, u64, u64); `src` and `dst`
-    // address at least `n` u32s each, and the kernel arguments order the
-    // launch after earlier work on them.
-    unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.unwrap();
-}
 
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -374,7 +358,7 @@ fn the_reader_waits_for_the_writers_slow_kernel_through_an_ipc_event() {
     {
         let a = src.kernel_arg(&s1).unwrap();
         let b = dst.kernel_arg_mut(&s1).unwrap();
-        launch_spin(&f, &s1, &a, &b, n, SLOW);
+        launch(&f, &s1, &a, &b, n, SLOW);
     }
     // Recorded on another stream: the buffer's order puts it after the kernel.
     let ready = IpcEvent::new(&ctx).unwrap();

@@ -7,6 +7,7 @@
 //! fingerprint, a missing fingerprint, a missing kernel), and `unsafe fn`
 //! kernels.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::{

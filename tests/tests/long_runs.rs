@@ -22,6 +22,7 @@
 //! The tests of this file take a lock, so that one test's allocations never
 //! show up in another's memory numbers when the harness runs them in parallel.
 
+use cuda_mem::prelude::*;
 use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 

@@ -9,6 +9,7 @@
 //! device 0, so on one GPU the peer-copy paths still run (two contexts of one
 //! device); on two or more, they also run between devices.
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::nccl::{Comm, Id, ReduceOp};

@@ -4,6 +4,7 @@
 //! bytes around a view untouched, and interleaving with stream work and with
 //! copies from other threads (which then take the driver's own path).
 
+use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::{Buffer, DeviceBuffer, MemoryKind, PinnedBuffer, PoolBuffer, UnifiedBuffer};

@@ -42,7 +42,7 @@
 use core::marker::PhantomData;
 
 use super::atomic::{AtomicValue, DeviceAtomic};
-use crate::DeviceCopy;
+use crate::device_copy::DeviceCopy;
 
 /// A block's shared memory viewed as `len` elements of `T`: a slice of a
 /// [`SharedArray`] or the dynamic shared memory. `Copy`: every access is

@@ -17,7 +17,7 @@
 //! return the caller's own predicate and shuffles its own value.
 
 use super::thread::{block_size, block_thread_rank};
-use crate::DeviceCopy;
+use crate::device_copy::DeviceCopy;
 
 /// Threads per warp on every NVIDIA GPU.
 ///

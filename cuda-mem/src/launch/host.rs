@@ -13,10 +13,11 @@ use crate::context::ContextState;
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
+use crate::device_copy::DeviceCopy;
+use crate::device_vec::DeviceVec;
+use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::pitched::PitchedBuffer;
-use crate::view::{Elems, View, ViewMut};
-use crate::DeviceCopy;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).
@@ -340,16 +341,16 @@ impl Launch<'_> {
 ///
 /// | parameter | argument |
 /// | --- | --- |
-/// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
-/// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
+/// | [`DeviceSlice<T>`](crate::device::DeviceSlice) | `&` (or `&mut`) any buffer, [`DeviceVec`](crate::DeviceVec) or view of `T`s: `&buf`, `&buf.slice(..)?`, `buf.slice(..)?` |
+/// | [`DeviceSliceMut<T>`](crate::device::DeviceSliceMut) | `&mut` a buffer, a `DeviceVec` or an exclusive view: `&mut buf`, `buf.slice_mut(..)?`, `&mut view_mut` |
 /// | [`DeviceAtomicSlice<T>`](crate::device::DeviceAtomicSlice) | the same as `DeviceSliceMut<T>` (no host reference may see the atomic updates) |
 /// | [`PitchedSlice<T>`](crate::device::PitchedSlice) | `&` (or `&mut`) a [`PitchedBuffer<T>`](crate::PitchedBuffer) |
 /// | [`PitchedSliceMut<T>`](crate::device::PitchedSliceMut), [`PitchedRowsMut<T>`](crate::device::PitchedRowsMut) | `&mut` a `PitchedBuffer<T>` |
 /// | any [`DeviceCopy`] type `T` | a `T`, by value |
 ///
 /// Buffers and views are ordered on the launch's stream like
-/// [`kernel_arg`](crate::Buffer::kernel_arg) and
-/// [`kernel_arg_mut`](crate::Buffer::kernel_arg_mut): the kernel runs after
+/// [`kernel_arg`](crate::Memory::kernel_arg) and
+/// [`kernel_arg_mut`](crate::MemoryMut::kernel_arg_mut): the kernel runs after
 /// earlier work on the memory, and later work, host access and the free wait
 /// for it. The borrow lasts for the call only.
 ///
@@ -388,18 +389,30 @@ unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     }
 }
 
+/// `elems`, if its elements are one contiguous block (a slice parameter
+/// cannot describe padded rows).
+fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
+    if elems.is_contiguous() {
+        Ok(elems)
+    } else {
+        Err(Error::InvalidArgument(
+            "a view of padded 2D memory (a region of several rows) is not a slice parameter; pass the PitchedBuffer as a pitched parameter, or copy the region into a packed buffer",
+        ))
+    }
+}
+
 /// `elems` claimed on `stream` (ordered after earlier work, later work and
 /// host access waiting for the kernel), as a read-only slice.
 fn shared<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceSlice<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: `len` elements of a live allocation at `ptr` (null only for an
     // empty slice, which is never dereferenced), borrowed by the caller for
     // the launch; the claim orders every other write to the allocation
     // before or after the kernel.
-    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 /// Like [`shared`], writable: the caller holds the memory exclusively.
@@ -407,10 +420,10 @@ fn exclusive<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceSliceMut<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
     // no other argument of this launch and no host reference aliases it.
-    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 /// Like [`exclusive`], for atomic access by every thread.
@@ -418,10 +431,10 @@ fn atomic<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceAtomicSlice<'p, T>> {
-    let ptr = elems.claim(stream)?;
+    let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `exclusive`; inside the kernel every access through the
     // slice is atomic.
-    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len) })
+    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
 }
 
 macro_rules! slice_args {
@@ -444,6 +457,8 @@ macro_rules! slice_args {
 slice_args! { shared, DeviceSlice:
     ['b, T: DeviceCopy, K: MemoryKind] &'b Buffer<T, K>, |b| b.elems();
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b DeviceVec<T>, |v| v.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] View<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b View<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b ViewMut<'v, T>, |v| v.elems;
@@ -452,12 +467,14 @@ slice_args! { shared, DeviceSlice:
 
 slice_args! { exclusive, DeviceSliceMut:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }
 
 slice_args! { atomic, DeviceAtomicSlice:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
+    ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }
@@ -469,19 +486,16 @@ fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<(*mut T, usize, usize, usize)> {
-    if !buffer.pitch().is_multiple_of(align_of::<T>()) {
+    let elems = buffer.elems();
+    if !elems.shape.pitch.is_multiple_of(align_of::<T>()) {
         return Err(Error::InvalidArgument(
             "the pitch of this PitchedBuffer is not a multiple of the element type's alignment, \
              which pitched kernel parameters need; use an element type of alignment 16 or less",
         ));
     }
-    let ptr = buffer.claim(stream)?;
-    Ok((
-        ptr.as_raw(),
-        buffer.pitch(),
-        buffer.width(),
-        buffer.height(),
-    ))
+    let ptr = elems.claim(stream)?;
+    let s = elems.shape;
+    Ok((ptr.as_raw(), s.pitch, s.width, s.rows))
 }
 
 macro_rules! pitched_args {

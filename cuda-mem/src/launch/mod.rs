@@ -36,8 +36,8 @@
 //!    the whole call, so the borrow checker rules out aliasing between the
 //!    arguments and any host reference into the memory at the time of the
 //!    launch. Each buffer argument is ordered on the launch's stream exactly as
-//!    [`kernel_arg`](crate::Buffer::kernel_arg) /
-//!    [`kernel_arg_mut`](crate::Buffer::kernel_arg_mut) are: the kernel runs
+//!    [`kernel_arg`](crate::Memory::kernel_arg) /
+//!    [`kernel_arg_mut`](crate::MemoryMut::kernel_arg_mut) are: the kernel runs
 //!    after every earlier operation on the allocation, and later operations,
 //!    host access (`as_slice`, `as_mut_slice`, `to_vec`) and the free wait for
 //!    it. So no other work and no host code touches the memory while the
@@ -67,7 +67,7 @@
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
-use crate::DeviceCopy;
+use crate::device_copy::DeviceCopy;
 
 #[cfg(feature = "host")]
 mod host;

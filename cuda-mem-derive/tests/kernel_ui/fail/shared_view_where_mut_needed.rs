@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 use cm_renamed::device::{DeviceSlice, DeviceSliceMut};
 use cm_renamed::{kernel, CudaStream, DeviceBuffer, LaunchConfig, Module};
-use std::sync::Arc;
+use std::sync::Arc; use cm_renamed::prelude::*;
 
 #[kernel(crate = "cm_renamed")]
 fn scale(data: DeviceSliceMut<f32>, factor: f32) {

@@ -6,7 +6,7 @@
 
 use cm_renamed::device::{DeviceSlice, DeviceSliceMut};
 use cm_renamed::{kernel, CudaStream, DeviceBuffer, DeviceCopy, DevicePtr, LaunchConfig, Module, PinnedBuffer};
-use std::sync::Arc;
+use std::sync::Arc; use cm_renamed::prelude::*;
 
 #[derive(Clone, Copy, DeviceCopy)]
 #[device_copy(crate = "cm_renamed")]

@@ -1,0 +1,136 @@
+//! The allocation rows: pool allocation (against the same calls and against
+//! CUDA's default release threshold), device allocation, and pinned
+//! allocation of 4 KiB and 64 MiB.
+
+use std::sync::Arc;
+
+use cuda_mem::cudarc::driver::{result, sys};
+use cuda_mem::{CudaContext, DeviceBuffer, PinnedBuffer, PoolBuffer};
+
+use crate::harness::Bench;
+
+/// Host microseconds per allocation and free, ours against the driver's.
+pub fn alloc_free(b: &mut Bench, ctx: &Arc<CudaContext>) {
+    let s = b.stream.clone();
+    let n = 5000;
+    let (ours, raw) = b.host_pair_us(
+        n,
+        || {
+            let p = PoolBuffer::<u8>::new(1 << 20, &s).unwrap();
+            p.free_on_stream(&s).unwrap();
+        },
+        || unsafe {
+            // SAFETY: a stream-ordered allocation freed right away on the same stream.
+            let p = result::malloc_async(s.cu_stream(), 1 << 20).unwrap();
+            result::free_async(p, s.cu_stream()).unwrap();
+        },
+        || s.synchronize().unwrap(),
+    );
+    b.push(
+        "alloc",
+        "PoolBuffer 1 MiB alloc+free".into(),
+        "us",
+        ours,
+        raw,
+        "cuMemAllocAsync+FreeAsync",
+        false,
+        None,
+    );
+    let (ours, raw_same_pool) = b.host_pair_us(
+        2000,
+        || {
+            let p = PoolBuffer::<u8>::new(1 << 20, &s).unwrap();
+            p.free_on_stream(&s).unwrap();
+            s.synchronize().unwrap();
+        },
+        || unsafe {
+            // SAFETY: a stream-ordered allocation freed right away on the same stream.
+            let p = result::malloc_async(s.cu_stream(), 1 << 20).unwrap();
+            result::free_async(p, s.cu_stream()).unwrap();
+            s.synchronize().unwrap();
+        },
+        || {},
+    );
+    b.push(
+        "alloc",
+        "PoolBuffer alloc+free+sync".into(),
+        "us",
+        ours,
+        raw_same_pool,
+        "same calls, same pool",
+        false,
+        None,
+    );
+    // A raw pool as CUDA creates it: release threshold 0.
+    // SAFETY: all-zero props plus type and location are valid pool properties.
+    let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+    props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location = sys::CUmemLocation {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id: 0,
+    };
+    // SAFETY: `props` is initialised.
+    let raw_pool = unsafe { result::mem_pool::create(&props) }.unwrap();
+    let raw_default = b.host_us(
+        200,
+        || unsafe {
+            // SAFETY: a stream-ordered allocation from the raw pool, freed on the same stream.
+            let p = result::mem_pool::alloc_async(raw_pool, 1 << 20, s.cu_stream()).unwrap();
+            result::free_async(p, s.cu_stream()).unwrap();
+            s.synchronize().unwrap();
+        },
+        || {},
+    );
+    b.push(
+        "alloc",
+        "PoolBuffer alloc+free+sync vs CUDA default".into(),
+        "us",
+        ours,
+        raw_default,
+        "same, CUDA default threshold 0",
+        false,
+        None,
+    );
+    let (ours, raw) = b.host_pair_us(
+        500,
+        || drop(DeviceBuffer::<u8>::new(ctx, 1 << 20).unwrap()),
+        || unsafe {
+            // SAFETY: allocate and free 1 MiB.
+            let p = result::malloc_sync(1 << 20).unwrap();
+            result::free_sync(p).unwrap();
+        },
+        || {},
+    );
+    b.push(
+        "alloc",
+        "DeviceBuffer 1 MiB alloc+free".into(),
+        "us",
+        ours,
+        raw,
+        "cuMemAlloc+cuMemFree",
+        false,
+        None,
+    );
+    for (calls, bytes, size) in [(200, 4 << 10, "4 KiB"), (20, 64 << 20, "64 MiB")] {
+        let (ours, raw) = b.host_pair_us(
+            calls,
+            || drop(PinnedBuffer::<u8>::new(ctx, bytes).unwrap()),
+            || unsafe {
+                // SAFETY: allocate and free `bytes` of pinned memory.
+                let p = result::malloc_host(bytes, 0).unwrap();
+                result::free_host(p).unwrap();
+            },
+            || {},
+        );
+        b.push(
+            "alloc",
+            format!("PinnedBuffer {size} alloc+free"),
+            "us",
+            ours,
+            raw,
+            "cuMemHostAlloc+FreeHost",
+            false,
+            None,
+        );
+    }
+}

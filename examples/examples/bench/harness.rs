@@ -1,0 +1,214 @@
+//! The measuring harness: [`Bench`] (the stream, timing events, repetitions
+//! and the rows measured so far), GPU timing by CUDA events, host timing by
+//! the wall clock, and the printed row format.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cuda_mem::cudarc::driver::{sys, CudaEvent, CudaStream};
+
+/// One row of the table: our figure, the raw call's, measured in the same run.
+pub struct Row {
+    pub group: &'static str,
+    pub name: String,
+    pub unit: &'static str,
+    pub ours: f64,
+    pub raw: f64,
+    pub raw_name: &'static str,
+    pub higher_is_better: bool,
+    /// The element size of a fill row (the plot's x axis).
+    pub size: Option<usize>,
+}
+
+impl Row {
+    /// Ours against raw, so that 1.0 is parity and above 1.0 is better.
+    pub fn ratio(&self) -> f64 {
+        if self.higher_is_better {
+            self.ours / self.raw
+        } else {
+            self.raw / self.ours
+        }
+    }
+}
+
+/// The benchmark's state: the stream every section queues on, two timing
+/// events, the repetitions per measurement and the rows so far.
+pub struct Bench {
+    pub stream: Arc<CudaStream>,
+    start: CudaEvent,
+    stop: CudaEvent,
+    pub reps: usize,
+    pub rows: Vec<Row>,
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// A non-repeating value of `N` bytes (no period 1, 2 or 4).
+pub fn value<const N: usize>() -> [u8; N] {
+    std::array::from_fn(|i| (i * 37 + 11) as u8 ^ (i >> 8) as u8)
+}
+
+impl Bench {
+    /// A bench on a new stream of `ctx`: 15 repetitions per measurement, 5
+    /// with `quick`.
+    pub fn new(ctx: &Arc<cuda_mem::CudaContext>, quick: bool) -> Self {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        Self {
+            start: ctx.new_event(timing).unwrap(),
+            stop: ctx.new_event(timing).unwrap(),
+            stream: ctx.new_stream().unwrap(),
+            reps: if quick { 5 } else { 15 },
+            rows: Vec::new(),
+        }
+    }
+
+    /// Median GPU milliseconds of `op` (queued on `self.stream`).
+    pub fn gpu_ms(&self, mut op: impl FnMut()) -> f64 {
+        op(); // warm-up
+        let times = (0..self.reps)
+            .map(|_| {
+                self.start.record(&self.stream).unwrap();
+                op();
+                self.stop.record(&self.stream).unwrap();
+                self.stop.synchronize().unwrap();
+                self.start.elapsed_ms(&self.stop).unwrap() as f64
+            })
+            .collect();
+        median(times)
+    }
+
+    /// Median GPU milliseconds of `ours` and of `raw`, measured in three
+    /// alternating rounds so that drifting clocks hit both.
+    pub fn gpu_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            o.push(self.gpu_ms(&mut ours));
+            r.push(self.gpu_ms(&mut raw));
+        }
+        (median(o), median(r))
+    }
+
+    /// GPU milliseconds of one run of `op` (for operations that need a reset in between).
+    pub fn gpu_ms_once(&self, op: impl FnOnce()) -> f64 {
+        self.start.record(&self.stream).unwrap();
+        op();
+        self.stop.record(&self.stream).unwrap();
+        self.stop.synchronize().unwrap();
+        self.start.elapsed_ms(&self.stop).unwrap() as f64
+    }
+
+    /// Median GPU milliseconds of `op`, which queues work on the two streams
+    /// `a` and `b`: from the start event (recorded on `self.stream`, which
+    /// both streams wait for) until both streams are done (`self.stream`
+    /// waits for each before the stop event).
+    pub fn gpu_two_streams_ms(
+        &self,
+        a: &Arc<CudaStream>,
+        b: &Arc<CudaStream>,
+        mut op: impl FnMut(),
+    ) -> f64 {
+        let ctx = self.stream.context();
+        let (done_a, done_b) = (ctx.new_event(None).unwrap(), ctx.new_event(None).unwrap());
+        let mut once = || {
+            self.start.record(&self.stream).unwrap();
+            a.wait(&self.start).unwrap();
+            b.wait(&self.start).unwrap();
+            op();
+            done_a.record(a).unwrap();
+            done_b.record(b).unwrap();
+            self.stream.wait(&done_a).unwrap();
+            self.stream.wait(&done_b).unwrap();
+            self.stop.record(&self.stream).unwrap();
+            self.stop.synchronize().unwrap();
+            self.start.elapsed_ms(&self.stop).unwrap() as f64
+        };
+        once(); // warm-up
+        median((0..self.reps).map(|_| once()).collect())
+    }
+
+    /// Median host microseconds per call of `op` over batches of `n` calls.
+    pub fn host_us(&self, n: usize, mut op: impl FnMut(), mut after_batch: impl FnMut()) -> f64 {
+        op();
+        after_batch();
+        let times = (0..self.reps.max(5))
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..n {
+                    op();
+                }
+                let us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+                after_batch();
+                us
+            })
+            .collect();
+        median(times)
+    }
+
+    /// Median host microseconds per call of `ours` and of `raw`, batches of `n`
+    /// calls alternating between the two so that drifting clocks hit both.
+    pub fn host_pair_us(
+        &self,
+        n: usize,
+        mut ours: impl FnMut(),
+        mut raw: impl FnMut(),
+        mut after_batch: impl FnMut(),
+    ) -> (f64, f64) {
+        let mut batch = |op: &mut dyn FnMut()| {
+            let t = Instant::now();
+            for _ in 0..n {
+                op();
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+            after_batch();
+            us
+        };
+        batch(&mut ours);
+        batch(&mut raw);
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..self.reps.max(5) {
+            o.push(batch(&mut ours));
+            r.push(batch(&mut raw));
+        }
+        (median(o), median(r))
+    }
+
+    /// Prints a row and keeps it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(
+        &mut self,
+        group: &'static str,
+        name: String,
+        unit: &'static str,
+        ours: f64,
+        raw: f64,
+        raw_name: &'static str,
+        higher_is_better: bool,
+        size: Option<usize>,
+    ) {
+        let row = Row {
+            group,
+            name,
+            unit,
+            ours,
+            raw,
+            raw_name,
+            higher_is_better,
+            size,
+        };
+        println!(
+            "{:<8} {:<34} ours {:>10.2} {:<5} raw {:>10.2} {:<5} ({}) ratio {:.3}",
+            row.group,
+            row.name,
+            row.ours,
+            row.unit,
+            row.raw,
+            row.unit,
+            row.raw_name,
+            row.ratio()
+        );
+        self.rows.push(row);
+    }
+}

@@ -1,0 +1,96 @@
+//! The small-operation rows: the host cost of a 4 KiB fill against the raw
+//! call it dispatches to, on the memset path and on the kernel path.
+
+use cuda_mem::prelude::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cuda_mem::cudarc::driver::{result, sys};
+use cuda_mem::{CudaContext, DeviceBuffer};
+
+use crate::harness::{value, Bench};
+
+/// A 4 KiB fill of `u32` (a memset) and of 16-byte elements (the fill kernel).
+pub fn fills(b: &mut Bench, ctx: &Arc<CudaContext>) {
+    let n = 20_000;
+    let mut words = DeviceBuffer::<u32>::new(ctx, 1024).unwrap();
+    let addr = words.as_device_ptr().addr();
+    let s = b.stream.clone();
+    let sync = || s.synchronize().unwrap();
+    let (ours, raw) = b.host_pair_us(
+        n,
+        || words.fill_async(0x0102_0304, &s).unwrap(),
+        // SAFETY: the live 4 KiB allocation, on the same stream.
+        || unsafe {
+            sys::cuMemsetD32Async(addr, 0x0102_0304, 1024, s.cu_stream())
+                .result()
+                .unwrap()
+        },
+        sync,
+    );
+    b.push(
+        "small",
+        "4 KiB fill (u32, memset path)".into(),
+        "us",
+        ours,
+        raw,
+        "cuMemsetD32Async",
+        false,
+        None,
+    );
+
+    let mut structs = DeviceBuffer::<[u8; 16]>::new(ctx, 256).unwrap();
+    let addr = structs.as_device_ptr().addr();
+    let v = value::<16>();
+    let module = ctx
+        .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(
+            cuda_mem::fill_kernels_ptx(),
+        ))
+        .unwrap();
+    let f = module.load_function("cuda_mem_fill_small").unwrap();
+    #[repr(C, align(16))]
+    struct Pattern([u32; 72]);
+    let pattern = Pattern(std::array::from_fn(|i| {
+        u32::from_le_bytes(std::array::from_fn(|j| v[(4 * i + j) % 16]))
+    }));
+    let (ours, raw) = b.host_pair_us(
+        n,
+        || structs.fill_async(v, &s).unwrap(),
+        || {
+            let (mut a, mut p, mut w, mut r, mut sz) = (addr, 4096u64, 4096u64, 1u64, 16u32);
+            let mut pat = Pattern(pattern.0);
+            let params: &mut [*mut c_void] = &mut [
+                (&mut a as *mut u64).cast(),
+                (&mut p as *mut u64).cast(),
+                (&mut w as *mut u64).cast(),
+                (&mut r as *mut u64).cast(),
+                (&mut sz as *mut u32).cast(),
+                (&mut pat as *mut Pattern).cast(),
+            ];
+            // SAFETY: the fill kernel's exact signature, over the live 4 KiB buffer.
+            unsafe {
+                result::launch_kernel(
+                    f.cu_function(),
+                    (1, 1, 1),
+                    (256, 1, 1),
+                    0,
+                    s.cu_stream(),
+                    params,
+                )
+                .unwrap()
+            }
+        },
+        sync,
+    );
+    b.push(
+        "small",
+        "4 KiB fill (16 B, kernel path)".into(),
+        "us",
+        ours,
+        raw,
+        "cuLaunchKernel",
+        false,
+        None,
+    );
+    assert_eq!(structs.to_vec().unwrap()[255], v);
+}
