@@ -229,6 +229,7 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
         AllocKind::Device | AllocKind::Unified => unsafe { free_device(state, addr) },
         #[cfg(target_os = "linux")]
         AllocKind::Imported { pool: None, .. } => {
+            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
             state.bind()?;
             // SAFETY: the caller's promise: `addr` was opened by
             // `cuIpcOpenMemHandle` in this context and nothing uses it.

@@ -47,7 +47,13 @@
 //!
 //! A handle cannot be opened in the process that exported it (CUDA refuses);
 //! [`IpcHandle::open`] says so with an `Err` instead of the driver's
-//! `CUDA_ERROR_INVALID_CONTEXT`.
+//! `CUDA_ERROR_INVALID_CONTEXT`. Nor can it be opened twice in one context:
+//! the driver would map the same memory again, and two buffers over it would
+//! not be ordered against each other, so the second open is an `Err` too.
+//!
+//! Work in the two processes is ordered only through [`IpcEvent`]s (or by
+//! waiting and telling the other side): like any two processes sharing
+//! memory, they can race if they skip that.
 //!
 //! ```no_run
 //! # use cuda_mem::prelude::*;
@@ -75,6 +81,7 @@
 
 pub(crate) mod exporter;
 mod fd;
+pub(crate) mod open_imports;
 
 pub use fd::{recv_fd, send_fd};
 
@@ -479,6 +486,19 @@ impl<T: DeviceCopy> IpcHandle<T> {
         }
         // SAFETY: written by the successful call above.
         let addr = unsafe { addr.assume_init() };
+        if !open_imports::opened(ctx.cu_ctx() as usize, addr) {
+            // The driver counted a second reference to the same mapping: give
+            // it back, leaving the existing import as it is.
+            // SAFETY: `addr` was returned by the successful open above, which
+            // added the reference this call removes.
+            let r = unsafe { sys::cuIpcCloseMemHandle(addr).result() };
+            r.op("cuIpcCloseMemHandle")?;
+            return Err(Error::Ipc {
+                problem: "this handle is already open in this process".into(),
+                remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead \
+                         of opening the handle again",
+            });
+        }
         Ok(Buffer::from_raw(
             RawMemory::imported(
                 state,

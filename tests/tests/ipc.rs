@@ -302,6 +302,12 @@ fn child_device_buffer() {
     assert_eq!(handle.len(), n);
     let mut imported = handle.open(&ctx).unwrap();
     imported.check_exporter().unwrap();
+    // A second import of the same memory would escape the first's order.
+    expect_err(
+        handle.open(&ctx),
+        &["already open in this process", "existing ImportedBuffer"],
+        "open twice",
+    );
     assert_eq!(imported.len(), n);
     // Every element, through the whole buffer and an unaligned view.
     let mut got = vec![
