@@ -1,7 +1,7 @@
 //! How each kind of memory is allocated and freed, once for the whole crate:
 //! device (`cuMemAlloc`), pitched (`cuMemAllocPitch`), pinned (through
 //! `pinned_pages`), managed (`cuMemAllocManaged`) and stream-ordered
-//! (`cuMemAllocAsync`), and [`AllocKind`], the record of how an allocation
+//! (`cuMemAllocAsync`) (and the free of memory `ipc` imported), and [`AllocKind`], the record of how an allocation
 //! was made, which decides how it is freed. The typed buffers (through
 //! `memory::RawMemory`) and the allocators (`alloc`) both allocate here.
 //!
@@ -37,6 +37,16 @@ pub(crate) enum AllocKind {
     /// (`cuMemAddressReserve` + `cuMemCreate` / `cuMemMap`): a
     /// [`DeviceVec`](crate::DeviceVec). `bytes` is the mapped prefix.
     Mapped(Reservation),
+    /// Memory another process exported (see `ipc`). `pool` is `None` for
+    /// `cuIpcOpenMemHandle` (closed with `cuIpcCloseMemHandle`) and the
+    /// imported pool of a pointer from `cuMemPoolImportPointer` (freed with
+    /// `cuMemFree`), held so that it outlives the pointer.
+    #[cfg(target_os = "linux")]
+    Imported {
+        #[allow(dead_code)]
+        pool: Option<MemPool>,
+        exporter: crate::ipc::exporter::Exporter,
+    },
 }
 
 /// `cuMemAlloc` of `bytes > 0` bytes in `state`'s context (contents
@@ -217,6 +227,18 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
         }
         // SAFETY: the caller's promise.
         AllocKind::Device | AllocKind::Unified => unsafe { free_device(state, addr) },
+        #[cfg(target_os = "linux")]
+        AllocKind::Imported { pool: None, .. } => {
+            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
+            state.bind()?;
+            // SAFETY: the caller's promise: `addr` was opened by
+            // `cuIpcOpenMemHandle` in this context and nothing uses it.
+            unsafe { sys::cuIpcCloseMemHandle(addr).result() }.op("cuIpcCloseMemHandle")
+        }
+        // A pointer imported from a pool is freed with `cuMemFree`.
+        // SAFETY: the caller's promise.
+        #[cfg(target_os = "linux")]
+        AllocKind::Imported { pool: Some(_), .. } => unsafe { free_device(state, addr) },
         AllocKind::Pool(_) => {
             let stream: &Arc<CudaStream> = &state.default_stream;
             // SAFETY: the caller's promise; nothing is queued on the memory,

@@ -79,6 +79,13 @@ kinds! {
     /// let _ = cuda_mem::Pool;
     /// ```
     Pool = "stream-ordered pool";
+    /// Device memory another process exported, opened here (CUDA IPC):
+    /// [`ImportedBuffer`](crate::ipc::ImportedBuffer).
+    ///
+    /// ```
+    /// let _ = cuda_mem::Imported;
+    /// ```
+    Imported = "IPC-imported";
 }
 impl HostAccessible for Pinned {}
 impl HostAccessible for Unified {}
@@ -244,7 +251,7 @@ pub type UnifiedBuffer<T> = Buffer<T, Unified>;
 pub type PoolBuffer<T> = Buffer<T, Pool>;
 
 impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
-    fn from_raw(mem: RawMemory, len: usize) -> Self {
+    pub(crate) fn from_raw(mem: RawMemory, len: usize) -> Self {
         Self {
             mem,
             len,

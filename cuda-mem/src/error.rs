@@ -101,6 +101,15 @@ pub enum Error {
         /// The `ncclResult_t`, e.g. `ncclInvalidArgument`.
         result: String,
     },
+    /// A CUDA IPC handle could not be read or opened, or the process that
+    /// exported it is gone (see `cuda_mem::ipc`).
+    #[error("CUDA IPC: {problem}; {remedy}")]
+    Ipc {
+        /// What was wrong.
+        problem: String,
+        /// What to do about it.
+        remedy: &'static str,
+    },
     /// The driver returned an error.
     #[error("CUDA driver error in {op}: {name} ({code}): {description}")]
     Driver {

@@ -390,6 +390,8 @@ mod engine;
 mod error;
 #[cfg(feature = "host")]
 mod fill;
+#[cfg(all(feature = "host", target_os = "linux"))]
+pub mod ipc;
 #[cfg(feature = "host")]
 mod memory;
 #[cfg(feature = "nccl")]
@@ -414,8 +416,8 @@ mod vmm;
 #[cfg(feature = "host")]
 pub use {
     buffer::{
-        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Location, MemoryKind, Pinned,
-        PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
+        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Imported, Location, MemoryKind,
+        Pinned, PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},

@@ -89,6 +89,28 @@ impl RawMemory {
         )
     }
 
+    /// Memory of `bytes` bytes at `addr` that `ipc` imported from another
+    /// process (`kind` is an [`AllocKind::Imported`]).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn imported(
+        state: Arc<ContextState>,
+        addr: u64,
+        bytes: usize,
+        kind: AllocKind,
+    ) -> Self {
+        if bytes == 0 {
+            return Self::empty(state, kind);
+        }
+        Self::new(
+            state,
+            addr,
+            std::ptr::null_mut(),
+            bytes,
+            kind,
+            StreamOrder::default(),
+        )
+    }
+
     /// `cuMemAlloc` of `bytes` bytes (contents unspecified).
     pub(crate) fn device(state: Arc<ContextState>, bytes: usize) -> Result<Self> {
         if bytes == 0 {
@@ -220,13 +242,15 @@ impl RawMemory {
         )
     }
 
-    /// Whether the memory lives on its device (device, pool, pitched or
-    /// mapped memory), not in host or managed memory.
+    /// Whether the memory lives on its device (device, pool, pitched,
+    /// mapped or IPC-imported memory), not in host or managed memory.
     pub(crate) fn is_device_resident(&self) -> bool {
-        matches!(
-            self.kind,
-            AllocKind::Device | AllocKind::Pool(_) | AllocKind::Mapped(_)
-        )
+        match self.kind {
+            AllocKind::Device | AllocKind::Pool(_) | AllocKind::Mapped(_) => true,
+            #[cfg(target_os = "linux")]
+            AllocKind::Imported { .. } => true,
+            _ => false,
+        }
     }
 
     /// Whether this is a stream-ordered (pool) allocation.

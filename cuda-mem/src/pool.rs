@@ -44,6 +44,8 @@ struct PoolInner {
     state: Arc<ContextState>,
     handle: sys::CUmemoryPool,
     owned: bool,
+    /// Created with POSIX file descriptors as shareable handles (`ipc`).
+    shareable: bool,
 }
 
 // SAFETY: a CUmemoryPool handle may be used from any thread; the driver
@@ -151,6 +153,15 @@ impl MemPool {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        Self::create(ctx, sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE)
+    }
+
+    /// [`MemPool::new`] with the shareable handle types `handle_types`
+    /// (`ipc` makes pools another process can import).
+    pub(crate) fn create(
+        ctx: &Arc<CudaContext>,
+        handle_types: sys::CUmemAllocationHandleType,
+    ) -> Result<Self> {
         let state = ContextState::of(ctx)?;
         Self::require_pools(&state)?;
         state.bind()?;
@@ -159,6 +170,7 @@ impl MemPool {
         let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
         props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
         props.location = device_location(ctx.ordinal());
+        props.handleTypes = handle_types;
         // SAFETY: `props` is fully initialised.
         let handle = unsafe { result::mem_pool::create(&props) }.op("cuMemPoolCreate")?;
         let pool = Self {
@@ -166,6 +178,7 @@ impl MemPool {
                 state,
                 handle,
                 owned: true,
+                shareable: handle_types != sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
             }),
         };
         pool.set_release_threshold(u64::MAX)?;
@@ -195,11 +208,30 @@ impl MemPool {
                 state,
                 handle,
                 owned: false,
+                shareable: false,
             }),
         })
     }
 
-    fn require_pools(state: &ContextState) -> Result<()> {
+    /// A pool another process shared (`ipc`), destroyed when the last clone
+    /// and the last pointer imported from it are gone.
+    pub(crate) fn from_imported(state: Arc<ContextState>, handle: sys::CUmemoryPool) -> Self {
+        Self {
+            inner: Arc::new(PoolInner {
+                state,
+                handle,
+                owned: true,
+                shareable: false,
+            }),
+        }
+    }
+
+    /// Whether the pool was made shareable ([`MemPool::new_shareable`]).
+    pub(crate) fn is_shareable(&self) -> bool {
+        self.inner.shareable
+    }
+
+    pub(crate) fn require_pools(state: &ContextState) -> Result<()> {
         if state.ctx.has_async_alloc() {
             Ok(())
         } else {
@@ -209,6 +241,10 @@ impl MemPool {
 
     pub(crate) fn handle(&self) -> sys::CUmemoryPool {
         self.inner.handle
+    }
+
+    pub(crate) fn state(&self) -> &Arc<ContextState> {
+        &self.inner.state
     }
 
     pub(crate) fn context_handle(&self) -> usize {

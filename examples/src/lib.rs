@@ -1,5 +1,7 @@
 //! Shared helpers of the examples.
 
+pub mod ranks;
+
 use std::fmt::Display;
 
 /// Opens device 0, or prints a one-line reason and exits with status 1.

@@ -1,0 +1,1198 @@
+//! CUDA IPC: sharing device memory and events between processes on one node
+//! (Linux).
+//!
+//! One process per GPU is how training and serving run (torchrun, mpirun,
+//! SLURM). This module lets those processes share buffers without copying
+//! through the host:
+//!
+//! - [`DeviceBuffer::export_ipc`](crate::DeviceBuffer::export_ipc) gives an
+//!   [`IpcHandle<T>`] (`cuIpcGetMemHandle`): plain bytes
+//!   ([`IpcHandle::to_bytes`]) to send over any channel. The other process
+//!   reads them back with [`IpcHandle::from_bytes`], which checks that they
+//!   describe a buffer of the same `T` (size, alignment and the layout
+//!   fingerprint that typed kernel launches use), and
+//!   [`IpcHandle::open`] maps the memory (`cuIpcOpenMemHandle`) as an
+//!   [`ImportedBuffer<T>`]: a [`Buffer`] of kind
+//!   [`Imported`], with every buffer operation (fill, copies, views, kernel
+//!   arguments, NCCL). Dropping it closes the mapping
+//!   (`cuIpcCloseMemHandle`), so nothing can use the memory after the import
+//!   is gone: the buffer *is* the import.
+//! - Pools: [`MemPool::new_shareable`] makes a pool whose allocations can be
+//!   shared. [`MemPool::export_fd`] gives a file descriptor for it, which
+//!   travels over a Unix socket ([`send_fd`] / [`recv_fd`]);
+//!   [`MemPool::import_fd`] opens it in the other process.
+//!   [`PoolBuffer::export_ipc`](crate::PoolBuffer::export_ipc)
+//!   (`cuMemPoolExportPointer`) gives an [`IpcHandle<T>`] of one allocation,
+//!   and [`IpcHandle::open_in_pool`] (`cuMemPoolImportPointer`) imports it.
+//! - Ordering: an [`IpcEvent`] (`CU_EVENT_INTERPROCESS`) is recorded by the
+//!   writer after its work on a buffer ([`IpcEvent::record_after`]); the
+//!   reader opens it from its [`IpcEventHandle`] and enters a wait for it in
+//!   its buffer's stream order ([`IpcEvent::order_before`]), so every later
+//!   operation on that buffer, on any stream, runs after the writer's work.
+//!   The GPU waits; the host never sleeps.
+//!
+//! # The exporter's lifetime
+//!
+//! A handle carries the exporter's process id and start time. Opening a
+//! handle, opening an event and entering an event wait check that the
+//! exporter still runs and return `Err` when it has exited (no hang), and
+//! [`ImportedBuffer::check_exporter`] asks at any other point. Dropping an
+//! import after the exporter exited closes it like any other, so nothing
+//! leaks in the importer.
+//!
+//! What no type can enforce across processes is the other direction: the
+//! exporter must keep its buffer until every importer has dropped its
+//! import (CUDA's rule; for pool allocations the importer must even have
+//! freed it first). Tell the exporter over your channel when you are done.
+//!
+//! A handle cannot be opened in the process that exported it (CUDA refuses);
+//! [`IpcHandle::open`] says so with an `Err` instead of the driver's
+//! `CUDA_ERROR_INVALID_CONTEXT`. Nor can it be opened twice in one context:
+//! the driver would map the same memory again, and two buffers over it would
+//! not be ordered against each other, so the second open is an `Err` too.
+//!
+//! Work in the two processes is ordered only through [`IpcEvent`]s (or by
+//! waiting and telling the other side): like any two processes sharing
+//! memory, they can race if they skip that.
+//!
+//! ```no_run
+//! # use cuda_mem::prelude::*;
+//! use cuda_mem::ipc::{IpcEvent, IpcEventHandle, IpcHandle};
+//! use cuda_mem::DeviceBuffer;
+//!
+//! // Process A: write, record an event after the write, send both handles.
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let mut data = DeviceBuffer::<[f32; 3]>::new(&ctx, 1000)?;
+//! data.fill_async([1.0, 2.0, 3.0], &stream)?;
+//! let ready = IpcEvent::new(&ctx)?;
+//! ready.record_after(&data, &stream)?;
+//! let message = [data.export_ipc()?.to_bytes(), ready.handle().to_bytes()].concat();
+//! // ... send `message` to process B, keep `data` until B says it is done ...
+//!
+//! // Process B: open both, wait on the GPU, use the buffer.
+//! let (buf, ev) = message.split_at(IpcHandle::<[f32; 3]>::BYTES);
+//! let imported = IpcHandle::<[f32; 3]>::from_bytes(buf)?.open(&ctx)?;
+//! let ready = IpcEvent::open(&ctx, &IpcEventHandle::from_bytes(ev)?)?;
+//! ready.order_before(&imported, &stream)?;
+//! assert_eq!(imported.to_vec()?[999], [1.0, 2.0, 3.0]);
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+
+pub(crate) mod exporter;
+mod fd;
+pub(crate) mod open_imports;
+
+pub use fd::{recv_fd, send_fd};
+
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaContext, CudaStream};
+
+use crate::allocation::AllocKind;
+use crate::buffer::{Buffer, Device, Imported, MemoryKind, Pool};
+use crate::context::ContextState;
+use crate::device_copy::DeviceCopy;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::ipc::exporter::Exporter;
+use crate::memory::{byte_len, RawMemory};
+use crate::ops::Memory;
+use crate::order::WHOLE;
+use crate::pool::MemPool;
+
+/// A [`Buffer`] of memory another process exported, opened in this one
+/// (see the [module docs](self)). Dropping it closes the import.
+pub type ImportedBuffer<T> = Buffer<T, Imported>;
+
+/// The wire format: magic, version, what the handle is.
+const MAGIC: [u8; 4] = *b"CMIP";
+const VERSION: u16 = 1;
+
+/// What a handle's 64 driver bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A `CUipcMemHandle` of `cuMemAlloc` memory.
+    Memory = 1,
+    /// A `CUmemPoolPtrExportData` of a shareable pool's allocation.
+    PoolPointer = 2,
+    /// A zero-length buffer: nothing to map.
+    Empty = 3,
+    /// A `CUipcEventHandle`.
+    Event = 4,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Self> {
+        [Self::Memory, Self::PoolPointer, Self::Empty, Self::Event]
+            .into_iter()
+            .find(|k| *k as u8 == b)
+    }
+}
+
+/// Encoding and decoding of the common frame: header, the 64 driver bytes,
+/// kind-specific numbers, the exporter, an FNV-1a checksum.
+struct Frame {
+    kind: Kind,
+    raw: [u8; 64],
+    /// `[bytes, len, size_of::<T>, align_of::<T>, T::__LAYOUT]`; zeros for events.
+    numbers: [u64; 5],
+    exporter: Exporter,
+}
+
+/// Bytes of an encoded [`Frame`].
+const FRAME_BYTES: usize = 4 + 2 + 1 + 1 + 64 + 5 * 8 + 4 + 8 + 8 + 8;
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn corrupt(problem: String) -> Error {
+    Error::Ipc {
+        problem,
+        remedy: "pass the exact bytes that `to_bytes` returned in the exporting process, \
+                 exported by the same version of cuda-mem",
+    }
+}
+
+impl Frame {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FRAME_BYTES);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.push(self.kind as u8);
+        out.push(0);
+        out.extend_from_slice(&self.raw);
+        for n in self.numbers {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&self.exporter.pid.to_le_bytes());
+        out.extend_from_slice(&self.exporter.start.to_le_bytes());
+        out.extend_from_slice(&self.exporter.pid_ns.to_le_bytes());
+        let sum = fnv1a(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        debug_assert_eq!(out.len(), FRAME_BYTES);
+        out
+    }
+
+    fn decode(bytes: &[u8], what: &str) -> Result<Self> {
+        if bytes.len() != FRAME_BYTES {
+            return Err(corrupt(format!(
+                "an encoded {what} is {FRAME_BYTES} bytes, these are {} (truncated or joined \
+                 with other data?)",
+                bytes.len()
+            )));
+        }
+        if bytes[..4] != MAGIC {
+            return Err(corrupt(format!(
+                "these bytes are not a cuda-mem {what} (no magic)"
+            )));
+        }
+        let (body, sum) = bytes.split_at(FRAME_BYTES - 8);
+        if fnv1a(body).to_le_bytes() != sum {
+            return Err(corrupt(format!(
+                "the {what} bytes are corrupted (checksum mismatch)"
+            )));
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
+        let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+        if version != VERSION {
+            return Err(corrupt(format!(
+                "the {what} has format version {version}, this cuda-mem reads version {VERSION}"
+            )));
+        }
+        let kind = Kind::from_u8(bytes[6])
+            .ok_or_else(|| corrupt(format!("unknown {what} kind {}", bytes[6])))?;
+        let mut raw = [0u8; 64];
+        raw.copy_from_slice(&bytes[8..72]);
+        let numbers = [0, 1, 2, 3, 4].map(|i| u64_at(72 + 8 * i));
+        let pid = u32::from_le_bytes(bytes[112..116].try_into().unwrap_or_default());
+        Ok(Self {
+            kind,
+            raw,
+            numbers,
+            exporter: Exporter {
+                pid,
+                start: u64_at(116),
+                pid_ns: u64_at(124),
+            },
+        })
+    }
+}
+
+/// A typed, serialisable handle to a buffer of `T` that another process can
+/// open: from [`DeviceBuffer::export_ipc`](crate::DeviceBuffer::export_ipc)
+/// or [`PoolBuffer::export_ipc`](crate::PoolBuffer::export_ipc).
+///
+/// It carries the driver's 64-byte handle, the length, `T`'s size,
+/// alignment and layout fingerprint, and which process exported it.
+/// [`from_bytes`](Self::from_bytes) refuses bytes that describe another `T`.
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+/// let bytes: Vec<u8> = buf.export_ipc()?.to_bytes();
+/// assert_eq!(bytes.len(), cuda_mem::ipc::IpcHandle::<u64>::BYTES);
+/// # Ok(()) }
+/// ```
+pub struct IpcHandle<T> {
+    kind: Kind,
+    raw: [u8; 64],
+    len: usize,
+    exporter: Exporter,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for IpcHandle<T> {
+    fn clone(&self) -> Self {
+        Self {
+            kind: self.kind,
+            raw: self.raw,
+            len: self.len,
+            exporter: self.exporter,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for IpcHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IpcHandle")
+            .field("type", &std::any::type_name::<T>())
+            .field("kind", &self.kind)
+            .field("len", &self.len)
+            .field("exporter_pid", &self.exporter.pid)
+            .finish()
+    }
+}
+
+impl<T: DeviceCopy> IpcHandle<T> {
+    /// The length of [`to_bytes`](Self::to_bytes)'s output, the same for
+    /// every `T`.
+    ///
+    /// ```
+    /// # use cuda_mem::prelude::*;
+    /// assert_eq!(cuda_mem::ipc::IpcHandle::<u8>::BYTES, cuda_mem::ipc::IpcHandle::<[f64; 4]>::BYTES);
+    /// ```
+    pub const BYTES: usize = FRAME_BYTES;
+
+    fn new(kind: Kind, raw: [u8; 64], len: usize) -> Self {
+        Self {
+            kind,
+            raw,
+            len,
+            exporter: Exporter::this_process(),
+            _t: PhantomData,
+        }
+    }
+
+    /// The number of elements of the exported buffer.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// assert_eq!(buf.export_ipc()?.len(), buf.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the exported buffer has no elements.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// assert_eq!(buf.export_ipc()?.is_empty(), buf.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The process id of the exporter.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// assert_eq!(buf.export_ipc()?.exporter_pid(), std::process::id());
+    /// # Ok(()) }
+    /// ```
+    pub fn exporter_pid(&self) -> u32 {
+        self.exporter.pid
+    }
+
+    /// The handle as [`BYTES`](Self::BYTES) bytes, to send to another
+    /// process over any channel (a pipe, a socket, a file).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// std::fs::write("/dev/shm/my-buffer.handle", buf.export_ipc()?.to_bytes()).unwrap();
+    /// # Ok(()) }
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let bytes = self.len as u64 * size_of::<T>() as u64;
+        Frame {
+            kind: self.kind,
+            raw: self.raw,
+            numbers: [
+                bytes,
+                self.len as u64,
+                size_of::<T>() as u64,
+                align_of::<T>() as u64,
+                T::__LAYOUT,
+            ],
+            exporter: self.exporter,
+        }
+        .encode()
+    }
+
+    /// Reads a handle that [`to_bytes`](Self::to_bytes) wrote. `Err` when
+    /// the bytes are truncated, corrupted, from another format version, not
+    /// a buffer handle, or describe a buffer of another element type (size,
+    /// alignment or layout fingerprint differ: the error names both).
+    ///
+    /// ```
+    /// # use cuda_mem::prelude::*;
+    /// use cuda_mem::ipc::IpcHandle;
+    /// assert!(IpcHandle::<u32>::from_bytes(&[0u8; 10]).is_err());
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let frame = Frame::decode(bytes, "IPC buffer handle")?;
+        if frame.kind == Kind::Event {
+            return Err(corrupt(
+                "these bytes are an IPC event handle, not a buffer handle (read them with \
+                 IpcEventHandle::from_bytes)"
+                    .into(),
+            ));
+        }
+        let [bytes, len, size, align, layout] = frame.numbers;
+        let (my_size, my_align) = (size_of::<T>() as u64, align_of::<T>() as u64);
+        if size != my_size || align != my_align || layout != T::__LAYOUT {
+            return Err(Error::Ipc {
+                problem: format!(
+                    "the handle is of a buffer whose elements are {size} bytes, aligned to \
+                     {align}, layout fingerprint {layout:#018x}, but `{}` is {my_size} bytes, \
+                     aligned to {my_align}, fingerprint {:#018x}",
+                    std::any::type_name::<T>(),
+                    T::__LAYOUT
+                ),
+                remedy: "open it as the element type the exporter used: the same struct \
+                         definition (field order, types and repr) in both programs",
+            });
+        }
+        let len = usize::try_from(len).map_err(|_| corrupt("the length does not fit".into()))?;
+        if byte_len::<T>(len)? as u64 != bytes {
+            return Err(corrupt(format!(
+                "the handle says {len} elements but {bytes} bytes"
+            )));
+        }
+        if (frame.kind == Kind::Empty) != (len == 0) {
+            return Err(corrupt(
+                "the handle's kind and length disagree (empty vs not)".into(),
+            ));
+        }
+        Ok(Self {
+            kind: frame.kind,
+            raw: frame.raw,
+            len,
+            exporter: frame.exporter,
+            _t: PhantomData,
+        })
+    }
+
+    /// Refuses a handle this process exported, and one whose exporter has
+    /// exited.
+    fn check_openable(&self) -> Result<()> {
+        if self.exporter.is_this_process() {
+            return Err(Error::Ipc {
+                problem: "this handle was exported by this very process, and CUDA cannot open \
+                          an IPC handle in the process that exported it"
+                    .into(),
+                remedy: "use the original buffer here; open the handle in another process",
+            });
+        }
+        self.exporter.check("buffer")
+    }
+
+    /// Opens a handle of device memory (`cuIpcOpenMemHandle`, with lazy
+    /// peer access when the memory lives on another GPU) in `ctx`.
+    ///
+    /// `Err` for a handle this process exported (CUDA cannot open those),
+    /// when the exporter has exited, for a pool allocation's handle (use
+    /// [`open_in_pool`](Self::open_in_pool)), or the driver's error.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
+    /// let ctx = cuda_mem::context(0)?;
+    /// let imported = cuda_mem::ipc::IpcHandle::<f32>::from_bytes(bytes)?.open(&ctx)?;
+    /// println!("{} elements, first {}", imported.len(), imported.slice(0..1)?.to_vec()?[0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn open(&self, ctx: &Arc<CudaContext>) -> Result<ImportedBuffer<T>> {
+        let state = ContextState::of(ctx)?;
+        self.check_openable()?;
+        match self.kind {
+            Kind::Empty => {
+                return Ok(Buffer::from_raw(
+                    RawMemory::imported(
+                        state,
+                        0,
+                        0,
+                        AllocKind::Imported {
+                            pool: None,
+                            exporter: self.exporter,
+                        },
+                    ),
+                    0,
+                ))
+            }
+            Kind::Memory => {}
+            _ => {
+                return Err(Error::Ipc {
+                    problem: "this handle is of a pool allocation".into(),
+                    remedy: "import the pool with MemPool::import_fd and open the handle with \
+                             IpcHandle::open_in_pool",
+                })
+            }
+        }
+        let bytes = byte_len::<T>(self.len)?;
+        let handle = sys::CUipcMemHandle {
+            reserved: self.raw.map(|b| b as core::ffi::c_char),
+        };
+        state.bind()?;
+        let mut addr = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; the context is current; the handle's bytes
+        // came from `cuIpcGetMemHandle` (checksummed); the memory is only
+        // handed out as `DeviceCopy` values, for which any bytes are valid.
+        let r = unsafe {
+            sys::cuIpcOpenMemHandle_v2(
+                addr.as_mut_ptr(),
+                handle,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            )
+            .result()
+        };
+        if let Err(e) = r {
+            // The exporter may have exited between the check and the call.
+            self.exporter.check("buffer")?;
+            return Err(Error::driver("cuIpcOpenMemHandle", e));
+        }
+        // SAFETY: written by the successful call above.
+        let addr = unsafe { addr.assume_init() };
+        if !open_imports::opened(ctx.cu_ctx() as usize, addr) {
+            // The driver counted a second reference to the same mapping: give
+            // it back, leaving the existing import as it is.
+            // SAFETY: `addr` was returned by the successful open above, which
+            // added the reference this call removes.
+            let r = unsafe { sys::cuIpcCloseMemHandle(addr).result() };
+            r.op("cuIpcCloseMemHandle")?;
+            return Err(Error::Ipc {
+                problem: "this handle is already open in this process".into(),
+                remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead \
+                         of opening the handle again",
+            });
+        }
+        Ok(Buffer::from_raw(
+            RawMemory::imported(
+                state,
+                addr,
+                bytes,
+                AllocKind::Imported {
+                    pool: None,
+                    exporter: self.exporter,
+                },
+            ),
+            self.len,
+        ))
+    }
+
+    /// Opens a handle of a pool allocation (`cuMemPoolImportPointer`) from
+    /// `pool`, the exporter's pool imported with [`MemPool::import_fd`].
+    /// The import holds a clone of `pool`, and is freed (`cuMemFree`) when
+    /// dropped; drop it before the exporter frees the allocation.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(fd: std::os::fd::OwnedFd, bytes: &[u8]) -> cuda_mem::Result<()> {
+    /// let ctx = cuda_mem::context(0)?;
+    /// let pool = cuda_mem::MemPool::import_fd(&ctx, fd)?;
+    /// let imported = cuda_mem::ipc::IpcHandle::<u16>::from_bytes(bytes)?.open_in_pool(&pool)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open_in_pool(&self, pool: &MemPool) -> Result<ImportedBuffer<T>> {
+        let state = pool.state().clone();
+        self.check_openable()?;
+        match self.kind {
+            Kind::Empty => {
+                return Ok(Buffer::from_raw(
+                    RawMemory::imported(
+                        state,
+                        0,
+                        0,
+                        AllocKind::Imported {
+                            pool: Some(pool.clone()),
+                            exporter: self.exporter,
+                        },
+                    ),
+                    0,
+                ))
+            }
+            Kind::PoolPointer => {}
+            _ => {
+                return Err(Error::Ipc {
+                    problem: "this handle is of cuMemAlloc device memory, not of a pool \
+                              allocation"
+                        .into(),
+                    remedy: "open it with IpcHandle::open",
+                })
+            }
+        }
+        let bytes = byte_len::<T>(self.len)?;
+        let mut data = sys::CUmemPoolPtrExportData { reserved: self.raw };
+        state.bind()?;
+        let mut addr = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer and export data from `cuMemPoolExportPointer`
+        // (checksummed); the pool handle is live (held by `pool`); the
+        // exporter synchronised the allocation before exporting it.
+        let r = unsafe {
+            sys::cuMemPoolImportPointer(addr.as_mut_ptr(), pool.handle(), &mut data).result()
+        };
+        if let Err(e) = r {
+            self.exporter.check("pool allocation")?;
+            return Err(Error::driver("cuMemPoolImportPointer", e));
+        }
+        // SAFETY: written by the successful call above.
+        let addr = unsafe { addr.assume_init() };
+        Ok(Buffer::from_raw(
+            RawMemory::imported(
+                state,
+                addr,
+                bytes,
+                AllocKind::Imported {
+                    pool: Some(pool.clone()),
+                    exporter: self.exporter,
+                },
+            ),
+            self.len,
+        ))
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Device> {
+    /// Exports the buffer for another process (`cuIpcGetMemHandle`).
+    ///
+    /// The handle does not order anything: record an [`IpcEvent`] after
+    /// the work the other process must see ([`IpcEvent::record_after`]), or
+    /// [`synchronize`](crate::Buffer::synchronize) first. Keep the buffer
+    /// until every importer has dropped its import.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// let ctx = cuda_mem::context(0)?;
+    /// let buf = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4096)?;
+    /// buf.synchronize()?;
+    /// let bytes = buf.export_ipc()?.to_bytes();
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn export_ipc(&self) -> Result<IpcHandle<T>> {
+        let mem = self.elems().mem;
+        if mem.bytes == 0 {
+            return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
+        }
+        mem.state.bind()?;
+        let mut handle = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; `mem.addr` is the base of a live
+        // `cuMemAlloc` allocation of the current context.
+        unsafe { sys::cuIpcGetMemHandle(handle.as_mut_ptr(), mem.addr).result() }
+            .op("cuIpcGetMemHandle")?;
+        // SAFETY: written by the successful call above.
+        let handle: sys::CUipcMemHandle = unsafe { handle.assume_init() };
+        Ok(IpcHandle::new(
+            Kind::Memory,
+            handle.reserved.map(|c| c as u8),
+            self.len(),
+        ))
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Pool> {
+    /// Exports an allocation of a [`MemPool::new_shareable`] pool
+    /// (`cuMemPoolExportPointer`); the importer opens it with
+    /// [`IpcHandle::open_in_pool`]. Waits for the buffer's queued work first
+    /// (the allocation itself included, which the importer must not
+    /// precede). `Err` for an allocation of a pool that is not shareable.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// let ctx = cuda_mem::context(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let pool = cuda_mem::MemPool::new_shareable(&ctx)?;
+    /// let buf = cuda_mem::PoolBuffer::<f64>::from_pool(&pool, 100, &stream)?;
+    /// let bytes = buf.export_ipc()?.to_bytes();
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn export_ipc(&self) -> Result<IpcHandle<T>> {
+        let mem = self.elems().mem;
+        if mem.bytes == 0 {
+            return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
+        }
+        match &mem.kind {
+            AllocKind::Pool(Some(pool)) if pool.is_shareable() => {}
+            _ => {
+                return Err(Error::Ipc {
+                    problem: "this pool allocation cannot be exported: its pool was not created \
+                              shareable"
+                        .into(),
+                    remedy: "allocate it from a MemPool::new_shareable pool \
+                             (PoolBuffer::from_pool)",
+                })
+            }
+        }
+        self.synchronize()?;
+        mem.state.bind()?;
+        let mut data = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; `mem.addr` is a live stream-ordered
+        // allocation of a shareable pool whose allocation has completed
+        // (synchronised above).
+        unsafe { sys::cuMemPoolExportPointer(data.as_mut_ptr(), mem.addr).result() }
+            .op("cuMemPoolExportPointer")?;
+        // SAFETY: written by the successful call above.
+        let data: sys::CUmemPoolPtrExportData = unsafe { data.assume_init() };
+        Ok(IpcHandle::new(Kind::PoolPointer, data.reserved, self.len()))
+    }
+}
+
+impl<T: DeviceCopy> Buffer<T, Imported> {
+    /// `Err` when the process that exported this memory has exited: its
+    /// contents are then undefined. Call it wherever a long-lived import
+    /// should notice (each step of a loop); dropping the import is always
+    /// fine.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(imported: &cuda_mem::ipc::ImportedBuffer<f32>) -> cuda_mem::Result<()> {
+    /// imported.check_exporter()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn check_exporter(&self) -> Result<()> {
+        match &self.elems().mem.kind {
+            AllocKind::Imported { exporter, .. } => exporter.check("buffer"),
+            // Only `open` and `open_in_pool` make imported buffers.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An event two processes share (`CU_EVENT_INTERPROCESS`): the writer
+/// records it after its work on a buffer, the reader's GPU waits for it.
+///
+/// Created with [`IpcEvent::new`] (timing disabled, as CUDA requires), sent
+/// as an [`IpcEventHandle`], opened with [`IpcEvent::open`]. Dropping it
+/// destroys this process's handle to the event.
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(buf: &cuda_mem::DeviceBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+/// let ev = cuda_mem::ipc::IpcEvent::new(&cuda_mem::context(0)?)?;
+/// ev.record_after(buf, s)?;
+/// let bytes = ev.handle().to_bytes();
+/// # Ok(()) }
+/// ```
+pub struct IpcEvent {
+    state: Arc<ContextState>,
+    event: sys::CUevent,
+    handle: IpcEventHandle,
+}
+
+// SAFETY: a CUevent may be used from any thread; the driver synchronises it.
+unsafe impl Send for IpcEvent {}
+// SAFETY: as above; every method only passes the handle to the driver.
+unsafe impl Sync for IpcEvent {}
+
+/// The serialisable handle of an [`IpcEvent`].
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(ev: &cuda_mem::ipc::IpcEvent) -> cuda_mem::Result<()> {
+/// let bytes = ev.handle().to_bytes();
+/// let back = cuda_mem::ipc::IpcEventHandle::from_bytes(&bytes)?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct IpcEventHandle {
+    raw: [u8; 64],
+    exporter: Exporter,
+}
+
+impl IpcEventHandle {
+    /// The length of [`to_bytes`](Self::to_bytes)'s output.
+    ///
+    /// ```
+    /// # use cuda_mem::prelude::*;
+    /// assert_eq!(cuda_mem::ipc::IpcEventHandle::BYTES, cuda_mem::ipc::IpcHandle::<u8>::BYTES);
+    /// ```
+    pub const BYTES: usize = FRAME_BYTES;
+
+    /// The handle as [`BYTES`](Self::BYTES) bytes.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent) {
+    /// let bytes: Vec<u8> = ev.handle().to_bytes();
+    /// # }
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Frame {
+            kind: Kind::Event,
+            raw: self.raw,
+            numbers: [0; 5],
+            exporter: self.exporter,
+        }
+        .encode()
+    }
+
+    /// Reads what [`to_bytes`](Self::to_bytes) wrote; `Err` for truncated,
+    /// corrupted or foreign bytes, or a buffer handle.
+    ///
+    /// ```
+    /// # use cuda_mem::prelude::*;
+    /// assert!(cuda_mem::ipc::IpcEventHandle::from_bytes(b"not a handle").is_err());
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let frame = Frame::decode(bytes, "IPC event handle")?;
+        if frame.kind != Kind::Event {
+            return Err(corrupt(
+                "these bytes are an IPC buffer handle, not an event handle (read them with \
+                 IpcHandle::from_bytes)"
+                    .into(),
+            ));
+        }
+        if frame.numbers != [0; 5] {
+            return Err(corrupt("the event handle has unexpected contents".into()));
+        }
+        Ok(Self {
+            raw: frame.raw,
+            exporter: frame.exporter,
+        })
+    }
+}
+
+impl IpcEvent {
+    /// Creates an interprocess event in `ctx`
+    /// (`CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING`).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// let ev = cuda_mem::ipc::IpcEvent::new(&cuda_mem::context(0)?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        let state = ContextState::of(ctx)?;
+        state.bind()?;
+        let flags = sys::CUevent_flags::CU_EVENT_INTERPROCESS as u32
+            | sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        let mut event = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; the context is current; the flags are the
+        // pair CUDA requires for an interprocess event.
+        unsafe { sys::cuEventCreate(event.as_mut_ptr(), flags).result() }.op("cuEventCreate")?;
+        // SAFETY: written by the successful call above.
+        let event = unsafe { event.assume_init() };
+        let mut handle = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; an interprocess event of the current context.
+        let r = unsafe { sys::cuIpcGetEventHandle(handle.as_mut_ptr(), event).result() };
+        if let Err(e) = r {
+            // SAFETY: created above, used by nothing.
+            let _ = unsafe { sys::cuEventDestroy_v2(event) };
+            return Err(Error::driver("cuIpcGetEventHandle", e));
+        }
+        // SAFETY: written by the successful call above.
+        let handle: sys::CUipcEventHandle = unsafe { handle.assume_init() };
+        Ok(Self {
+            state,
+            event,
+            handle: IpcEventHandle {
+                raw: handle.reserved.map(|c| c as u8),
+                exporter: Exporter::this_process(),
+            },
+        })
+    }
+
+    /// Opens an event another process created (`cuIpcOpenEventHandle`).
+    /// `Err` for an event of this process, or when its creator has exited.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
+    /// use cuda_mem::ipc::{IpcEvent, IpcEventHandle};
+    /// let ev = IpcEvent::open(&cuda_mem::context(0)?, &IpcEventHandle::from_bytes(bytes)?)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open(ctx: &Arc<CudaContext>, handle: &IpcEventHandle) -> Result<Self> {
+        let state = ContextState::of(ctx)?;
+        if handle.exporter.is_this_process() {
+            return Err(Error::Ipc {
+                problem: "this event was created by this very process, and CUDA cannot open an \
+                          IPC event handle in the process that created it"
+                    .into(),
+                remedy: "use the original IpcEvent here; open the handle in another process",
+            });
+        }
+        handle.exporter.check("event")?;
+        state.bind()?;
+        let raw = sys::CUipcEventHandle {
+            reserved: handle.raw.map(|b| b as core::ffi::c_char),
+        };
+        let mut event = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; the context is current; the handle's bytes
+        // came from `cuIpcGetEventHandle` (checksummed).
+        let r = unsafe { sys::cuIpcOpenEventHandle(event.as_mut_ptr(), raw).result() };
+        if let Err(e) = r {
+            handle.exporter.check("event")?;
+            return Err(Error::driver("cuIpcOpenEventHandle", e));
+        }
+        Ok(Self {
+            state,
+            // SAFETY: written by the successful call above.
+            event: unsafe { event.assume_init() },
+            handle: handle.clone(),
+        })
+    }
+
+    /// The handle to send to the other process.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent) {
+    /// let bytes = ev.handle().to_bytes();
+    /// # }
+    /// ```
+    pub fn handle(&self) -> &IpcEventHandle {
+        &self.handle
+    }
+
+    fn check_stream(&self, stream: &CudaStream) -> Result<()> {
+        if stream.context().cu_ctx() != self.state.ctx.cu_ctx() {
+            return Err(Error::ContextMismatch("the stream (the IPC event's)"));
+        }
+        crate::context::check_orderable(stream)
+    }
+
+    /// Records the event on `stream` after every queued operation on `buf`
+    /// (in `buf`'s stream order, so work on other streams counts too). The
+    /// other process's [`order_before`](Self::order_before) then waits for
+    /// that work. Record before sending the handle, or before telling the
+    /// other process that a new recording is there: a wait waits for the
+    /// latest recording at the time the wait is queued.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent, buf: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// buf.fill_async(1.0, s)?;
+    /// ev.record_after(buf, s)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn record_after<T: DeviceCopy, K: MemoryKind>(
+        &self,
+        buf: &Buffer<T, K>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.check_stream(stream)?;
+        let mem = buf.elems().mem;
+        mem.state.check_stream(stream)?;
+        mem.order.run(WHOLE, stream, || {
+            self.state.bind()?;
+            // SAFETY: a live event and stream of the current context.
+            unsafe { sys::cuEventRecord(self.event, stream.cu_stream()).result() }
+                .op("cuEventRecord")
+        })
+    }
+
+    /// Makes `stream` wait (on the GPU) for the work the other process
+    /// recorded this event after, and enters that wait in `buf`'s stream
+    /// order: every later operation on `buf`, on any stream, and host
+    /// access to it, come after the other process's work. `Err` when the
+    /// event's creator has exited.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent, buf: &cuda_mem::ipc::ImportedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// ev.order_before(buf, s)?;
+    /// let data = buf.to_vec()?; // sees the writer's data
+    /// # Ok(()) }
+    /// ```
+    pub fn order_before<T: DeviceCopy, K: MemoryKind>(
+        &self,
+        buf: &Buffer<T, K>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.check_stream(stream)?;
+        self.handle.exporter.check("event")?;
+        let mem = buf.elems().mem;
+        mem.state.check_stream(stream)?;
+        mem.order.run(WHOLE, stream, || {
+            self.state.bind()?;
+            // SAFETY: a live event and stream of the current context.
+            unsafe { sys::cuStreamWaitEvent(stream.cu_stream(), self.event, 0).result() }
+                .op("cuStreamWaitEvent")
+        })
+    }
+}
+
+impl IpcEvent {
+    /// Whether the work the event was last recorded after has completed
+    /// (`cuEventQuery`), without waiting. `Err` when the event's creator has
+    /// exited.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(ev: &cuda_mem::ipc::IpcEvent) -> cuda_mem::Result<()> {
+    /// if !ev.is_complete()? {
+    ///     println!("the writer is still working");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_complete(&self) -> Result<bool> {
+        self.handle.exporter.check("event")?;
+        self.state.bind()?;
+        // SAFETY: a live event of the current context.
+        match unsafe { sys::cuEventQuery(self.event) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(Error::driver(
+                "cuEventQuery",
+                cudarc::driver::DriverError(e),
+            )),
+        }
+    }
+}
+
+impl Drop for IpcEvent {
+    fn drop(&mut self) {
+        let r = self.state.ctx.bind_to_thread();
+        self.state.ctx.record_err(r);
+        // SAFETY: created or opened by us; queued records and waits keep
+        // working after a destroy (the driver releases the event when they
+        // complete).
+        let r = unsafe { sys::cuEventDestroy_v2(self.event).result() };
+        self.state.ctx.record_err(r);
+    }
+}
+
+impl std::fmt::Debug for IpcEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IpcEvent")
+            .field("creator_pid", &self.handle.exporter.pid)
+            .finish()
+    }
+}
+
+impl MemPool {
+    /// Creates a pool (like [`MemPool::new`]) whose allocations other
+    /// processes can import: `handleTypes` is POSIX file descriptors.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// let pool = cuda_mem::MemPool::new_shareable(&cuda_mem::context(0)?)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn new_shareable(ctx: &Arc<CudaContext>) -> Result<Self> {
+        Self::create(
+            ctx,
+            sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        )
+    }
+
+    /// A file descriptor for the pool (`cuMemPoolExportToShareableHandle`),
+    /// to pass to another process over a Unix socket ([`send_fd`]). `Err`
+    /// for a pool not made with [`new_shareable`](Self::new_shareable).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(sock: &std::os::unix::net::UnixStream) -> cuda_mem::Result<()> {
+    /// use std::os::fd::AsFd;
+    /// let pool = cuda_mem::MemPool::new_shareable(&cuda_mem::context(0)?)?;
+    /// let fd = pool.export_fd()?;
+    /// cuda_mem::ipc::send_fd(sock, fd.as_fd(), b"pool").expect("send the pool");
+    /// # Ok(()) }
+    /// ```
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        if !self.is_shareable() {
+            return Err(Error::Ipc {
+                problem: "this pool cannot be exported: it was not created shareable".into(),
+                remedy: "create it with MemPool::new_shareable",
+            });
+        }
+        self.state().bind()?;
+        let mut fd: core::ffi::c_int = -1;
+        // SAFETY: for POSIX file descriptors the out-parameter is an `int`.
+        let r = unsafe {
+            sys::cuMemPoolExportToShareableHandle(
+                (&mut fd as *mut core::ffi::c_int).cast(),
+                self.handle(),
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+            .result()
+        };
+        match r {
+            // SAFETY: the driver returned a new descriptor that we now own.
+            Ok(()) if fd >= 0 => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Ok(()) => Err(Error::InvalidArgument(
+                "cuMemPoolExportToShareableHandle returned no file descriptor",
+            )),
+            Err(e) => Err(Error::driver("cuMemPoolExportToShareableHandle", e)),
+        }
+    }
+
+    /// Imports a pool another process exported ([`export_fd`](Self::export_fd))
+    /// into `ctx` (`cuMemPoolImportFromShareableHandle`), giving it access
+    /// from `ctx`'s device if the pool lives on another one. Only for
+    /// [`IpcHandle::open_in_pool`]: an imported pool cannot allocate.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(sock: &std::os::unix::net::UnixStream) -> cuda_mem::Result<()> {
+    /// let (_, fd) = cuda_mem::ipc::recv_fd(sock, &mut [0u8; 4]).expect("receive the pool");
+    /// let pool = cuda_mem::MemPool::import_fd(&cuda_mem::context(0)?, fd)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn import_fd(ctx: &Arc<CudaContext>, fd: OwnedFd) -> Result<Self> {
+        let state = ContextState::of(ctx)?;
+        Self::require_pools(&state)?;
+        state.bind()?;
+        let mut handle = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; for POSIX file descriptors the handle
+        // argument is the descriptor's value; the driver dups what it keeps,
+        // and `fd` stays open (owned here) during the call.
+        unsafe {
+            sys::cuMemPoolImportFromShareableHandle(
+                handle.as_mut_ptr(),
+                fd.as_raw_fd() as isize as *mut core::ffi::c_void,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+            .result()
+        }
+        .op("cuMemPoolImportFromShareableHandle")?;
+        drop(fd);
+        // SAFETY: written by the successful call above.
+        let pool = Self::from_imported(state, unsafe { handle.assume_init() });
+        pool.grant_own_device()?;
+        Ok(pool)
+    }
+
+    /// Lets this context's device read and write the (imported) pool's
+    /// memory, unless it already may: imported pools are only accessible
+    /// from their own device at first.
+    fn grant_own_device(&self) -> Result<()> {
+        let ordinal = self.state().ctx.ordinal() as i32;
+        let mut location = sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: ordinal,
+        };
+        let mut flags = MaybeUninit::<sys::CUmemAccess_flags>::uninit();
+        // SAFETY: valid out-pointer, a live pool handle, a device location.
+        unsafe { sys::cuMemPoolGetAccess(flags.as_mut_ptr(), self.handle(), &mut location) }
+            .result()
+            .op("cuMemPoolGetAccess")?;
+        // SAFETY: written by the successful call above.
+        if unsafe { flags.assume_init() }
+            == sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        {
+            return Ok(());
+        }
+        let desc = sys::CUmemAccessDesc {
+            location,
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one valid access descriptor for this context's device.
+        unsafe { sys::cuMemPoolSetAccess(self.handle(), &desc, 1).result() }
+            .op("cuMemPoolSetAccess")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy)]
+    #[repr(C)]
+    struct Pair {
+        a: u32,
+        b: f32,
+    }
+    // SAFETY: two 4-byte fields, no padding, any bits valid.
+    unsafe impl DeviceCopy for Pair {}
+
+    fn handle<T: DeviceCopy>(kind: Kind, len: usize) -> IpcHandle<T> {
+        let mut raw = [0u8; 64];
+        for (i, b) in raw.iter_mut().enumerate() {
+            *b = (i * 7 + 3) as u8;
+        }
+        IpcHandle::new(kind, raw, len)
+    }
+
+    #[test]
+    fn a_handle_round_trips() {
+        let h = handle::<Pair>(Kind::Memory, 12345);
+        let bytes = h.to_bytes();
+        assert_eq!(bytes.len(), IpcHandle::<Pair>::BYTES);
+        let back = IpcHandle::<Pair>::from_bytes(&bytes).unwrap();
+        assert_eq!(back.len(), 12345);
+        assert_eq!(back.raw, h.raw);
+        assert_eq!(back.kind, Kind::Memory);
+        assert_eq!(back.exporter, Exporter::this_process());
+        assert_eq!(back.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn every_corrupted_byte_is_refused() {
+        let bytes = handle::<u64>(Kind::PoolPointer, 7).to_bytes();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(
+                IpcHandle::<u64>::from_bytes(&bad).is_err(),
+                "flipped byte {i}"
+            );
+        }
+        for n in 0..bytes.len() {
+            assert!(IpcHandle::<u64>::from_bytes(&bytes[..n]).is_err());
+        }
+    }
+
+    #[test]
+    fn another_element_type_is_refused_naming_both() {
+        let bytes = handle::<Pair>(Kind::Memory, 3).to_bytes();
+        // Same size and alignment, another layout.
+        let e = IpcHandle::<u64>::from_bytes(&bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("8 bytes") && e.contains("u64"), "{e}");
+        let e = IpcHandle::<[u32; 2]>::from_bytes(&bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fingerprint"), "{e}");
+        assert!(IpcHandle::<u32>::from_bytes(&bytes).is_err());
+    }
+
+    #[test]
+    fn event_and_buffer_handles_are_not_confused() {
+        let ev = IpcEventHandle {
+            raw: [5; 64],
+            exporter: Exporter::this_process(),
+        };
+        let bytes = ev.to_bytes();
+        assert!(IpcHandle::<u8>::from_bytes(&bytes).is_err());
+        assert_eq!(IpcEventHandle::from_bytes(&bytes).unwrap().raw, [5; 64]);
+        let buf = handle::<u8>(Kind::Memory, 1).to_bytes();
+        assert!(IpcEventHandle::from_bytes(&buf).is_err());
+    }
+}
