@@ -28,12 +28,12 @@ use crate::vmm::{self, Reservation};
 /// buffer at once and copies every element. [`shrink_to_fit`](Self::shrink_to_fit)
 /// unmaps and releases what the elements no longer need.
 ///
-/// Besides [`len`](Self::len) and [`capacity`](Self::capacity) it has every
+/// Besides [`len`](crate::Memory::len) and [`capacity`](Self::capacity) it has every
 /// operation of a [`DeviceBuffer`](crate::DeviceBuffer), from the same
-/// implementation: [`memset`](Self::memset), [`fill`](Self::fill), copies to
+/// implementation: [`memset`](crate::MemoryMut::memset), [`fill`](crate::MemoryMut::fill), copies to
 /// and from the host and any buffer or view, views
-/// ([`slice`](Self::slice), [`slice_mut`](Self::slice_mut)), kernel arguments
-/// ([`kernel_arg`](Self::kernel_arg), typed launches of
+/// ([`slice`](crate::Memory::slice), [`slice_mut`](crate::MemoryMut::slice_mut)), kernel arguments
+/// ([`kernel_arg`](crate::Memory::kernel_arg), typed launches of
 /// [`#[kernel]`](macro@crate::kernel) fns with `&vec` / `&mut vec`), cudarc's
 /// `DevicePtr` traits, and the same stream ordering of all of them.
 ///
@@ -84,7 +84,7 @@ use crate::vmm::{self, Reservation};
 /// # Why the address is stable, and what survives growth
 ///
 /// The elements live at the start of the reserved range, and growth only
-/// maps memory after them, so [`as_device_ptr`](Self::as_device_ptr) is the
+/// maps memory after them, so [`as_device_ptr`](crate::Memory::as_device_ptr) is the
 /// same for the vector's whole life. A [`DevicePtr`](crate::DevicePtr)
 /// stored in a device struct stays valid across growth, and a kernel
 /// captured into a CUDA graph with the vector's address keeps working
@@ -112,7 +112,7 @@ use crate::vmm::{self, Reservation};
 /// to that device. [`share_with`](Self::share_with) grants a peer device
 /// access to the mapped range and to every chunk mapped later, so kernels
 /// on the peer can read and write it directly. Copies between contexts
-/// ([`copy_from`](Self::copy_from), [`extend_from_device`](Self::extend_from_device))
+/// ([`copy_from`](crate::MemoryMut::copy_from), [`extend_from_device`](Self::extend_from_device))
 /// work as for buffers; like pool memory, mapped memory does not follow
 /// `cuCtxEnablePeerAccess`, so the first peer copy between the two devices
 /// grants the other device access the way `share_with` does.
@@ -386,7 +386,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
 
     /// Appends a copy of any buffer or view (of any memory kind, on this
     /// device or another), queued on the context's default stream and
-    /// ordered like [`copy_from`](Self::copy_from). On an error the length
+    /// ordered like [`copy_from`](crate::MemoryMut::copy_from). On an error the length
     /// is unchanged.
     ///
     /// ```no_run
@@ -442,7 +442,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     }
 
     /// Sets the length to `new_len`: truncates, or appends copies of
-    /// `value` through [`fill`](Self::fill) (at memory bandwidth, on the
+    /// `value` through [`fill`](crate::MemoryMut::fill) (at memory bandwidth, on the
     /// context's default stream), growing as [`reserve`](Self::reserve) does.
     ///
     /// ```no_run
