@@ -643,8 +643,8 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
         if mem.bytes == 0 {
             return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
         }
-        match &mem.kind {
-            AllocKind::Pool(Some(pool)) if pool.is_shareable() => {}
+        let pool = match &mem.kind {
+            AllocKind::Pool(Some(pool)) if pool.is_shareable() => pool,
             _ => {
                 return Err(Error::Ipc {
                     problem: "this pool allocation cannot be exported: its pool was not created \
@@ -654,7 +654,12 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
                              (PoolBuffer::from_pool)",
                 })
             }
-        }
+        };
+        // The driver exports pointers only of a pool that has been shared
+        // ("an already shared memory pool"; seen on the H200, driver 580:
+        // CUDA_ERROR_INVALID_VALUE before the pool's first export), so the
+        // pool is exported once here; the descriptor closes at once.
+        drop(pool.export_fd()?);
         self.synchronize()?;
         mem.state.bind()?;
         let mut data = MaybeUninit::uninit();

@@ -65,8 +65,10 @@ impl Peer {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
                 out_log.lock().unwrap().push_str(&format!("out: {line}\n"));
-                if let Some(msg) = line.strip_prefix("IPC:") {
-                    let _ = tx.send(msg.to_string());
+                // libtest prints "test NAME ... " without a newline, so the
+                // child's first message can follow it on the same line.
+                if let Some(at) = line.find("IPC:") {
+                    let _ = tx.send(line[at + 4..].to_string());
                 }
             }
         });
