@@ -235,10 +235,17 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             // `cuIpcOpenMemHandle` in this context and nothing uses it.
             unsafe { sys::cuIpcCloseMemHandle(addr).result() }.op("cuIpcCloseMemHandle")
         }
-        // A pointer imported from a pool is freed with `cuMemFree`.
-        // SAFETY: the caller's promise.
+        // A pointer imported from a pool is freed like a pool allocation
+        // (`cuMemFreeAsync`), and waited for: the exporter may free the
+        // allocation once this returns.
         #[cfg(target_os = "linux")]
-        AllocKind::Imported { pool: Some(_), .. } => unsafe { free_device(state, addr) },
+        AllocKind::Imported { pool: Some(_), .. } => {
+            let stream: &Arc<CudaStream> = &state.default_stream;
+            // SAFETY: the caller's promise; nothing is queued on the memory,
+            // so any stream of the context is ordered after its uses.
+            unsafe { free_on_stream(state, addr, stream) }?;
+            stream.synchronize().op("cuStreamSynchronize")
+        }
         AllocKind::Pool(_) => {
             let stream: &Arc<CudaStream> = &state.default_stream;
             // SAFETY: the caller's promise; nothing is queued on the memory,

@@ -1,4 +1,4 @@
-//! The public operations of every buffer kind, view and pitched buffer, each
+//! The public operations of every buffer kind, view, `PitchedBuffer` and `DeviceVec`, each
 //! defined once: [`Memory`] (the read side) and [`MemoryMut`] (the write
 //! side), whose provided methods run on the engine
 //! ([`Elems`](crate::engine::Elems)); the blanket [`AsView`] impl; and
