@@ -87,7 +87,9 @@ pub fn is_available() -> bool {
     *PRESENT.get_or_init(|| unsafe { cudarc::nccl::sys::is_culib_present() })
 }
 
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nccl::{Comm, NcclType, ReduceOp};
 
 use crate::error::{Error, Result};
@@ -104,15 +106,38 @@ fn nccl<S>(
 }
 
 /// `Err(InvalidArgument)` if any buffer whose length `lens` reads is padded
-/// 2D memory (cuda-mem's `DeviceSlice::len` records that on this thread):
+/// 2D memory (cuda-mem's `DeviceSlice::len` records that on this thread),
+/// and `Err(UnsupportedStream)` if the communicator's stream is one that
+/// cuda-mem's `DevicePtr` answers with address 0 (see [`check_stream`]):
 /// NCCL would be handed address 0, and it does not check its pointers.
-fn contiguous_buffers(lens: impl FnOnce()) -> Result<()> {
+fn contiguous_buffers(comm: &Comm, lens: impl FnOnce()) -> Result<()> {
+    check_stream(&comm.stream())?;
     let _ = crate::engine::take_cudarc_refusal();
     lens();
     match crate::engine::take_cudarc_refusal() {
         Some(reason) => Err(Error::InvalidArgument(reason)),
         None => Ok(()),
     }
+}
+
+/// `Err(UnsupportedStream)` if `stream` is capturing a CUDA graph (NCCL
+/// would record the collective with address 0, to fault when the graph
+/// runs) or is the stream cuda-mem buffers report to cudarc
+/// (`DeviceSlice::stream`, which a communicator can be built on): on both,
+/// cuda-mem's `DevicePtr` gives address 0 rather than an unordered use.
+fn check_stream(stream: &Arc<CudaStream>) -> Result<()> {
+    if crate::context::is_capturing(stream)? {
+        return Err(Error::UnsupportedStream(
+            "the communicator's stream is capturing a CUDA graph, and cuda-mem cannot order a collective recorded there; end the capture first (or run the collective outside it)",
+        ));
+    }
+    let state = crate::context::ContextState::of(stream.context())?;
+    if Arc::ptr_eq(stream, &state.cudarc_stream) {
+        return Err(Error::UnsupportedStream(
+            "the communicator's stream is the one cuda-mem buffers report to cudarc (DeviceSlice::stream), on which they refuse to be used; build the communicator on a stream from ctx.new_stream()",
+        ));
+    }
+    Ok(())
 }
 
 /// `Err(LengthMismatch)` unless `have >= need`.
@@ -156,7 +181,7 @@ pub fn all_reduce<T: NcclType>(
     op: &ReduceOp,
 ) -> Result<()> {
     at_least(send.len(), recv.len())?;
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         send.len();
         recv.len();
     })?;
@@ -175,7 +200,7 @@ pub fn all_reduce_in_place<T: NcclType>(
     buf: &mut impl DevicePtrMut<T>,
     op: &ReduceOp,
 ) -> Result<()> {
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         buf.len();
     })?;
     nccl("ncclAllReduce", comm.all_reduce_in_place(buf, op))
@@ -204,7 +229,7 @@ pub fn all_gather<T: NcclType>(
             what: "send.len() * world_size",
         })?;
     at_least(need, recv.len())?;
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         send.len();
         recv.len();
     })?;
@@ -237,7 +262,7 @@ pub fn reduce_scatter<T: NcclType>(
             what: "recv.len() * world_size",
         })?;
     at_least(need, send.len())?;
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         send.len();
         recv.len();
     })?;
@@ -268,7 +293,7 @@ pub fn broadcast<T: NcclType, S: DevicePtr<T>>(
         ))?;
         at_least(recv.len(), send.len())?;
     }
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         send.map(|s| s.len());
         recv.len();
     })?;
@@ -301,7 +326,7 @@ pub fn reduce<T: NcclType, R: DevicePtrMut<T>>(
         ))?;
         at_least(send.len(), recv.len())?;
     }
-    contiguous_buffers(|| {
+    contiguous_buffers(comm, || {
         send.len();
         recv.as_ref().map(|r| r.len());
     })?;
