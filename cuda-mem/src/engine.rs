@@ -235,7 +235,11 @@ pub(crate) enum CopyShape {
 /// the caller). Two sides of several rows must have the same width and
 /// height; a side of one row is read or written as the other's rows,
 /// packed. Contiguous on both sides: one linear copy of the same bytes.
+/// No elements: an empty linear copy, whatever the two shapes.
 pub(crate) fn copy_shape(dst: &Shape, src: &Shape) -> Result<CopyShape> {
+    if dst.len() == 0 && src.len() == 0 {
+        return Ok(CopyShape::Linear { bytes: 0 });
+    }
     if dst.rows > 1 && src.rows > 1 && (dst.width, dst.rows) != (src.width, src.rows) {
         return Err(Error::InvalidArgument(
             "2D copy between views of different width and height; take regions of the same shape (region / region_mut), or copy through a linear buffer",
@@ -1229,6 +1233,19 @@ mod tests {
             Shape { pitch: 84, ..p },
         );
         assert!(matches!(copy_shape(&a, &b), Err(Error::InvalidArgument(_))));
+        // Empty regions of different heights (no columns): nothing to copy.
+        let (tall, short) = (
+            Shape { width: 0, ..p },
+            Shape {
+                width: 0,
+                rows: 3,
+                ..p
+            },
+        );
+        assert_eq!(
+            copy_shape(&tall, &short).unwrap(),
+            CopyShape::Linear { bytes: 0 }
+        );
         // Unpadded rows of the same shape, or against linear memory: linear.
         assert_eq!(
             copy_shape(&b, &b).unwrap(),
