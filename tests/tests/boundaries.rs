@@ -545,5 +545,25 @@ fn nccl_refuses_streams_it_cannot_order() {
     // The same communicator works once the capture has ended.
     cuda_mem::nccl::all_reduce(&comm, &send, &mut recv, &ReduceOp::Max).unwrap();
     assert_eq!(recv.to_vec().unwrap(), data);
+    // A buffer of another device (where there is one): NCCL's kernels would
+    // address it from this device.
+    if cuda_mem::device_count().unwrap() >= 2 {
+        let other = cuda_mem::context(1).unwrap();
+        let mut far = DeviceBuffer::<f32>::new(&other, n).unwrap();
+        far.fill(poison).unwrap();
+        expect_err(
+            cuda_mem::nccl::all_reduce(&comm, &send, &mut far, &ReduceOp::Sum),
+            &["another context"],
+            "all_reduce into a buffer of another device",
+        );
+        expect_err(
+            cuda_mem::nccl::all_reduce_in_place(&comm, &mut far, &ReduceOp::Sum),
+            &["another context"],
+            "all_reduce_in_place of a buffer of another device",
+        );
+        let far = far.to_vec().unwrap();
+        assert!(far.iter().all(|v| v.to_bits() == poison.to_bits()));
+        ctx.bind_to_thread().unwrap();
+    }
     println!("nccl: the cudarc-reported and capturing streams refused, {n} elements reduced after");
 }
