@@ -235,7 +235,11 @@ pub(crate) enum CopyShape {
 /// the caller). Two sides of several rows must have the same width and
 /// height; a side of one row is read or written as the other's rows,
 /// packed. Contiguous on both sides: one linear copy of the same bytes.
+/// No elements: an empty linear copy, whatever the two shapes.
 pub(crate) fn copy_shape(dst: &Shape, src: &Shape) -> Result<CopyShape> {
+    if dst.len() == 0 && src.len() == 0 {
+        return Ok(CopyShape::Linear { bytes: 0 });
+    }
     if dst.rows > 1 && src.rows > 1 && (dst.width, dst.rows) != (src.width, src.rows) {
         return Err(Error::InvalidArgument(
             "2D copy between views of different width and height; take regions of the same shape (region / region_mut), or copy through a linear buffer",
@@ -259,6 +263,20 @@ pub(crate) fn copy_shape(dst: &Shape, src: &Shape) -> Result<CopyShape> {
         dst_pitch: pitch_of(dst),
         src_pitch: pitch_of(src),
     })
+}
+
+/// Whether a copy from `src` to `dst` (two shapes of one allocation, of
+/// equal length, accepted by [`copy_shape`]) would read bytes it also
+/// writes, other than each element onto itself: their spans intersect and
+/// they are not the same elements (the same first byte and either both
+/// contiguous, or the same rows at the same pitch).
+pub(crate) fn partially_overlap(dst: &Shape, src: &Shape) -> bool {
+    let (d, s) = (dst.offset, src.offset);
+    let intersect = d < s + src.span_bytes() && s < d + dst.span_bytes();
+    let same_elements = d == s
+        && ((dst.is_contiguous() && src.is_contiguous())
+            || (dst.rows == src.rows && dst.pitch == src.pitch));
+    intersect && !same_elements
 }
 
 /// One side of a 2D copy.
@@ -725,16 +743,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return Ok(());
         }
         let (dst_addr, src_addr) = (self.addr(), src.addr());
-        let (dst_span, src_span) = (
-            self.shape.span_bytes() as u64,
-            src.shape.span_bytes() as u64,
-        );
-        let overlap = self.mem.addr == src.mem.addr
-            && dst_addr < src_addr + src_span
-            && src_addr < dst_addr + dst_span;
-        let same_elements =
-            dst_addr == src_addr && (self.is_contiguous() || self.shape.pitch == src.shape.pitch);
-        if overlap && !same_elements {
+        if self.mem.addr == src.mem.addr && partially_overlap(&self.shape, &src.shape) {
             return Err(Error::InvalidArgument(
                 "source and destination overlap; copy through a temporary buffer",
             ));
@@ -1224,6 +1233,19 @@ mod tests {
             Shape { pitch: 84, ..p },
         );
         assert!(matches!(copy_shape(&a, &b), Err(Error::InvalidArgument(_))));
+        // Empty regions of different heights (no columns): nothing to copy.
+        let (tall, short) = (
+            Shape { width: 0, ..p },
+            Shape {
+                width: 0,
+                rows: 3,
+                ..p
+            },
+        );
+        assert_eq!(
+            copy_shape(&tall, &short).unwrap(),
+            CopyShape::Linear { bytes: 0 }
+        );
         // Unpadded rows of the same shape, or against linear memory: linear.
         assert_eq!(
             copy_shape(&b, &b).unwrap(),
@@ -1233,6 +1255,28 @@ mod tests {
             copy_shape(&l, &a).unwrap(),
             CopyShape::Linear { bytes: 420 }
         );
+    }
+
+    #[test]
+    fn overlapping_copies_are_refused_unless_onto_the_same_elements() {
+        let p = padded();
+        // 35 packed elements at the start of the padded rows: row 1 of the
+        // source (bytes 96..180) is read while rows 1 and 2 of the packed
+        // destination (bytes 84..252) are written.
+        let l = Shape::linear(0, 35, 12);
+        assert!(partially_overlap(&l, &p));
+        assert!(partially_overlap(&p, &l));
+        // Each element onto itself.
+        assert!(!partially_overlap(&p, &p));
+        assert!(!partially_overlap(&l, &l));
+        let unpadded = Shape { pitch: 84, ..p };
+        assert!(!partially_overlap(&unpadded, &l));
+        // Shifted by one element, or by one row.
+        assert!(partially_overlap(&Shape::linear(12, 35, 12), &l));
+        assert!(partially_overlap(&Shape { offset: 96, ..p }, &p));
+        // Disjoint spans, or an empty side.
+        assert!(!partially_overlap(&Shape::linear(420, 35, 12), &l));
+        assert!(!partially_overlap(&Shape::linear(0, 0, 12), &l));
     }
 
     #[test]

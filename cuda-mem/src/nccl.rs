@@ -87,7 +87,9 @@ pub fn is_available() -> bool {
     *PRESENT.get_or_init(|| unsafe { cudarc::nccl::sys::is_culib_present() })
 }
 
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice};
 use cudarc::nccl::{Comm, NcclType, ReduceOp};
 
 use crate::error::{Error, Result};
@@ -104,15 +106,63 @@ fn nccl<S>(
 }
 
 /// `Err(InvalidArgument)` if any buffer whose length `lens` reads is padded
-/// 2D memory (cuda-mem's `DeviceSlice::len` records that on this thread):
+/// 2D memory (cuda-mem's `DeviceSlice::len` records that on this thread),
+/// and `Err(UnsupportedStream)` if the communicator's stream is one that
+/// cuda-mem's `DevicePtr` answers with address 0 (see [`check_stream`]):
 /// NCCL would be handed address 0, and it does not check its pointers.
-fn contiguous_buffers(lens: impl FnOnce()) -> Result<()> {
+/// `Err(InvalidArgument)` too if a buffer belongs to another context than
+/// the communicator's stream (another device): NCCL's kernels would address
+/// it from the communicator's device. `contexts` reads each buffer's length
+/// and context with [`seen`].
+fn contiguous_buffers(
+    comm: &Comm,
+    contexts: impl FnOnce() -> [Option<sys::CUcontext>; 2],
+) -> Result<()> {
+    let stream = comm.stream();
+    check_stream(&stream)?;
     let _ = crate::engine::take_cudarc_refusal();
-    lens();
-    match crate::engine::take_cudarc_refusal() {
-        Some(reason) => Err(Error::InvalidArgument(reason)),
-        None => Ok(()),
+    let contexts = contexts();
+    if let Some(reason) = crate::engine::take_cudarc_refusal() {
+        return Err(Error::InvalidArgument(reason));
     }
+    if contexts
+        .into_iter()
+        .flatten()
+        .any(|c| c != stream.context().cu_ctx())
+    {
+        return Err(Error::InvalidArgument(
+            "a buffer belongs to another context (device) than the communicator's stream; pass buffers of the communicator's device, or copy them there first (copy_from)",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads `buf`'s length (which records padded 2D memory, see
+/// [`contiguous_buffers`]) and returns its context: that of the stream it
+/// reports to cudarc, the context of its memory.
+fn seen<T>(buf: &impl DeviceSlice<T>) -> Option<sys::CUcontext> {
+    buf.len();
+    Some(buf.stream().context().cu_ctx())
+}
+
+/// `Err(UnsupportedStream)` if `stream` is capturing a CUDA graph (NCCL
+/// would record the collective with address 0, to fault when the graph
+/// runs) or is the stream cuda-mem buffers report to cudarc
+/// (`DeviceSlice::stream`, which a communicator can be built on): on both,
+/// cuda-mem's `DevicePtr` gives address 0 rather than an unordered use.
+fn check_stream(stream: &Arc<CudaStream>) -> Result<()> {
+    if crate::context::is_capturing(stream)? {
+        return Err(Error::UnsupportedStream(
+            "the communicator's stream is capturing a CUDA graph, and cuda-mem cannot order a collective recorded there; end the capture first (or run the collective outside it)",
+        ));
+    }
+    let state = crate::context::ContextState::of(stream.context())?;
+    if Arc::ptr_eq(stream, &state.cudarc_stream) {
+        return Err(Error::UnsupportedStream(
+            "the communicator's stream is the one cuda-mem buffers report to cudarc (DeviceSlice::stream), on which they refuse to be used; build the communicator on a stream from ctx.new_stream()",
+        ));
+    }
+    Ok(())
 }
 
 /// `Err(LengthMismatch)` unless `have >= need`.
@@ -156,10 +206,7 @@ pub fn all_reduce<T: NcclType>(
     op: &ReduceOp,
 ) -> Result<()> {
     at_least(send.len(), recv.len())?;
-    contiguous_buffers(|| {
-        send.len();
-        recv.len();
-    })?;
+    contiguous_buffers(comm, || [seen(send), seen(recv)])?;
     nccl("ncclAllReduce", comm.all_reduce(send, recv, op))
 }
 
@@ -175,9 +222,7 @@ pub fn all_reduce_in_place<T: NcclType>(
     buf: &mut impl DevicePtrMut<T>,
     op: &ReduceOp,
 ) -> Result<()> {
-    contiguous_buffers(|| {
-        buf.len();
-    })?;
+    contiguous_buffers(comm, || [seen(buf), None])?;
     nccl("ncclAllReduce", comm.all_reduce_in_place(buf, op))
 }
 
@@ -204,10 +249,7 @@ pub fn all_gather<T: NcclType>(
             what: "send.len() * world_size",
         })?;
     at_least(need, recv.len())?;
-    contiguous_buffers(|| {
-        send.len();
-        recv.len();
-    })?;
+    contiguous_buffers(comm, || [seen(send), seen(recv)])?;
     nccl("ncclAllGather", comm.all_gather(send, recv))
 }
 
@@ -237,10 +279,7 @@ pub fn reduce_scatter<T: NcclType>(
             what: "recv.len() * world_size",
         })?;
     at_least(need, send.len())?;
-    contiguous_buffers(|| {
-        send.len();
-        recv.len();
-    })?;
+    contiguous_buffers(comm, || [seen(send), seen(recv)])?;
     nccl("ncclReduceScatter", comm.reduce_scatter(send, recv, op))
 }
 
@@ -268,10 +307,7 @@ pub fn broadcast<T: NcclType, S: DevicePtr<T>>(
         ))?;
         at_least(recv.len(), send.len())?;
     }
-    contiguous_buffers(|| {
-        send.map(|s| s.len());
-        recv.len();
-    })?;
+    contiguous_buffers(comm, || [send.and_then(seen), seen(recv)])?;
     nccl("ncclBroadcast", comm.broadcast(send, recv, root))
 }
 
@@ -301,9 +337,6 @@ pub fn reduce<T: NcclType, R: DevicePtrMut<T>>(
         ))?;
         at_least(send.len(), recv.len())?;
     }
-    contiguous_buffers(|| {
-        send.len();
-        recv.as_ref().map(|r| r.len());
-    })?;
+    contiguous_buffers(comm, || [seen(send), recv.as_deref().and_then(seen)])?;
     nccl("ncclReduce", comm.reduce(send, recv, op, root))
 }

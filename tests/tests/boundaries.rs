@@ -478,3 +478,92 @@ fn nccl_collectives_check_the_receive_length() {
     assert_eq!(out.to_vec().unwrap(), data);
     println!("nccl: short receive buffers refused, {n} elements gathered and reduced correctly");
 }
+
+/// cuda-mem's `DevicePtr` answers address 0 on a capturing stream and on the
+/// stream buffers report to cudarc; NCCL does not check its pointers, so
+/// `cuda_mem::nccl` must refuse those communicator streams before NCCL runs.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn nccl_refuses_streams_it_cannot_order() {
+    use cuda_mem::cudarc::nccl::{Comm, Id, ReduceOp};
+    if !cuda_mem::nccl::is_available() || cuda_mem_tests::under_sanitizer() {
+        eprintln!(
+            "nccl_refuses_streams_it_cannot_order: skipped (no NCCL, or under the sanitizer)"
+        );
+        gpu();
+        return;
+    }
+    let ctx = gpu();
+    ctx.bind_to_thread().unwrap();
+    let mut rng = Rng::from_env("nccl_refuses_streams_it_cannot_order");
+    let n = 1 + rng.below(100_000);
+    let data: Vec<f32> = (0..n).map(|_| rng.below(1000) as f32).collect();
+    let send = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    let poison = f32::from_bits(0x7fc0_0bad);
+    let mut recv = DeviceBuffer::<f32>::new(&ctx, n).unwrap();
+    recv.fill(poison).unwrap();
+
+    // A communicator on the stream cuda-mem buffers report to cudarc.
+    let reported = cuda_mem::cudarc::driver::DeviceSlice::stream(&send).clone();
+    let comm = Comm::from_rank(reported, 0, 1, Id::new().unwrap()).unwrap();
+    expect_err(
+        cuda_mem::nccl::all_reduce(&comm, &send, &mut recv, &ReduceOp::Sum),
+        &["cannot order work on this stream", "deviceslice::stream"],
+        "all_reduce on the stream reported to cudarc",
+    );
+    expect_err(
+        cuda_mem::nccl::all_gather(&comm, &send, &mut recv),
+        &["cannot order work on this stream"],
+        "all_gather on the stream reported to cudarc",
+    );
+    drop(comm);
+
+    // A communicator whose stream is capturing a CUDA graph.
+    let comm = Comm::from_rank(ctx.new_stream().unwrap(), 0, 1, Id::new().unwrap()).unwrap();
+    let stream = comm.stream();
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+        .unwrap();
+    let captured = cuda_mem::nccl::all_reduce(&comm, &send, &mut recv, &ReduceOp::Sum);
+    let in_place = cuda_mem::nccl::all_reduce_in_place(&comm, &mut recv, &ReduceOp::Sum);
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    for (what, result) in [("all_reduce", captured), ("all_reduce_in_place", in_place)] {
+        expect_err(
+            result,
+            &["cannot order work on this stream", "capturing a cuda graph"],
+            &format!("{what} on a capturing stream"),
+        );
+    }
+    // Nothing was recorded: the graph (if any) replays nothing.
+    if let Some(graph) = graph.expect("end_capture") {
+        graph.launch().unwrap();
+        stream.synchronize().unwrap();
+    }
+    let untouched = recv.to_vec().unwrap();
+    assert!(untouched.iter().all(|v| v.to_bits() == poison.to_bits()));
+    // The same communicator works once the capture has ended.
+    cuda_mem::nccl::all_reduce(&comm, &send, &mut recv, &ReduceOp::Max).unwrap();
+    assert_eq!(recv.to_vec().unwrap(), data);
+    // A buffer of another device (where there is one): NCCL's kernels would
+    // address it from this device.
+    if cuda_mem::device_count().unwrap() >= 2 {
+        let other = cuda_mem::context(1).unwrap();
+        let mut far = DeviceBuffer::<f32>::new(&other, n).unwrap();
+        far.fill(poison).unwrap();
+        expect_err(
+            cuda_mem::nccl::all_reduce(&comm, &send, &mut far, &ReduceOp::Sum),
+            &["another context"],
+            "all_reduce into a buffer of another device",
+        );
+        expect_err(
+            cuda_mem::nccl::all_reduce_in_place(&comm, &mut far, &ReduceOp::Sum),
+            &["another context"],
+            "all_reduce_in_place of a buffer of another device",
+        );
+        let far = far.to_vec().unwrap();
+        assert!(far.iter().all(|v| v.to_bits() == poison.to_bits()));
+        ctx.bind_to_thread().unwrap();
+    }
+    println!("nccl: the cudarc-reported and capturing streams refused, {n} elements reduced after");
+}

@@ -989,3 +989,38 @@ fn pitched_copies_between_contexts() {
         }
     }
 }
+
+/// Regions without columns (or rows) hold no elements: copies between them
+/// succeed whatever their heights and touch nothing, padding included.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn empty_regions_of_any_shape_copy_nothing() {
+    let ctx = cuda_mem::context(0).expect("GPU");
+    let mut rng = Rng::from_env("empty_regions_of_any_shape_copy_nothing");
+    let stream = ctx.new_stream().unwrap();
+    let (w, h) = (1 + rng.below(300), 3 + rng.below(30));
+    let data: Vec<P3> = rng.values(w * h);
+    let src = PitchedBuffer::from_slice(&ctx, &data, w, h).unwrap();
+    let mut dst = PitchedBuffer::<P3>::new(&ctx, w, h).unwrap();
+    dst.raw_memset_padded(0x5a).unwrap();
+    let before = dst.raw_padded_bytes().unwrap();
+    let (x, x2) = (rng.below(w + 1), rng.below(w + 1));
+    // Two different heights of at least 2 rows (refused as 2D shapes before).
+    let rows = 2 + rng.below(h - 2);
+    let rows2 = rows + 1 + rng.below(h - rows);
+    let from = src.region(x..x, 0..rows).unwrap();
+    let mut to = dst.region_mut(x2..x2, h - rows2..h).unwrap();
+    assert_eq!((from.len(), to.len()), (0, 0));
+    to.copy_from(&from).unwrap();
+    to.copy_from_async(&from, &stream).unwrap();
+    // An empty row range against an empty column range.
+    dst.region_mut(.., 1..1)
+        .unwrap()
+        .copy_from(&src.region(x..x, ..).unwrap())
+        .unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(dst.raw_padded_bytes().unwrap(), before);
+    println!(
+        "empty regions ({rows} and {rows2} rows, no columns): copied nothing, {w} x {h} untouched"
+    );
+}

@@ -495,13 +495,27 @@ fn pitched<T: DeviceCopy>(
     }
     let ptr = elems.claim(stream)?;
     let s = elems.shape;
-    Ok((ptr.as_raw(), s.pitch, s.width, s.rows))
+    Ok((non_null(ptr.as_raw()), s.pitch, s.width, s.rows))
+}
+
+/// `ptr`, or a dangling, aligned, non-null pointer for an empty buffer
+/// (address 0: no allocation). A kernel builds row slices from the pointer
+/// (`PitchedSlice::row`), and a slice may not start at null even when it is
+/// empty (a width of 0 with rows); nothing is ever read through the
+/// dangling pointer, since the buffer has no elements.
+fn non_null<T>(ptr: *mut T) -> *mut T {
+    if ptr.is_null() {
+        std::ptr::NonNull::dangling().as_ptr()
+    } else {
+        ptr
+    }
 }
 
 macro_rules! pitched_args {
     ($($param:ident: $arg:ty, $ptr:ty;)*) => { $(
         // SAFETY: `height` rows of `width` elements, `pitch` bytes apart, of
-        // a live allocation (rows never overlap: `pitch >= width *
+        // a live allocation, or none at all with a dangling non-null pointer
+        // (rows never overlap: `pitch >= width *
         // size_of::<T>()`, checked at allocation; `pitch` a multiple of the
         // alignment, checked above), borrowed for the launch (exclusively
         // for the writable forms) and ordered on the launch's stream.
@@ -570,6 +584,15 @@ fn ptx_declares(ptx: &str, directive: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::ptx_declares;
+
+    #[test]
+    fn empty_pitched_buffers_get_an_aligned_non_null_pointer() {
+        let p = super::non_null(std::ptr::null_mut::<[f64; 2]>());
+        assert!(!p.is_null());
+        assert!((p as usize).is_multiple_of(align_of::<[f64; 2]>()));
+        let real = 0x7000_0100usize as *mut u32;
+        assert_eq!(super::non_null(real), real);
+    }
 
     #[test]
     fn declarations_are_found_by_their_whole_name() {
