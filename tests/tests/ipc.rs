@@ -171,6 +171,23 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// `bytes` of a handle of `T` rewritten to claim `len` elements, with the
+/// checksum recomputed (FNV-1a, as anyone who reads the format can): the
+/// checksum cannot stop this, only the import's check of the mapping can.
+fn forge_len<T>(bytes: &[u8], len: u64) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    let n = bytes.len();
+    bytes[72..80].copy_from_slice(&len.wrapping_mul(size_of::<T>() as u64).to_le_bytes());
+    bytes[80..88].copy_from_slice(&len.to_le_bytes());
+    let sum = bytes[..n - 8]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
 fn env(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("the parent sets {var}"))
 }
@@ -300,6 +317,19 @@ fn child_device_buffer() {
         &["12 bytes", "4 bytes"],
         "open as u32",
     );
+    // A length altered after to_bytes passes the checksum but not the
+    // open: the buffer would reach past the exporter's allocation.
+    for more in [1, 1 + (4 << 20) / 12] {
+        let forged =
+            IpcHandle::<Sample>::from_bytes(&forge_len::<Sample>(&bytes, (n + more) as u64))
+                .expect("a forged length with a valid checksum reads");
+        assert_eq!(forged.len(), n + more);
+        expect_err(
+            forged.open(&ctx),
+            &["the length was altered", "to_bytes"],
+            &format!("open a handle forged to {more} more elements"),
+        );
+    }
     let handle = IpcHandle::<Sample>::from_bytes(&bytes).unwrap();
     assert_eq!(handle.len(), n);
     let mut imported = handle.open(&ctx).unwrap();
@@ -534,7 +564,27 @@ fn child_pool() {
         &["pool allocation", "open_in_pool"],
         "a pool handle through open",
     );
+    // A length altered after to_bytes (1 TiB more) is refused, and the
+    // refused import is freed again.
+    let forged = IpcHandle::<Sample>::from_bytes(&forge_len::<Sample>(
+        &message,
+        (n as u64) + (1u64 << 40) / 12,
+    ))
+    .unwrap();
+    expect_err(
+        forged.open_in_pool(&pool),
+        &["the length was altered", "to_bytes"],
+        "open_in_pool of a handle forged to 1 TiB more",
+    );
     let mut imported = handle.open_in_pool(&pool).unwrap();
+    // A second import of the same allocation: refused when the driver hands
+    // out the first one's address (freeing it would free the first import);
+    // a separate mapping is its own import, and dropping it leaves the
+    // first intact (every element is checked below).
+    match handle.open_in_pool(&pool) {
+        Err(e) => assert!(e.to_string().contains("already open"), "{e}"),
+        Ok(second) => drop(second),
+    }
     let mut got = vec![
         Sample {
             id: 3,
