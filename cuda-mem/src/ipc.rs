@@ -105,6 +105,17 @@ use crate::pool::MemPool;
 
 /// A [`Buffer`] of memory another process exported, opened in this one
 /// (see the [module docs](self)). Dropping it closes the import.
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
+/// let ctx = cuda_mem::context(0)?;
+/// let imported: cuda_mem::ipc::ImportedBuffer<u32> =
+///     cuda_mem::ipc::IpcHandle::from_bytes(bytes)?.open(&ctx)?;
+/// let first = imported.slice(0..1)?.to_vec()?;
+/// drop(imported); // closes the import; tell the exporter it may free
+/// # Ok(()) }
+/// ```
 pub type ImportedBuffer<T> = Buffer<T, Imported>;
 
 /// The wire format: magic, version, what the handle is.
