@@ -152,8 +152,9 @@ impl RankEnv {
         } else if let Some(host) = vars("MASTER_ADDR") {
             let port = number(&vars, &["MASTER_PORT"])?
                 .ok_or("MASTER_ADDR is set but MASTER_PORT is not")?;
-            let port =
-                u16::try_from(port).map_err(|_| format!("MASTER_PORT={port} is not a port"))?;
+            let port = u16::try_from(port).ok().filter(|&p| p != 0).ok_or(format!(
+                "MASTER_PORT={port} is not a port rank 0 can be reached on"
+            ))?;
             IdSource::Tcp(host, port)
         } else {
             return Err(
@@ -419,6 +420,10 @@ pub fn spawn_ranks(
     if n == 0 {
         return Err("--ranks needs at least 1".into());
     }
+    if tcp_port == Some(0) {
+        // The other ranks could not know which port the system picked.
+        return Err("--tcp 0: pick a free port in 1..=65535".into());
+    }
     let id_source = match tcp_port {
         Some(port) => IdSource::Tcp("127.0.0.1".into(), port),
         None => {
@@ -587,8 +592,27 @@ mod tests {
 
     #[test]
     fn bad_environments_say_what_to_set() {
-        let cases: [(&[(&str, &str)], &str); 5] = [
+        let cases: [(&[(&str, &str)], &str); 8] = [
             (&[("RANK", "0")], "WORLD_SIZE"),
+            (&[("RANK", "0"), ("WORLD_SIZE", "0")], "0..WORLD_SIZE"),
+            (
+                &[
+                    ("RANK", "1"),
+                    ("WORLD_SIZE", "2"),
+                    ("MASTER_ADDR", "h"),
+                    ("MASTER_PORT", "0"),
+                ],
+                "MASTER_PORT=0 is not a port",
+            ),
+            (
+                &[
+                    ("RANK", "1"),
+                    ("WORLD_SIZE", "2"),
+                    ("MASTER_ADDR", "h"),
+                    ("MASTER_PORT", "65536"),
+                ],
+                "MASTER_PORT=65536 is not a port",
+            ),
             (&[("RANK", "2"), ("WORLD_SIZE", "2")], "0..WORLD_SIZE"),
             (&[("RANK", "x"), ("WORLD_SIZE", "2")], "not a number"),
             (
@@ -604,6 +628,10 @@ mod tests {
             let e = RankEnv::from_vars(vars(env)).unwrap_err();
             assert!(e.contains(needle), "{env:?}: {e}");
         }
+        // Port 0 would leave rank 0 listening where no other rank can look.
+        let e = spawn_ranks(2, &[], Some(0)).unwrap_err();
+        assert!(e.contains("--tcp 0"), "{e}");
+        assert!(spawn_ranks(0, &[], None).is_err());
     }
 
     #[test]
