@@ -436,7 +436,9 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// `Err` for a handle this process exported (CUDA cannot open those),
     /// when the exporter has exited, for a pool allocation's handle (use
-    /// [`open_in_pool`](Self::open_in_pool)), or the driver's error.
+    /// [`open_in_pool`](Self::open_in_pool)), when the handle claims more
+    /// elements than the exporter's allocation holds (the bytes were
+    /// altered: the checksum only catches accidents), or the driver's error.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -536,8 +538,9 @@ impl<T: DeviceCopy> IpcHandle<T> {
 
     /// Opens a handle of a pool allocation (`cuMemPoolImportPointer`) from
     /// `pool`, the exporter's pool imported with [`MemPool::import_fd`].
-    /// The import holds a clone of `pool`, and is freed (`cuMemFree`) when
-    /// dropped; drop it before the exporter frees the allocation.
+    /// The import holds a clone of `pool`, and is freed when dropped; drop
+    /// it before the exporter frees the allocation. `Err` as for
+    /// [`open`](Self::open), and for an allocation already open here.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
