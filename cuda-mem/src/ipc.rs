@@ -578,6 +578,18 @@ impl<T: DeviceCopy> IpcHandle<T> {
                 })
             }
         }
+        if !pool.is_imported() {
+            // Only another process's pool holds another process's pointers;
+            // importing into one of this process's pools could hand out an
+            // allocation this process owns, under a second owner that frees it.
+            return Err(Error::Ipc {
+                problem: "open_in_pool needs the exporter's pool, imported into this process; \
+                          this pool was created here"
+                    .into(),
+                remedy: "receive the exporter's pool descriptor (recv_fd) and import it with \
+                         MemPool::import_fd, then open the handle in that pool",
+            });
+        }
         let bytes = byte_len::<T>(self.len)?;
         let mut data = sys::CUmemPoolPtrExportData { reserved: self.raw };
         state.bind()?;

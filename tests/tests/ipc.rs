@@ -188,6 +188,30 @@ fn forge_len<T>(bytes: &[u8], len: u64) -> Vec<u8> {
     bytes
 }
 
+/// `bytes` rewritten to name the running process `pid` as the exporter
+/// (its start time from `/proc`), with the checksum recomputed.
+fn forge_exporter(bytes: &[u8], pid: u32) -> Vec<u8> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a running process");
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let start: u64 = rest
+        .split_ascii_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut bytes = bytes.to_vec();
+    let n = bytes.len();
+    bytes[112..116].copy_from_slice(&pid.to_le_bytes());
+    bytes[116..124].copy_from_slice(&start.to_le_bytes());
+    let sum = bytes[..n - 8]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
 fn env(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("the parent sets {var}"))
 }
@@ -497,6 +521,16 @@ fn a_pool_allocation_crosses_processes_with_its_pool_descriptor() {
     let mut buf = PoolBuffer::<Sample>::from_pool(&pool, n, &stream).unwrap();
     buf.copy_from_host(&data).unwrap();
     let handle = buf.export_ipc().unwrap();
+    // Bytes that name another live process (pid 1) as the exporter pass the
+    // this-process check, but a pool created here is no pool to import
+    // into: it could hand out `buf` itself under a second owner.
+    let elsewhere = IpcHandle::<Sample>::from_bytes(&forge_exporter(&handle.to_bytes(), 1))
+        .expect("a forged exporter with a valid checksum reads");
+    expect_err(
+        elsewhere.open_in_pool(&pool),
+        &["created here", "MemPool::import_fd"],
+        "open_in_pool into the exporter's own pool",
+    );
     let path = std::env::temp_dir().join(format!("cuda-mem-ipc-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).unwrap();
