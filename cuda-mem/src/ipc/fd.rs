@@ -28,7 +28,9 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
     let raw = fd.as_raw_fd();
     // SAFETY: CMSG_SPACE only computes a size.
     let space = unsafe { libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) } as usize;
-    let mut control = vec![0u8; space];
+    // u64s: the kernel and CMSG_FIRSTHDR expect a control buffer aligned
+    // for `cmsghdr`, whose fields are written through the header pointer.
+    let mut control = vec![0u64; space.div_ceil(8)];
     let mut iov = libc::iovec {
         iov_base: bytes.as_ptr() as *mut libc::c_void,
         iov_len: bytes.len(),
@@ -39,8 +41,8 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
-    // SAFETY: `msg` points to a control buffer of CMSG_SPACE(sizeof(int))
-    // bytes, so the first header and its data fit; `iov` is valid for
+    // SAFETY: `msg` points to an 8-byte aligned control buffer of
+    // CMSG_SPACE(sizeof(int)) bytes, so the first header and its data fit; `iov` is valid for
     // `bytes.len()` bytes, which sendmsg only reads.
     let sent = unsafe {
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -87,6 +89,7 @@ pub fn recv_fd(socket: &UnixStream, buf: &mut [u8]) -> io::Result<(usize, OwnedF
     // sends several has each of them received here, and closed.
     // SAFETY: CMSG_SPACE only computes a size.
     let space = unsafe { libc::CMSG_SPACE((MAX_FDS * size_of::<libc::c_int>()) as u32) } as usize;
+    // u64s: aligned for the `cmsghdr`s read through header pointers below.
     let mut control = vec![0u64; space.div_ceil(8)];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
