@@ -244,7 +244,11 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             // SAFETY: the caller's promise; nothing is queued on the memory,
             // so any stream of the context is ordered after its uses.
             unsafe { free_on_stream(state, addr, stream) }?;
-            stream.synchronize().op("cuStreamSynchronize")
+            stream.synchronize().op("cuStreamSynchronize")?;
+            // Forgotten only once freed: an import of the same allocation
+            // before this point is refused rather than handed this address.
+            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
+            Ok(())
         }
         AllocKind::Pool(_) => {
             let stream: &Arc<CudaStream> = &state.default_stream;

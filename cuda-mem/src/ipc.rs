@@ -105,6 +105,17 @@ use crate::pool::MemPool;
 
 /// A [`Buffer`] of memory another process exported, opened in this one
 /// (see the [module docs](self)). Dropping it closes the import.
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
+/// let ctx = cuda_mem::context(0)?;
+/// let imported: cuda_mem::ipc::ImportedBuffer<u32> =
+///     cuda_mem::ipc::IpcHandle::from_bytes(bytes)?.open(&ctx)?;
+/// let first = imported.slice(0..1)?.to_vec()?;
+/// drop(imported); // closes the import; tell the exporter it may free
+/// # Ok(()) }
+/// ```
 pub type ImportedBuffer<T> = Buffer<T, Imported>;
 
 /// The wire format: magic, version, what the handle is.
@@ -425,7 +436,9 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// `Err` for a handle this process exported (CUDA cannot open those),
     /// when the exporter has exited, for a pool allocation's handle (use
-    /// [`open_in_pool`](Self::open_in_pool)), or the driver's error.
+    /// [`open_in_pool`](Self::open_in_pool)), when the handle claims more
+    /// elements than the exporter's allocation holds (the bytes were
+    /// altered: the checksum only catches accidents), or the driver's error.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -486,6 +499,16 @@ impl<T: DeviceCopy> IpcHandle<T> {
         }
         // SAFETY: written by the successful call above.
         let addr = unsafe { addr.assume_init() };
+        // The length is only checksummed, not authenticated: bytes that
+        // claim more elements than the exporter's allocation holds would
+        // give a buffer past the end of the mapping.
+        if let Err(e) = mapped_range(addr).and_then(|range| check_fits(addr, bytes, range)) {
+            // SAFETY: `addr` was returned by the successful open above, which
+            // added the reference this call removes; nothing uses it.
+            let r = unsafe { sys::cuIpcCloseMemHandle(addr).result() };
+            r.op("cuIpcCloseMemHandle")?;
+            return Err(e);
+        }
         if !open_imports::opened(ctx.cu_ctx() as usize, addr) {
             // The driver counted a second reference to the same mapping: give
             // it back, leaving the existing import as it is.
@@ -515,8 +538,9 @@ impl<T: DeviceCopy> IpcHandle<T> {
 
     /// Opens a handle of a pool allocation (`cuMemPoolImportPointer`) from
     /// `pool`, the exporter's pool imported with [`MemPool::import_fd`].
-    /// The import holds a clone of `pool`, and is freed (`cuMemFree`) when
-    /// dropped; drop it before the exporter frees the allocation.
+    /// The import holds a clone of `pool`, and is freed when dropped; drop
+    /// it before the exporter frees the allocation. `Err` as for
+    /// [`open`](Self::open), and for an allocation already open here.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -554,6 +578,18 @@ impl<T: DeviceCopy> IpcHandle<T> {
                 })
             }
         }
+        if !pool.is_imported() {
+            // Only another process's pool holds another process's pointers;
+            // importing into one of this process's pools could hand out an
+            // allocation this process owns, under a second owner that frees it.
+            return Err(Error::Ipc {
+                problem: "open_in_pool needs the exporter's pool, imported into this process; \
+                          this pool was created here"
+                    .into(),
+                remedy: "receive the exporter's pool descriptor (recv_fd) and import it with \
+                         MemPool::import_fd, then open the handle in that pool",
+            });
+        }
         let bytes = byte_len::<T>(self.len)?;
         let mut data = sys::CUmemPoolPtrExportData { reserved: self.raw };
         state.bind()?;
@@ -570,7 +606,18 @@ impl<T: DeviceCopy> IpcHandle<T> {
         }
         // SAFETY: written by the successful call above.
         let addr = unsafe { addr.assume_init() };
-        Ok(Buffer::from_raw(
+        let ctx = state.ctx.cu_ctx() as usize;
+        // A second import of the same allocation: the driver handed out
+        // the address of the first again, and freeing it here would free
+        // the first import's memory, so it is left as it is.
+        if !open_imports::opened(ctx, addr) {
+            return Err(Error::Ipc {
+                problem: "this pool allocation's handle is already open in this process".into(),
+                remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead \
+                         of opening the handle again",
+            });
+        }
+        let imported = Buffer::from_raw(
             RawMemory::imported(
                 state,
                 addr,
@@ -581,8 +628,41 @@ impl<T: DeviceCopy> IpcHandle<T> {
                 },
             ),
             self.len,
-        ))
+        );
+        // As in `open`: the length must fit the allocation. Dropping the
+        // buffer frees the import.
+        mapped_range(addr).and_then(|range| check_fits(addr, bytes, range))?;
+        Ok(imported)
     }
+}
+
+/// The address range the driver mapped around `addr`
+/// (`cuMemGetAddressRange`): its base and size in bytes.
+fn mapped_range(addr: u64) -> Result<(u64, usize)> {
+    let (mut base, mut size) = (0, 0);
+    // SAFETY: valid out-pointers; the caller's context is current and `addr`
+    // was just returned by an import in it.
+    unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, addr).result() }
+        .op("cuMemGetAddressRange")?;
+    Ok((base, size))
+}
+
+/// `Err` unless the `bytes` bytes at `addr` lie inside the mapped range
+/// `(base, size)`: a handle whose length was altered after `to_bytes`
+/// (and its checksum recomputed) must not give a buffer past the mapping.
+fn check_fits(addr: u64, bytes: usize, (base, size): (u64, usize)) -> Result<()> {
+    let inside = addr
+        .checked_sub(base)
+        .and_then(|offset| offset.checked_add(bytes as u64))
+        .is_some_and(|end| end <= size as u64);
+    if inside {
+        return Ok(());
+    }
+    Err(corrupt(format!(
+        "the handle says {bytes} bytes, but the exporter's allocation holds {} from the \
+         imported address (the length was altered)",
+        (base as u128 + size as u128).saturating_sub(addr as u128)
+    )))
 }
 
 impl<T: DeviceCopy> Buffer<T, Device> {
@@ -1186,6 +1266,38 @@ mod tests {
             .to_string();
         assert!(e.contains("fingerprint"), "{e}");
         assert!(IpcHandle::<u32>::from_bytes(&bytes).is_err());
+    }
+
+    /// Bytes of a handle of `len` elements of `T` with a valid checksum,
+    /// as anyone who reads the format can write them.
+    fn forged<T: DeviceCopy>(kind: Kind, len: u64) -> Vec<u8> {
+        let mut bytes = handle::<T>(kind, 1).to_bytes();
+        bytes[72..80].copy_from_slice(&len.wrapping_mul(size_of::<T>() as u64).to_le_bytes());
+        bytes[80..88].copy_from_slice(&len.to_le_bytes());
+        let sum = fnv1a(&bytes[..FRAME_BYTES - 8]);
+        bytes[FRAME_BYTES - 8..].copy_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_forged_length_passes_the_checksum_but_not_the_mapping() {
+        // The checksum cannot stop a forged length ...
+        let h = IpcHandle::<u64>::from_bytes(&forged::<u64>(Kind::Memory, 1 << 20)).unwrap();
+        assert_eq!(h.len(), 1 << 20);
+        // ... so the length is checked against what the driver mapped.
+        let base = 0x7f00_0000_0000;
+        assert!(check_fits(base, 8, (base, 8)).is_ok());
+        assert!(check_fits(base, 8, (base, 4096)).is_ok());
+        assert!(check_fits(base + 64, 64, (base, 128)).is_ok());
+        let e = check_fits(base, 8 << 20, (base, 8))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("8388608 bytes") && e.contains("holds 8"), "{e}");
+        assert!(check_fits(base + 64, 65, (base, 128)).is_err());
+        assert!(check_fits(base - 1, 1, (base, 128)).is_err());
+        assert!(check_fits(u64::MAX, usize::MAX, (base, 128)).is_err());
+        // A length whose byte count overflows is refused when read.
+        assert!(IpcHandle::<u64>::from_bytes(&forged::<u64>(Kind::Memory, u64::MAX / 4)).is_err());
     }
 
     #[test]

@@ -46,6 +46,8 @@ struct PoolInner {
     owned: bool,
     /// Created with POSIX file descriptors as shareable handles (`ipc`).
     shareable: bool,
+    /// Imported from another process (`ipc`): pointers are imported from it.
+    imported: bool,
 }
 
 // SAFETY: a CUmemoryPool handle may be used from any thread; the driver
@@ -179,6 +181,7 @@ impl MemPool {
                 handle,
                 owned: true,
                 shareable: handle_types != sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+                imported: false,
             }),
         };
         pool.set_release_threshold(u64::MAX)?;
@@ -209,6 +212,7 @@ impl MemPool {
                 handle,
                 owned: false,
                 shareable: false,
+                imported: false,
             }),
         })
     }
@@ -222,6 +226,7 @@ impl MemPool {
                 handle,
                 owned: true,
                 shareable: false,
+                imported: true,
             }),
         }
     }
@@ -229,6 +234,12 @@ impl MemPool {
     /// Whether the pool was made shareable ([`MemPool::new_shareable`]).
     pub(crate) fn is_shareable(&self) -> bool {
         self.inner.shareable
+    }
+
+    /// Whether the pool was imported from another process
+    /// ([`MemPool::import_fd`]).
+    pub(crate) fn is_imported(&self) -> bool {
+        self.inner.imported
     }
 
     pub(crate) fn require_pools(state: &ContextState) -> Result<()> {

@@ -152,8 +152,9 @@ impl RankEnv {
         } else if let Some(host) = vars("MASTER_ADDR") {
             let port = number(&vars, &["MASTER_PORT"])?
                 .ok_or("MASTER_ADDR is set but MASTER_PORT is not")?;
-            let port =
-                u16::try_from(port).map_err(|_| format!("MASTER_PORT={port} is not a port"))?;
+            let port = u16::try_from(port).ok().filter(|&p| p != 0).ok_or(format!(
+                "MASTER_PORT={port} is not a port rank 0 can be reached on"
+            ))?;
             IdSource::Tcp(host, port)
         } else {
             return Err(
@@ -228,10 +229,37 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("write the NCCL id to {}: {e}", path.display()))
 }
 
+/// The most bytes read from an id source: one more than an id, so that a
+/// longer source is refused as not an id without reading all of it (a path
+/// like `/dev/zero`, or a peer that never stops sending).
+const ID_READ_LIMIT: u64 = (MAGIC.len() + 128 + 1) as u64;
+
+/// Reads the id file at `path`: `Ok(None)` while there is none yet, `Err`
+/// for something that is not a regular file (a FIFO would block the read,
+/// a device could be endless).
+fn read_id_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(None);
+    };
+    if !meta.is_file() {
+        return Err(format!(
+            "the NCCL id path {} is not a regular file: set CUDA_MEM_NCCL_ID_FILE to a fresh \
+             file path every rank sees",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    match std::fs::File::open(path).and_then(|f| f.take(ID_READ_LIMIT).read_to_end(&mut bytes)) {
+        Ok(_) => Ok(Some(bytes)),
+        // Renamed or removed between the two calls: look again.
+        Err(_) => Ok(None),
+    }
+}
+
 fn wait_for_file(path: &Path) -> Result<Vec<u8>, String> {
     let start = Instant::now();
     loop {
-        if let Ok(bytes) = std::fs::read(path) {
+        if let Some(bytes) = read_id_file(path)? {
             return Ok(bytes);
         }
         if start.elapsed() > RENDEZVOUS_LIMIT {
@@ -289,7 +317,7 @@ fn fetch_id(host: &str, port: u16) -> Result<Vec<u8>, String> {
             if let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
                 let mut bytes = Vec::new();
                 s.set_read_timeout(Some(RENDEZVOUS_LIMIT))
-                    .and_then(|()| s.read_to_end(&mut bytes))
+                    .and_then(|()| (&mut s).take(ID_READ_LIMIT).read_to_end(&mut bytes))
                     .map_err(|e| format!("read the NCCL id from {addr}: {e}"))?;
                 return Ok(bytes);
             }
@@ -391,6 +419,10 @@ pub fn spawn_ranks(
 ) -> Result<(RankEnv, Vec<Child>), String> {
     if n == 0 {
         return Err("--ranks needs at least 1".into());
+    }
+    if tcp_port == Some(0) {
+        // The other ranks could not know which port the system picked.
+        return Err("--tcp 0: pick a free port in 1..=65535".into());
     }
     let id_source = match tcp_port {
         Some(port) => IdSource::Tcp("127.0.0.1".into(), port),
@@ -560,8 +592,27 @@ mod tests {
 
     #[test]
     fn bad_environments_say_what_to_set() {
-        let cases: [(&[(&str, &str)], &str); 5] = [
+        let cases: [(&[(&str, &str)], &str); 8] = [
             (&[("RANK", "0")], "WORLD_SIZE"),
+            (&[("RANK", "0"), ("WORLD_SIZE", "0")], "0..WORLD_SIZE"),
+            (
+                &[
+                    ("RANK", "1"),
+                    ("WORLD_SIZE", "2"),
+                    ("MASTER_ADDR", "h"),
+                    ("MASTER_PORT", "0"),
+                ],
+                "MASTER_PORT=0 is not a port",
+            ),
+            (
+                &[
+                    ("RANK", "1"),
+                    ("WORLD_SIZE", "2"),
+                    ("MASTER_ADDR", "h"),
+                    ("MASTER_PORT", "65536"),
+                ],
+                "MASTER_PORT=65536 is not a port",
+            ),
             (&[("RANK", "2"), ("WORLD_SIZE", "2")], "0..WORLD_SIZE"),
             (&[("RANK", "x"), ("WORLD_SIZE", "2")], "not a number"),
             (
@@ -577,6 +628,10 @@ mod tests {
             let e = RankEnv::from_vars(vars(env)).unwrap_err();
             assert!(e.contains(needle), "{env:?}: {e}");
         }
+        // Port 0 would leave rank 0 listening where no other rank can look.
+        let e = spawn_ranks(2, &[], Some(0)).unwrap_err();
+        assert!(e.contains("--tcp 0"), "{e}");
+        assert!(spawn_ranks(0, &[], None).is_err());
     }
 
     #[test]
@@ -594,6 +649,43 @@ mod tests {
             .unwrap_err()
             .contains("fresh path"));
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn endless_or_blocking_id_sources_are_refused_not_waited_on() {
+        // A device that never ends: bounded read, refused as not an id.
+        let e = read_id_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        // A FIFO nobody writes: opening it would block forever.
+        let fifo = std::env::temp_dir().join(format!("cuda-mem-id-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let e = wait_for_file(&fifo).unwrap_err();
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(e.contains("not a regular file"), "{e}");
+        // A long regular file is read only as far as tells it is no id.
+        let long = std::env::temp_dir().join(format!("cuda-mem-id-long-{}", std::process::id()));
+        std::fs::write(&long, vec![b'x'; 1 << 20]).unwrap();
+        let read = wait_for_file(&long).unwrap();
+        std::fs::remove_file(&long).unwrap();
+        assert_eq!(read.len() as u64, ID_READ_LIMIT);
+        assert!(id_from_bytes(&read).is_err());
+    }
+
+    #[test]
+    fn a_peer_that_never_stops_sending_is_read_only_as_far_as_an_id() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            // Until the reader hangs up.
+            while s.write_all(&[0xab; 4096]).is_ok() {}
+        });
+        let got = fetch_id("127.0.0.1", port).unwrap();
+        assert_eq!(got.len() as u64, ID_READ_LIMIT);
+        assert!(id_from_bytes(&got).is_err());
+        server.join().unwrap();
     }
 
     #[test]

@@ -171,6 +171,47 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// `bytes` of a handle of `T` rewritten to claim `len` elements, with the
+/// checksum recomputed (FNV-1a, as anyone who reads the format can): the
+/// checksum cannot stop this, only the import's check of the mapping can.
+fn forge_len<T>(bytes: &[u8], len: u64) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    let n = bytes.len();
+    bytes[72..80].copy_from_slice(&len.wrapping_mul(size_of::<T>() as u64).to_le_bytes());
+    bytes[80..88].copy_from_slice(&len.to_le_bytes());
+    let sum = bytes[..n - 8]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+/// `bytes` rewritten to name the running process `pid` as the exporter
+/// (its start time from `/proc`), with the checksum recomputed.
+fn forge_exporter(bytes: &[u8], pid: u32) -> Vec<u8> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a running process");
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let start: u64 = rest
+        .split_ascii_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut bytes = bytes.to_vec();
+    let n = bytes.len();
+    bytes[112..116].copy_from_slice(&pid.to_le_bytes());
+    bytes[116..124].copy_from_slice(&start.to_le_bytes());
+    let sum = bytes[..n - 8]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
 fn env(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("the parent sets {var}"))
 }
@@ -300,6 +341,19 @@ fn child_device_buffer() {
         &["12 bytes", "4 bytes"],
         "open as u32",
     );
+    // A length altered after to_bytes passes the checksum but not the
+    // open: the buffer would reach past the exporter's allocation.
+    for more in [1, 1 + (4 << 20) / 12] {
+        let forged =
+            IpcHandle::<Sample>::from_bytes(&forge_len::<Sample>(&bytes, (n + more) as u64))
+                .expect("a forged length with a valid checksum reads");
+        assert_eq!(forged.len(), n + more);
+        expect_err(
+            forged.open(&ctx),
+            &["the length was altered", "to_bytes"],
+            &format!("open a handle forged to {more} more elements"),
+        );
+    }
     let handle = IpcHandle::<Sample>::from_bytes(&bytes).unwrap();
     assert_eq!(handle.len(), n);
     let mut imported = handle.open(&ctx).unwrap();
@@ -467,6 +521,16 @@ fn a_pool_allocation_crosses_processes_with_its_pool_descriptor() {
     let mut buf = PoolBuffer::<Sample>::from_pool(&pool, n, &stream).unwrap();
     buf.copy_from_host(&data).unwrap();
     let handle = buf.export_ipc().unwrap();
+    // Bytes that name another live process (pid 1) as the exporter pass the
+    // this-process check, but a pool created here is no pool to import
+    // into: it could hand out `buf` itself under a second owner.
+    let elsewhere = IpcHandle::<Sample>::from_bytes(&forge_exporter(&handle.to_bytes(), 1))
+        .expect("a forged exporter with a valid checksum reads");
+    expect_err(
+        elsewhere.open_in_pool(&pool),
+        &["created here", "MemPool::import_fd"],
+        "open_in_pool into the exporter's own pool",
+    );
     let path = std::env::temp_dir().join(format!("cuda-mem-ipc-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).unwrap();
@@ -534,7 +598,27 @@ fn child_pool() {
         &["pool allocation", "open_in_pool"],
         "a pool handle through open",
     );
+    // A length altered after to_bytes (1 TiB more) is refused, and the
+    // refused import is freed again.
+    let forged = IpcHandle::<Sample>::from_bytes(&forge_len::<Sample>(
+        &message,
+        (n as u64) + (1u64 << 40) / 12,
+    ))
+    .unwrap();
+    expect_err(
+        forged.open_in_pool(&pool),
+        &["the length was altered", "to_bytes"],
+        "open_in_pool of a handle forged to 1 TiB more",
+    );
     let mut imported = handle.open_in_pool(&pool).unwrap();
+    // A second import of the same allocation: refused when the driver hands
+    // out the first one's address (freeing it would free the first import);
+    // a separate mapping is its own import, and dropping it leaves the
+    // first intact (every element is checked below).
+    match handle.open_in_pool(&pool) {
+        Err(e) => assert!(e.to_string().contains("already open"), "{e}"),
+        Ok(second) => drop(second),
+    }
     let mut got = vec![
         Sample {
             id: 3,

@@ -28,7 +28,9 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
     let raw = fd.as_raw_fd();
     // SAFETY: CMSG_SPACE only computes a size.
     let space = unsafe { libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) } as usize;
-    let mut control = vec![0u8; space];
+    // u64s: the kernel and CMSG_FIRSTHDR expect a control buffer aligned
+    // for `cmsghdr`, whose fields are written through the header pointer.
+    let mut control = vec![0u64; space.div_ceil(8)];
     let mut iov = libc::iovec {
         iov_base: bytes.as_ptr() as *mut libc::c_void,
         iov_len: bytes.len(),
@@ -39,8 +41,8 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
-    // SAFETY: `msg` points to a control buffer of CMSG_SPACE(sizeof(int))
-    // bytes, so the first header and its data fit; `iov` is valid for
+    // SAFETY: `msg` points to an 8-byte aligned control buffer of
+    // CMSG_SPACE(sizeof(int)) bytes, so the first header and its data fit; `iov` is valid for
     // `bytes.len()` bytes, which sendmsg only reads.
     let sent = unsafe {
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -66,8 +68,9 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
 
 /// Receives a message sent by [`send_fd`]: up to `buf.len()` bytes and the
 /// file descriptor. Returns the number of bytes read and the descriptor
-/// (close-on-exec). `Err` when the message carried no descriptor or the
-/// peer closed the socket.
+/// (close-on-exec). `Err` when `buf` is empty, when the message carried no
+/// descriptor or more than one (every descriptor received is closed again),
+/// or the peer closed the socket.
 ///
 /// ```no_run
 /// # fn f(sock: &std::os::unix::net::UnixStream) -> std::io::Result<()> {
@@ -76,9 +79,18 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Res
 /// # Ok(()) }
 /// ```
 pub fn recv_fd(socket: &UnixStream, buf: &mut [u8]) -> io::Result<(usize, OwnedFd)> {
+    if buf.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "recv_fd needs room for at least one byte of data (the descriptor travels with it)",
+        ));
+    }
+    // Room for more descriptors than `send_fd` sends, so that a peer that
+    // sends several has each of them received here, and closed.
     // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) } as usize;
-    let mut control = vec![0u8; space];
+    let space = unsafe { libc::CMSG_SPACE((MAX_FDS * size_of::<libc::c_int>()) as u32) } as usize;
+    // u64s: aligned for the `cmsghdr`s read through header pointers below.
+    let mut control = vec![0u64; space.div_ceil(8)];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -89,11 +101,49 @@ pub fn recv_fd(socket: &UnixStream, buf: &mut [u8]) -> io::Result<(usize, OwnedF
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
-    // SAFETY: `msg` describes `buf` and a control buffer of the right size,
+    // SAFETY: `msg` describes `buf` and a control buffer of `space` bytes,
     // both valid for writes for the duration of the call.
     let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
     if n < 0 {
         return Err(io::Error::last_os_error());
+    }
+    // Take ownership of every descriptor the kernel installed, before any
+    // check can return: whatever is refused below is closed, not leaked.
+    let mut fds = Vec::new();
+    // SAFETY: `msg` was filled in by recvmsg; CMSG_FIRSTHDR and CMSG_NXTHDR
+    // only return headers inside msg_controllen.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+    while !cmsg.is_null() {
+        // SAFETY: a non-null `cmsg` points to a header inside `control`.
+        let (level, kind, len) = unsafe {
+            (
+                (*cmsg).cmsg_level,
+                (*cmsg).cmsg_type,
+                (*cmsg).cmsg_len as usize,
+            )
+        };
+        if level == libc::SOL_SOCKET && kind == libc::SCM_RIGHTS {
+            // SAFETY: CMSG_LEN only computes a size.
+            let header = unsafe { libc::CMSG_LEN(0) } as usize;
+            let count = len.saturating_sub(header) / size_of::<libc::c_int>();
+            for i in 0..count {
+                // SAFETY: the kernel wrote `count` ints after the header,
+                // inside the control buffer (it truncates rather than overrun).
+                let fd = unsafe {
+                    libc::CMSG_DATA(cmsg)
+                        .cast::<libc::c_int>()
+                        .add(i)
+                        .read_unaligned()
+                };
+                if fd >= 0 {
+                    // SAFETY: the kernel installed this descriptor for us;
+                    // nobody else owns it.
+                    fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
+                }
+            }
+        }
+        // SAFETY: `cmsg` is a header of `msg`.
+        cmsg = unsafe { libc::CMSG_NXTHDR(&msg, cmsg) };
     }
     if n == 0 {
         return Err(io::Error::new(
@@ -101,29 +151,25 @@ pub fn recv_fd(socket: &UnixStream, buf: &mut [u8]) -> io::Result<(usize, OwnedF
             "recv_fd: the peer closed the socket",
         ));
     }
-    // SAFETY: `msg` was filled in by recvmsg; CMSG_FIRSTHDR checks the length.
-    let cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
-    // SAFETY: a non-null `cmsg` points into `control`, inside msg_controllen.
-    let fd = (!cmsg.is_null()
-        && unsafe {
-            (*cmsg).cmsg_level == libc::SOL_SOCKET
-                && (*cmsg).cmsg_type == libc::SCM_RIGHTS
-                && (*cmsg).cmsg_len as usize
-                    >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize
-        })
-    .then(|| {
-        // SAFETY: an SCM_RIGHTS header with room for one int, checked above.
-        unsafe { libc::CMSG_DATA(cmsg).cast::<libc::c_int>().read_unaligned() }
-    });
-    match fd {
-        // SAFETY: the kernel installed this descriptor for us; nobody else owns it.
-        Some(fd) if fd >= 0 => Ok((n as usize, unsafe { OwnedFd::from_raw_fd(fd) })),
-        _ => Err(io::Error::new(
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 || fds.len() > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "recv_fd: the message carried more than one file descriptor (send_fd sends one); \
+             all were closed",
+        ));
+    }
+    match fds.pop() {
+        Some(fd) => Ok((n as usize, fd)),
+        None => Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "recv_fd: the message carried no file descriptor (was it sent with send_fd?)",
         )),
     }
 }
+
+/// How many descriptors one [`recv_fd`] has room for (and closes, beyond
+/// the first).
+const MAX_FDS: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -158,5 +204,76 @@ mod tests {
         // A message without a descriptor is refused.
         (&a).write_all(b"no fd").unwrap();
         assert!(recv_fd(&b, &mut tag).is_err());
+        // No room for data: refused, not mistaken for a closed socket.
+        assert_eq!(
+            recv_fd(&b, &mut []).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+
+    /// Sends `fds` in one SCM_RIGHTS message with one byte of data.
+    fn send_fds(socket: &UnixStream, fds: &[libc::c_int]) {
+        let data = [7u8];
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(size_of_val(fds) as u32) } as usize;
+        let mut control = vec![0u64; space.div_ceil(8)];
+        let mut iov = libc::iovec {
+            iov_base: data.as_ptr() as *mut libc::c_void,
+            iov_len: 1,
+        };
+        // SAFETY: as in `send_fd`, with room for `fds.len()` descriptors.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = space as _;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(size_of_val(fds) as u32) as _;
+            for (i, fd) in fds.iter().enumerate() {
+                libc::CMSG_DATA(cmsg)
+                    .cast::<libc::c_int>()
+                    .add(i)
+                    .write_unaligned(*fd);
+            }
+            assert_eq!(libc::sendmsg(socket.as_raw_fd(), &msg, 0), 1);
+        }
+    }
+
+    #[test]
+    fn several_descriptors_are_refused_and_every_one_is_closed() {
+        use std::io::Read;
+        for count in [2, 3, 20] {
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut ends = [0; 2];
+            // SAFETY: a valid out-array of two ints.
+            let r = unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) };
+            assert_eq!(r, 0);
+            // SAFETY: pipe2 returned two new descriptors that we now own.
+            let (read, write) =
+                unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+            send_fds(&a, &vec![write.as_raw_fd(); count]);
+            drop(write);
+            let e = recv_fd(&b, &mut [0u8; 4]).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                io::ErrorKind::InvalidData,
+                "{count} descriptors: {e}"
+            );
+            // Every copy of the write end is closed again: the read end sees
+            // the end of the pipe instead of blocking.
+            let mut read = std::fs::File::from(read);
+            // SAFETY: sets a flag on a descriptor we own.
+            let r = unsafe { libc::fcntl(read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+            assert_eq!(r, 0);
+            let got = read.read(&mut [0u8; 1]).map_err(|e| e.kind());
+            assert_eq!(
+                got,
+                Ok(0),
+                "{count} descriptors: a received copy leaked ({got:?})"
+            );
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The device-memory imports open in this process, by context and address,
-//! so that a handle is not opened twice: the driver would hand out the same
+//! The device-memory and pool-pointer imports open in this process, by
+//! context and address, so that a handle is not opened twice: the driver would hand out the same
 //! mapping again, and two buffers over one allocation would each have a
 //! stream order of their own, so neither would order against the other.
 
