@@ -418,10 +418,12 @@ impl StreamOrder {
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         if std::ptr::eq(a, b) {
+            // Held while `enqueue` queues the copy, as in `queue`: another
+            // thread's operation must not record an event on `stream` (and
+            // so drop the entries it covers) before the copy is on it.
             let mut state = a.lock();
             state.order(range_a, stream, Some(Use::Now))?;
             state.order(range_b, stream, Some(Use::Now))?;
-            drop(state);
             return enqueue();
         }
         let ((first, first_range), (second, second_range)) =
