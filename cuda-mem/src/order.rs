@@ -418,10 +418,12 @@ impl StreamOrder {
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         if std::ptr::eq(a, b) {
+            // Held while `enqueue` queues the copy, as in `queue`: another
+            // thread's operation must not record an event on `stream` (and
+            // so drop the entries it covers) before the copy is on it.
             let mut state = a.lock();
             state.order(range_a, stream, Some(Use::Now))?;
             state.order(range_b, stream, Some(Use::Now))?;
-            drop(state);
             return enqueue();
         }
         let ((first, first_range), (second, second_range)) =
@@ -465,14 +467,24 @@ impl StreamOrder {
     }
 
     /// The stream to free a stream-ordered allocation on: the latest one (if
-    /// it belongs to the allocation's context, else `own`, the context's
-    /// default stream), after it has been made to wait for every pending and
-    /// deferred use (the owner is dropping the memory, so every kernel
-    /// argument has been launched).
+    /// it belongs to the allocation's context and is not capturing a CUDA
+    /// graph, else `own`, the context's default stream), after it has been
+    /// made to wait for every pending and deferred use (the owner is
+    /// dropping the memory, so every kernel argument has been launched).
+    ///
+    /// A free queued on a capturing stream would be a node of the graph:
+    /// nothing freed now, and a free at every launch of the graph. Waiting
+    /// for such a stream from `own` fails instead (see `record_on`), and the
+    /// caller leaks the memory.
     pub(crate) fn stream_for_free(&self, own: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
         let mut state = self.lock();
         let stream = match state.ledger.latest() {
-            Some(last) if last.context().cu_ctx() == own.context().cu_ctx() => last.clone(),
+            Some(last)
+                if last.context().cu_ctx() == own.context().cu_ctx()
+                    && !crate::context::is_capturing(last).unwrap_or(true) =>
+            {
+                last.clone()
+            }
             _ => own.clone(),
         };
         state.order(WHOLE, &stream, Some(Use::Now))?;

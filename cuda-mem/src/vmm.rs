@@ -227,10 +227,13 @@ impl Reservation {
             devices.extend_from_slice(&self.peers());
             self.set_access(old_mapped, target - old_mapped, &devices)
         });
-        if result.is_err() {
+        if result.is_err() && self.unmap_from(first_new).is_err() {
             // Nothing can use the new chunks yet (no length covers them), so
-            // they go at once; a failure here leaks them, nothing worse.
-            let _ = self.unmap_from(first_new);
+            // they go at once. Those that would not unmap may lack access
+            // for some device: leaked, and never counted as mapped (a later
+            // growth fails to map over them instead of handing them out).
+            self.chunks.truncate(first_new);
+            self.mapped = old_mapped;
         }
         result
     }

@@ -359,6 +359,52 @@ fn streams_capturing_a_graph_are_refused() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn dropping_pool_memory_whose_last_stream_is_capturing_records_no_free_in_the_graph() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("dropping_pool_memory_whose_last_stream_is_capturing");
+    let n = 1 + rng.below(1 << 20);
+    let value = rng.values::<u32>(1)[0];
+    let a = ctx.new_stream().unwrap();
+    let mut pool = PoolBuffer::<u32>::new(n, &a).unwrap();
+    pool.fill_async(!value, &a).unwrap();
+    assert!(pool.to_vec().unwrap().iter().all(|&v| v == !value));
+    // `a` is the pool memory's latest stream again, then starts capturing.
+    pool.fill_async(value, &a).unwrap();
+    a.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+        .unwrap();
+    // The free must not go on `a`: it would be a node of the graph (nothing
+    // freed now, a free at every launch). Leaking the memory is the answer.
+    drop(pool);
+    let graph = a
+        .end_capture(CUgraphInstantiate_flags(0))
+        .expect("the capture stays valid: nothing of the drop touched it");
+    if let Some(graph) = graph {
+        let mut nodes = 0usize;
+        // SAFETY: a live graph (borrowed from `graph`); a null node array
+        // asks only for the count, written to a valid out-pointer.
+        unsafe {
+            cuda_mem::cudarc::driver::sys::cuGraphGetNodes(
+                graph.cu_graph(),
+                std::ptr::null_mut(),
+                &mut nodes,
+            )
+        }
+        .result()
+        .expect("cuGraphGetNodes");
+        assert_eq!(
+            nodes, 0,
+            "dropping the buffer recorded {nodes} nodes in the graph"
+        );
+    }
+    a.synchronize().unwrap();
+    // The context still works.
+    let check = DeviceBuffer::from_slice(&ctx, &[value; 3]).unwrap();
+    assert_eq!(check.to_vec().unwrap(), [value; 3]);
+    println!("pool memory dropped while its last stream captures: no free in the graph");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused() {
     if skip_driver_errors_under_sanitizer(
         "a_cudarc_copy_between_two_contexts",
