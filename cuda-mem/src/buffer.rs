@@ -413,6 +413,7 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// memory (no concurrent managed access) is `Err(NotSupported)`.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// use cuda_mem::Location;
     /// # fn f(b: &cuda_mem::UnifiedBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
     /// b.prefetch(..b.len() / 2, Location::Device, s)?; // the first half to the GPU

@@ -38,6 +38,7 @@ use crate::vmm::{self, Reservation};
 /// `DevicePtr` traits, and the same stream ordering of all of them.
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// use cuda_mem::DeviceVec;
 ///
 /// let ctx = cuda_mem::context(0)?;
@@ -158,6 +159,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// memory management.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let v = cuda_mem::DeviceVec::<f32>::new(&cuda_mem::context(0)?)?;
     /// assert_eq!((v.len(), v.capacity()), (0, 0));
     /// # Ok::<(), cuda_mem::Error>(())
@@ -226,6 +228,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// A vector holding a copy of `data`, with the default maximum capacity.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// let v = cuda_mem::DeviceVec::from_slice(&cuda_mem::context(0)?, &[1.0f64, 2.0])?;
     /// assert_eq!(v.to_vec()?, [1.0, 2.0]);
     /// # Ok::<(), cuda_mem::Error>(())
@@ -249,6 +252,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// mapping more.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &cuda_mem::DeviceVec<u32>) {
     /// assert!(v.capacity() >= v.len());
     /// # }
@@ -289,6 +293,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// `Err(OutOfMemory)` leaves the vector as it was.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &mut cuda_mem::DeviceVec<u32>) -> cuda_mem::Result<()> {
     /// v.reserve(1000)?;
     /// assert!(v.capacity() >= v.len() + 1000);
@@ -390,6 +395,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// is unchanged.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &mut cuda_mem::DeviceVec<u32>, results: &cuda_mem::DeviceBuffer<u32>) -> cuda_mem::Result<()> {
     /// v.extend_from_device(&results.slice(3..10)?)?;
     /// # Ok(()) }
@@ -446,6 +452,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// context's default stream), growing as [`reserve`](Self::reserve) does.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &mut cuda_mem::DeviceVec<f32>) -> cuda_mem::Result<()> {
     /// v.resize(1 << 20, 0.5)?;
     /// assert_eq!(v.len(), 1 << 20);
@@ -486,6 +493,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// releases it.
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &mut cuda_mem::DeviceVec<u32>) {
     /// v.truncate(2);
     /// assert!(v.len() <= 2);
@@ -498,6 +506,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// Removes every element (the memory stays mapped).
     ///
     /// ```no_run
+    /// # use cuda_mem::prelude::*;
     /// # fn f(v: &mut cuda_mem::DeviceVec<u32>) {
     /// v.clear();
     /// assert!(v.is_empty());
@@ -593,6 +602,7 @@ impl<T> std::fmt::Debug for DeviceVec<T> {
 /// error to the context (as every `Drop` in this crate does).
 ///
 /// ```no_run
+/// # use cuda_mem::prelude::*;
 /// let ctx = cuda_mem::context(0)?;
 /// let mut v = cuda_mem::DeviceVec::<u64>::new(&ctx)?;
 /// let mut p = v.pusher();

@@ -360,6 +360,12 @@ fn streams_capturing_a_graph_are_refused() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn dropping_pool_memory_whose_last_stream_is_capturing_records_no_free_in_the_graph() {
+    if cuda_mem_tests::under_sanitizer() {
+        // The drop leaks the allocation by design (see below), which
+        // memcheck's leak check reports (seen: 1 allocation).
+        eprintln!("skipped under compute-sanitizer: the drop leaks the pool allocation on purpose");
+        return;
+    }
     let ctx = gpu();
     let mut rng = Rng::from_env("dropping_pool_memory_whose_last_stream_is_capturing");
     let n = 1 + rng.below(1 << 20);
