@@ -424,26 +424,11 @@ mod tests {
     }
     use super::*;
 
-    /// A small deterministic generator (xorshift) so the tests need no crate.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::test_rng::Rng;
 
+    /// A fresh seed, or `FILL_SEED` to replay a failure.
     fn seed() -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            | 1
+        crate::test_rng::seed("FILL_SEED")
     }
 
     #[test]
@@ -526,16 +511,16 @@ mod tests {
         let mut rng = Rng(seed());
         for size in 1..=SMALL_PATTERN_MAX as u64 {
             let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
-            let addr = rng.below(512);
+            let addr = rng.below_u64(512);
             // A few sizes are checked on multi-pass grids with a tiny device.
-            let count = 1 + rng.below(if size % 37 == 0 { 3000 } else { 40 });
+            let count = 1 + rng.below_u64(if size % 37 == 0 { 3000 } else { 40 });
             let region = Region::linear(addr, count * size);
             let resident = if size % 5 == 0 {
-                1 + rng.below(8)
+                1 + rng.below_u64(8)
             } else {
                 132 * 6
             };
-            let chunks_per_thread = [[0, 8], [8, 0], [1, 8], [8, 8]][rng.below(4) as usize];
+            let chunks_per_thread = [[0, 8], [8, 0], [1, 8], [8, 8]][rng.below_u64(4) as usize];
             let got = simulate(&value, region, resident, chunks_per_thread);
             for (i, &b) in got.iter().enumerate() {
                 assert_eq!(
@@ -551,10 +536,10 @@ mod tests {
     fn grid_keeps_the_phase_or_covers_the_row() {
         let mut rng = Rng(seed());
         for _ in 0..20_000 {
-            let size = 1 + rng.below(5000);
-            let region = Region::linear(rng.below(16), size * (1 + rng.below(1 << 20)));
-            let resident = 1 + rng.below(2000);
-            let chunks_per_thread = [rng.below(20), rng.below(20)];
+            let size = 1 + rng.below_u64(5000);
+            let region = Region::linear(rng.below_u64(16), size * (1 + rng.below_u64(1 << 20)));
+            let resident = 1 + rng.below_u64(2000);
+            let chunks_per_thread = [rng.below_u64(20), rng.below_u64(20)];
             let (x, y) = grid(&region, size, resident, chunks_per_thread);
             assert_eq!(y, 1);
             let threads = x as u64 * BLOCK as u64;

@@ -413,6 +413,8 @@ mod pitched;
 mod pool;
 #[cfg(feature = "host")]
 mod staging;
+#[cfg(all(test, feature = "host"))]
+mod test_rng;
 #[cfg(feature = "host")]
 mod vmm;
 

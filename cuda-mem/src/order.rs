@@ -506,32 +506,12 @@ mod tests {
         }
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A fresh seed, or `ORDER_SEED` to replay a failure (with `ORDER_TRACE`
     /// set, every step and the ledger after it are printed).
     fn seed() -> u64 {
-        if let Some(seed) = std::env::var("ORDER_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-        {
-            return seed;
-        }
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9e37_79b9_7f4a_7c15, |d| d.as_nanos() as u64)
-            | 1
+        crate::test_rng::seed("ORDER_SEED")
     }
 
     /// One queued operation of the history.

@@ -345,13 +345,20 @@ impl ChildRun {
     }
 }
 
-/// Runs the test `test` (its full path inside the binary, e.g.
-/// `child_faulting_kernel`) of the current test binary alone in a child
-/// process, with `env` added to the environment, and kills it after
-/// `limit`. The child is run with `--exact --include-ignored --nocapture
-/// --test-threads=1`, so a child test marked `#[ignore]` (which does nothing
-/// unless its environment variable is set) runs as well as a plain one.
-pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> ChildRun {
+/// The command that runs this test binary's test `test` (`--exact`, ignored
+/// tests included, output not captured, one thread) in a child process,
+/// with `env` added to its environment; stdout and stderr are piped, and the
+/// caller sets stdin.
+///
+/// ```no_run
+/// let mut cmd = cuda_mem_tests::child_test_command("child_role", &[("ROLE", "child")]);
+/// let child = cmd.stdin(std::process::Stdio::piped()).spawn()?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn child_test_command<K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
+    test: &str,
+    env: &[(K, V)],
+) -> Command {
     let exe = std::env::current_exe().expect("the path of the test binary");
     let mut cmd = Command::new(exe);
     cmd.args([
@@ -361,12 +368,23 @@ pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> C
         "--nocapture",
         "--test-threads=1",
     ])
-    .stdin(Stdio::null())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
+    cmd
+}
+
+/// Runs the test `test` (its full path inside the binary, e.g.
+/// `child_faulting_kernel`) of the current test binary alone in a child
+/// process, with `env` added to the environment, and kills it after
+/// `limit`. The child is run with `--exact --include-ignored --nocapture
+/// --test-threads=1`, so a child test marked `#[ignore]` (which does nothing
+/// unless its environment variable is set) runs as well as a plain one.
+pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> ChildRun {
+    let mut cmd = child_test_command(test, env);
+    cmd.stdin(Stdio::null());
     let mut child = cmd.spawn().expect("start the child test process");
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {

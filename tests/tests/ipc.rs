@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixListener;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,21 +42,8 @@ struct Peer {
 impl Peer {
     /// Starts the child test `test` of this binary with `env` added.
     fn spawn(test: &str, env: &[(&str, String)]) -> Self {
-        let exe = std::env::current_exe().expect("the path of the test binary");
-        let mut cmd = Command::new(exe);
-        cmd.args([
-            test,
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        let mut cmd = cuda_mem_tests::child_test_command(test, env);
+        cmd.stdin(Stdio::piped());
         let mut child = cmd.spawn().expect("start the child test process");
         let (tx, lines) = std::sync::mpsc::channel();
         let log = Arc::new(std::sync::Mutex::new(String::new()));
