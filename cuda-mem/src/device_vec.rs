@@ -100,6 +100,7 @@ use crate::vmm::{self, Reservation};
 /// change of length.
 ///
 /// ```compile_fail,E0502
+/// # use cuda_mem::prelude::*;
 /// # fn f(v: &mut cuda_mem::DeviceVec<f32>) -> cuda_mem::Result<()> {
 /// let head = v.slice(..1)?;
 /// v.extend_from_host(&[1.0])?; // `v` is borrowed by `head`
