@@ -85,6 +85,15 @@ fn target_of_len(rng: &mut Rng, shape: &Shape, n: usize, whole_2d: bool) -> Opti
 }
 
 /// A random allocation into `slot`.
+/// How a new buffer starts: uninitialised, zeroed, or from random data.
+fn init(rng: &mut Rng) -> Init {
+    match rng.below(3) {
+        0 => Init::Uninit,
+        1 => Init::Zeroed,
+        _ => Init::FromSlice(rng.next_u64()),
+    }
+}
+
 fn alloc(rng: &mut Rng, slot: usize) -> Op {
     let kind = Kind::ALL[rng.below(Kind::ALL.len())];
     let elem = Elem::ALL[rng.below(Elem::ALL.len())];
@@ -95,11 +104,7 @@ fn alloc(rng: &mut Rng, slot: usize) -> Op {
     } else {
         (length(rng, max), 1)
     };
-    let init = match rng.below(3) {
-        0 => Init::Uninit,
-        1 => Init::Zeroed,
-        _ => Init::FromSlice(rng.next_u64()),
-    };
+    let init = init(rng);
     Op::Alloc {
         slot,
         kind,
@@ -361,11 +366,7 @@ fn view_alloc(rng: &mut Rng, slot: usize, elem: Elem) -> Op {
         let kind = [Kind::Pinned, Kind::Unified][rng.below(2)];
         (kind, 1 + length(rng, max / 8), 1)
     };
-    let init = match rng.below(3) {
-        0 => Init::Uninit,
-        1 => Init::Zeroed,
-        _ => Init::FromSlice(rng.next_u64()),
-    };
+    let init = init(rng);
     Op::Alloc {
         slot,
         kind,
