@@ -34,12 +34,10 @@ pub fn fill_kernels_ptx() -> &'static str {
 }
 
 /// One fill kernel loaded into a context, with how many of its blocks the
-/// whole device runs at once.
+/// device runs at once.
 struct FillKernel {
     function: CudaFunction,
-    /// Blocks of [`BLOCK`] threads resident on the device at once
-    /// (multiprocessors times the occupancy the driver computes for this kernel).
-    resident_blocks: u64,
+    capacity: Capacity,
 }
 
 /// The two fill kernels of this crate, loaded into one context.
@@ -64,7 +62,10 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
                 .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
             Ok(FillKernel {
                 function,
-                resident_blocks: state.sm_count as u64 * per_sm.max(1) as u64,
+                capacity: Capacity {
+                    sm_count: (state.sm_count as u64).max(1),
+                    per_sm: per_sm.max(1) as u64,
+                },
             })
         };
         Ok(FillKernels {
@@ -78,21 +79,41 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::fill_pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
 
-/// 16-byte chunks each thread of a fill kernel writes, for patterns whose
-/// period is at most [`SHORT_PERIOD`] chunks and for longer ones (see
-/// [`grid`]); 0 sizes the grid as one wave of long-lived blocks instead.
-static CHUNKS_PER_THREAD: [AtomicU32; 2] = [AtomicU32::new(8), AtomicU32::new(16)];
+/// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
+/// thread for the by-parameter kernel with short pattern periods (at most
+/// [`SHORT_PERIOD`] chunks) and with longer ones, chunks per thread for the
+/// value-in-memory kernel, and the fewest blocks per multiprocessor.
+static TUNING: [AtomicU32; 4] = [
+    AtomicU32::new(8),
+    AtomicU32::new(16),
+    AtomicU32::new(16),
+    AtomicU32::new(8),
+];
 
-/// Benchmark knob: how many 16-byte chunks each thread of a fill kernel writes
-/// for patterns whose period is at most 16 chunks (element sizes whose odd
-/// part is at most 16: 12, 48, 128, 256, ...; default 8) and for longer ones
-/// (100, 200, 255, ...; default 16); 0 makes the grid one wave of long-lived
-/// blocks.
+/// Benchmark knob: the fill kernels' grid tuning. `short` and `long`: how
+/// many 16-byte chunks each thread of the by-parameter kernel writes for
+/// patterns whose period is at most 16 chunks (element sizes whose odd part
+/// is at most 16: 12, 48, 128, 256, ...; default 8) and for longer ones (100,
+/// 200, 255, ...; default 16); `large`: the same for the value-in-memory
+/// kernel (elements over 256 bytes; default 16). 0 makes the grid one wave
+/// of long-lived blocks. `floor_per_sm`: the fewest blocks per
+/// multiprocessor a grid gets before chunks per thread set its size
+/// (default 8; capped by occupancy).
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub fn __set_fill_chunks_per_thread(short_periods: u32, long_periods: u32) {
-    CHUNKS_PER_THREAD[0].store(short_periods, Ordering::Relaxed);
-    CHUNKS_PER_THREAD[1].store(long_periods, Ordering::Relaxed);
+pub fn __set_fill_tuning(short: u32, long: u32, large: u32, floor_per_sm: u32) {
+    for (knob, v) in TUNING.iter().zip([short, long, large, floor_per_sm]) {
+        knob.store(v, Ordering::Relaxed);
+    }
+}
+
+/// How many blocks of a fill kernel the device runs at once:
+/// `sm_count * per_sm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Capacity {
+    pub(crate) sm_count: u64,
+    /// Blocks per multiprocessor (the occupancy the driver computes).
+    pub(crate) per_sm: u64,
 }
 
 /// Threads per block of the fill kernels.
@@ -184,7 +205,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// The grid `(x, y)` for a kernel fill of `region` with an element of `size`
-/// bytes, for a kernel of which `resident_blocks` blocks run at once.
+/// bytes, for a kernel whose blocks fit the device as `capacity` says.
 ///
 /// Each thread along a row writes chunks `tid, tid + T, tid + 2T, ...` where
 /// `T` is the number of threads along the row. A thread's pattern phase stays
@@ -193,31 +214,31 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// a multiple of `P / gcd(P, 256)`. Otherwise the grid must cover the row in
 /// one pass (every thread writes at most one chunk).
 ///
-/// Each thread writes about `chunks_per_thread[0]` chunks when `P <= 16`, and
-/// `chunks_per_thread[1]` otherwise: many short-lived blocks, dozens of waves,
-/// which measured faster on an H200 than one wave of long-lived blocks (0.98
-/// against 0.93 of memset speed for 12-byte elements). Long periods get more
-/// chunks per thread because a thread's setup reads its 16 bytes from the
-/// kernel parameter at an address that differs across up to `P` lanes of a
-/// warp, which the hardware serialises (100-byte elements, `P = 25`: 0.79 of
-/// memset speed at 8 chunks per thread, 0.97 at 16, 0.95 at 32). A count of 0
-/// asks for one wave: `resident_blocks` blocks, each thread striding over the
-/// row.
+/// Each thread writes about `chunks_per_thread` chunks, with at least
+/// `floor_per_sm` blocks per multiprocessor (capped by occupancy): many
+/// short-lived blocks, dozens of waves, measured faster on an H200 than one
+/// wave of long-lived blocks (0.98 against 0.93 of memset speed for 12-byte
+/// elements). A thread's setup (its 16 bytes of the pattern, from shared
+/// memory or from the value in device memory) is paid once per thread, so
+/// fewer, busier threads suit the costlier setups. A count of 0 asks for
+/// one wave: a block per resident slot, each thread striding over the row.
 pub(crate) fn grid(
     region: &Region,
     size: u64,
-    resident_blocks: u64,
-    chunks_per_thread: [u64; 2],
+    capacity: Capacity,
+    chunks_per_thread: u64,
+    floor_per_sm: u64,
 ) -> (u32, u32) {
     let rows_y = region.rows.clamp(1, 65_535) as u32;
     let chunks = region.row_bytes / 16 + 1;
     let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
     let period = size / gcd(size, 16);
     let step = period / gcd(period, BLOCK as u64);
-    let wave = (resident_blocks / rows_y as u64).max(1);
-    let chunks_per_thread = chunks_per_thread[usize::from(period > SHORT_PERIOD)];
+    let per_row = |blocks: u64| (blocks / rows_y as u64).max(1);
+    let wave = per_row(capacity.sm_count * capacity.per_sm);
+    let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
     let x = if chunks_per_thread > 0 {
-        let blocks = wave.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
+        let blocks = floor.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
         blocks.div_ceil(step).saturating_mul(step)
     } else if wave >= step {
         wave / step * step
@@ -227,6 +248,18 @@ pub(crate) fn grid(
         step
     };
     (x.min(one_pass).min(u32::MAX as u64) as u32, rows_y)
+}
+
+/// The chunks per thread and the block floor for a fill with an element of
+/// `size` bytes (see [`TUNING`]).
+fn tuning(size: u64) -> (u64, u64) {
+    let class = if size > SMALL_PATTERN_MAX as u64 {
+        2
+    } else {
+        usize::from(size / gcd(size, 16) > SHORT_PERIOD)
+    };
+    let get = |i: usize| TUNING[i].load(Ordering::Relaxed) as u64;
+    (get(class), get(3))
 }
 
 /// The kernel parameter of a small fill: `value` repeated over the pattern words.
@@ -389,10 +422,14 @@ fn launch(
     size: u64,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    let chunks_per_thread = CHUNKS_PER_THREAD
-        .each_ref()
-        .map(|c| c.load(Ordering::Relaxed) as u64);
-    let (x, y) = grid(region, size, kernel.resident_blocks, chunks_per_thread);
+    let (chunks_per_thread, floor_per_sm) = tuning(size);
+    let (x, y) = grid(
+        region,
+        size,
+        kernel.capacity,
+        chunks_per_thread,
+        floor_per_sm,
+    );
     // SAFETY: `params` matches the kernel's signature (built by the callers
     // above from the kernel crate's definitions) and points to locals that
     // outlive the call (the driver copies them at launch); the grid keeps each
@@ -476,12 +513,13 @@ mod tests {
     fn simulate(
         value: &[u8],
         region: Region,
-        resident_blocks: u64,
-        chunks_per_thread: [u64; 2],
+        capacity: Capacity,
+        chunks_per_thread: u64,
+        floor_per_sm: u64,
     ) -> Vec<u8> {
         let size = value.len() as u64;
         let pattern = small_pattern(value);
-        let (gx, _) = grid(&region, size, resident_blocks, chunks_per_thread);
+        let (gx, _) = grid(&region, size, capacity, chunks_per_thread, floor_per_sm);
         let threads = gx as u64 * BLOCK as u64;
         let split = split_row(region.addr, region.row_bytes);
         let mut row = vec![0u8; region.row_bytes as usize];
@@ -515,18 +553,25 @@ mod tests {
             // A few sizes are checked on multi-pass grids with a tiny device.
             let count = 1 + rng.below_u64(if size % 37 == 0 { 3000 } else { 40 });
             let region = Region::linear(addr, count * size);
-            let resident = if size % 5 == 0 {
-                1 + rng.below_u64(8)
+            let capacity = if size % 5 == 0 {
+                Capacity {
+                    sm_count: 1 + rng.below_u64(4),
+                    per_sm: 1 + rng.below_u64(2),
+                }
             } else {
-                132 * 6
+                Capacity {
+                    sm_count: 132,
+                    per_sm: 8,
+                }
             };
-            let chunks_per_thread = [[0, 8], [8, 0], [1, 8], [8, 8]][rng.below_u64(4) as usize];
-            let got = simulate(&value, region, resident, chunks_per_thread);
+            let chunks_per_thread = [0, 1, 8, 16, 64][rng.below_u64(5) as usize];
+            let floor_per_sm = rng.below_u64(10);
+            let got = simulate(&value, region, capacity, chunks_per_thread, floor_per_sm);
             for (i, &b) in got.iter().enumerate() {
                 assert_eq!(
                     b,
                     value[i % size as usize],
-                    "size {size}, addr {addr}, count {count}, byte {i}, grid for {resident} blocks, {chunks_per_thread:?} chunks"
+                    "size {size}, addr {addr}, count {count}, byte {i}, grid for {capacity:?}, {chunks_per_thread} chunks, floor {floor_per_sm}"
                 );
             }
         }
@@ -538,12 +583,19 @@ mod tests {
         for _ in 0..20_000 {
             let size = 1 + rng.below_u64(5000);
             let region = Region::linear(rng.below_u64(16), size * (1 + rng.below_u64(1 << 20)));
-            let resident = 1 + rng.below_u64(2000);
-            let chunks_per_thread = [rng.below_u64(20), rng.below_u64(20)];
-            let (x, y) = grid(&region, size, resident, chunks_per_thread);
+            let capacity = Capacity {
+                sm_count: 1 + rng.below_u64(200),
+                per_sm: 1 + rng.below_u64(16),
+            };
+            let resident = capacity.sm_count * capacity.per_sm;
+            let chunks_per_thread = rng.below_u64(80);
+            let floor_per_sm = rng.below_u64(20);
+            let (x, y) = grid(&region, size, capacity, chunks_per_thread, floor_per_sm);
             assert_eq!(y, 1);
             let threads = x as u64 * BLOCK as u64;
             let chunks = region.row_bytes / 16;
+            // The head before the first aligned chunk is one byte per thread.
+            assert!(threads >= CHUNK_ALIGN, "size {size}, x {x}");
             assert!(
                 threads >= chunks || (threads * 16).is_multiple_of(size),
                 "size {size}, x {x}"
@@ -551,7 +603,7 @@ mod tests {
             // Long periods run as one wave whenever a phase-keeping one fits.
             let period = size / gcd(size, 16);
             let step = period / gcd(period, BLOCK as u64);
-            if chunks_per_thread[usize::from(period > SHORT_PERIOD)] == 0 && resident >= step {
+            if chunks_per_thread == 0 && resident >= step {
                 assert!(
                     x as u64 <= resident,
                     "size {size}: {x} blocks, {resident} resident"

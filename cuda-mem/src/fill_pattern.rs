@@ -12,6 +12,19 @@
 /// window starting at byte `o < S` reads words `o / 4 ..= o / 4 + 4`).
 pub const SMALL_PATTERN_WORDS: usize = 72;
 
+/// The words of a [`SmallPattern`] that a fill with an element of `size`
+/// bytes reads (windows start below `size`): `(size - 1) / 4 + 5`, at most
+/// [`SMALL_PATTERN_WORDS`].
+#[inline(always)]
+pub fn pattern_words_read(size: u32) -> u32 {
+    let words = (size.max(1) - 1) / 4 + 5;
+    if words < SMALL_PATTERN_WORDS as u32 {
+        words
+    } else {
+        SMALL_PATTERN_WORDS as u32
+    }
+}
+
 /// Largest element size, in bytes, that the by-parameter fill kernel takes.
 pub const SMALL_PATTERN_MAX: usize = 256;
 
@@ -63,16 +76,20 @@ pub fn byte_at(word: impl Fn(u32) -> u32, offset: u32) -> u8 {
     (word(offset / 4) >> ((offset % 4) * 8)) as u8
 }
 
-/// Alignment of the first chunk of a row. Chunks start at a 128-byte boundary
-/// so that each warp's 512-byte store covers whole cache lines: starting at a
-/// mere 16-byte boundary leaves lines half-written by two warps, which cost
-/// about a third of the bandwidth on an H200.
-pub const CHUNK_ALIGN: u64 = 128;
+/// Alignment of the first chunk of a row. Chunks start at a 256-byte boundary:
+/// starting at a mere 16-byte boundary leaves cache lines half-written by two
+/// warps, which cost about a third of the bandwidth on an H200, and starting
+/// at an odd multiple of 128 bytes still cost 4-9% (1 GiB fills of 8-, 12-
+/// and 100-byte views measured at +128 and +384 bytes: 0.90-0.96 of the same
+/// fill at +0, +256, +512 or +1024, where the driver's memset is equally fast
+/// at every offset). The head before it (at most 255 bytes) is written byte
+/// by byte by the row's first threads, of which there are at least 256.
+pub const CHUNK_ALIGN: u64 = 256;
 
 /// How one row of a fill splits into an unaligned head, 16-byte chunks and a tail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowSplit {
-    /// Bytes before the first [`CHUNK_ALIGN`]-aligned address (at most 127).
+    /// Bytes before the first [`CHUNK_ALIGN`]-aligned address (at most 255).
     pub head: u64,
     /// Whole 16-byte chunks after the head.
     pub chunks: u64,

@@ -447,7 +447,7 @@ pub use {
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use fill::__set_fill_chunks_per_thread;
+pub use fill::__set_fill_tuning;
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,

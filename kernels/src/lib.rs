@@ -12,17 +12,19 @@
 //! iteration: the host sizes the grid so that the number of threads along a row
 //! is a multiple of the pattern's period in chunks (or covers the row in one
 //! pass), which keeps each thread's phase fixed. The head of each row up to a
-//! 128-byte boundary and the tail after the last 16-byte chunk are written byte
-//! by byte by the first threads. The host guarantees `pitch % 128 == 0` when
-//! `rows > 1`, so every row splits the same way.
+//! 256-byte boundary (`CHUNK_ALIGN`) and the tail after the last 16-byte chunk
+//! are written byte by byte by the first threads (a row has at least 256).
+//! The host guarantees `pitch % 256 == 0` when `rows > 1`, so every row splits
+//! the same way.
 //!
 //! Nothing in this crate can panic: the arithmetic is division by values the
 //! host checked to be non-zero, and the build uses `-Cpanic=immediate-abort`,
 //! so the PTX holds no `.extern .func`.
 //!
 //! The kernels use cuda-mem's device std (`cuda_mem::device`) for the thread
-//! indices, the grid-stride loops and the 16-byte and byte stores; only the
-//! read of the pattern parameter by address is assembly of their own.
+//! indices, the grid-stride loops, the block's shared memory and barrier, and
+//! the 16-byte and byte stores; only the read of the pattern parameter by
+//! address is assembly of their own.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -30,9 +32,13 @@
 mod device {
     use core::arch::asm;
     use cuda_mem::device::{
-        block_idx, global_idx, grid_dim, grid_threads, store_global_u8, store_global_v4, GridStride,
+        block_dim, block_idx, global_idx, grid_dim, grid_threads, store_global_u8, store_global_v4,
+        sync_threads, thread_idx, GridStride,
     };
-    use cuda_mem::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row, SmallPattern};
+    use cuda_mem::fill_pattern::{
+        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, SmallPattern,
+        SMALL_PATTERN_WORDS,
+    };
 
     /// One 16-byte store to global memory.
     ///
@@ -65,7 +71,7 @@ mod device {
     ///
     /// # Safety
     /// The region described by `base`, `pitch`, `row_bytes`, `rows` is writable
-    /// device memory, `pitch % 128 == 0` when `rows > 1`, and the grid keeps the
+    /// device memory, `pitch % 256 == 0` when `rows > 1`, and the grid keeps the
     /// thread's phase fixed (see the crate docs).
     #[inline(always)]
     unsafe fn fill_rows(
@@ -135,6 +141,13 @@ mod device {
 
     /// Fills with a value of at most 256 bytes passed in `pattern`.
     ///
+    /// The block first copies the pattern words the fill reads into shared
+    /// memory, one word per thread, and every thread then reads its 16 bytes
+    /// from there. Reading them straight from the parameter costs far more:
+    /// the lanes of a warp start at up to `P` different offsets (`P` = the
+    /// period in chunks, 25 for 100-byte elements), and the hardware
+    /// serialises a warp's parameter reads by address, five reads per thread.
+    ///
     /// # Safety
     /// See [`fill_rows`]; `1 <= size <= 256` and `row_bytes % size == 0`.
     #[no_mangle]
@@ -146,14 +159,25 @@ mod device {
         size: u32,
         pattern: SmallPattern,
     ) {
+        let staged = cuda_mem::shared_array![u32; SMALL_PATTERN_WORDS];
+        // `pattern` is read through `pattern_word`, by address: see there.
+        let _ = pattern;
+        let mut i = thread_idx().x;
+        while i < pattern_words_read(size) {
+            // SAFETY: `i < pattern_words_read(size) <= SMALL_PATTERN_WORDS`:
+            // inside the parameter and the shared array; each word is
+            // written by one thread, and read only after the barrier.
+            unsafe { staged.write(i as usize, pattern_word(i)) };
+            i += block_dim().x;
+        }
+        sync_threads();
         let split = split_row(base, row_bytes);
         let (tid, _) = thread_along_row();
         let size64 = size as u64;
-        // `pattern` is read through `pattern_word`, by address: see there.
-        let _ = pattern;
-        // SAFETY: every index below is under SMALL_PATTERN_WORDS: offsets are
-        // below `size <= 256`, so words up to 255 / 4 + 4 = 67 are read.
-        let word = |i: u32| unsafe { pattern_word(i) };
+        // SAFETY: every index below is under `pattern_words_read(size)`
+        // (offsets are below `size`, and a window reads words `offset / 4
+        // ..= offset / 4 + 4`), written above before the barrier.
+        let word = |i: u32| unsafe { staged.read(i as usize) };
         let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
         let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
         // SAFETY: forwarded from the caller.
