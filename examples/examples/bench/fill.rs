@@ -1,5 +1,7 @@
-//! The fill rows: every element size over 1 GiB, a view at an unaligned
-//! offset, and the fill kernels' tuning knobs (`--sweep`, `--chunks`).
+//! The fill rows: every element size over 1 GiB (1 B to 4 KiB), views at
+//! every start offset 1-15 bytes past a 16-byte boundary, fills of 1 MiB and
+//! 16 MiB (where launch and tail costs show), and the fill kernels' tuning
+//! knobs (`--sweep`, `--chunks`).
 
 use cuda_mem::prelude::*;
 use std::sync::Arc;
@@ -11,14 +13,16 @@ use crate::harness::{value, Bench};
 
 const GIB: usize = 1 << 30;
 
+const MIB: usize = 1 << 20;
+
 fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize) {
     let len = bytes / N;
+    let words = len * N / 4;
     let mut buf = DeviceBuffer::<[u8; N]>::new(ctx, len).unwrap();
     let gbps = |ms: f64, bytes: usize| bytes as f64 / ms / 1e6;
     let v = value::<N>();
     let stream = b.stream.clone();
     let addr = buf.as_device_ptr().addr();
-    let words = len * N / 4;
     let (ours, raw) = b.gpu_pair_ms(
         || buf.fill_async(v, &stream).unwrap(),
         // SAFETY: the whole live allocation, on the stream the fills use.
@@ -43,35 +47,160 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
     );
 }
 
-/// `--sweep`: the fill rows of 100 and 256 B for several chunks per thread
-/// of long pattern periods (0: one wave of long-lived blocks), then back to
-/// the default; `--chunks SHORT,LONG`: the chunks per thread for the run.
-/// The sweep's rows are printed, not kept.
+/// `--sweep`: the 1 GiB, 16 MiB and 1 MiB fill rows of a few element sizes
+/// for several grid tunings (chunks per thread for short and long periods
+/// and for the value-in-memory kernel, blocks-per-multiprocessor floor),
+/// then back to the defaults; `--chunks SHORT,LONG,LARGE,FLOOR`: the tuning
+/// for the run. The sweep's rows are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
+    const DEFAULT: [u32; 4] = [8, 16, 16, 8];
     if sweep {
-        for k in [0u32, 4, 8, 16, 32, 64] {
-            cuda_mem::__set_fill_chunks_per_thread(8, k);
-            print!("sweep long k={k:<3} ");
-            fill_row::<100>(b, ctx, GIB);
-            print!("sweep long k={k:<3} ");
-            fill_row::<256>(b, ctx, GIB);
+        let configs: [[u32; 4]; 5] = [
+            DEFAULT,
+            [8, 16, 32, 8],
+            [4, 8, 16, 8],
+            [8, 16, 16, 2],
+            [16, 32, 32, 2],
+        ];
+        for [short, long, large, floor] in configs {
+            cuda_mem::__set_fill_tuning(short, long, large, floor);
+            let tag = format!("sweep {short}/{long}/{large}/{floor}");
+            for (bytes, batch) in [(GIB, 1), (16 * MIB, 20), (MIB, 100)] {
+                print!("{tag} ");
+                sized_row::<12>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<100>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<256>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<300>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<1000>(b, ctx, bytes, batch);
+            }
         }
         b.rows.clear();
-        cuda_mem::__set_fill_chunks_per_thread(8, 16);
+        let [short, long, large, floor] = DEFAULT;
+        cuda_mem::__set_fill_tuning(short, long, large, floor);
     }
     if let Some(spec) = chunks {
         let k: Vec<u32> = spec.split(',').filter_map(|k| k.parse().ok()).collect();
-        if let [short, long] = k[..] {
-            cuda_mem::__set_fill_chunks_per_thread(short, long);
-            println!("fill kernels: {short} / {long} chunks per thread (short / long periods)");
+        if let [short, long, large, floor] = k[..] {
+            cuda_mem::__set_fill_tuning(short, long, large, floor);
+            println!("fill kernels: {short} / {long} / {large} chunks per thread (short / long periods / large values), floor {floor} blocks per SM");
         }
     }
 }
 
-/// A 1 GiB fill for every element size from 1 to 256 bytes.
+/// A 1 GiB fill for every element size from 1 to 256 bytes, and for sizes
+/// above 256 bytes (the value-in-memory kernel) up to 4 KiB, odd ones too.
 pub fn element_sizes(b: &mut Bench, ctx: &Arc<CudaContext>) {
     macro_rules! fills { ($($n:literal)*) => { $( fill_row::<$n>(b, ctx, GIB); )* } }
     fills!(1 2 3 4 6 8 12 16 20 24 32 48 64 100 128 256);
+    fills!(257 300 384 500 512 777 1000 1024 1500 2048 3000 4095 4096);
+}
+
+/// Fills of `N`-byte elements over `bytes` bytes (1 MiB, 16 MiB), GPU time
+/// of `batch` of them queued while the stream is held (so that the host's
+/// cost to queue them does not set the pace; see `Bench::gpu_held_ms`),
+/// against `cuMemsetD32Async` of the same bytes.
+fn sized_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize, batch: usize) {
+    let len = bytes / N;
+    let words = len * N / 4;
+    let mut buf = DeviceBuffer::<[u8; N]>::new(ctx, len).unwrap();
+    let v = value::<N>();
+    let stream = b.stream.clone();
+    let addr = buf.as_device_ptr().addr();
+    let (ours, raw) = b.gpu_held_pair_ms(
+        || {
+            for _ in 0..batch {
+                buf.fill_async(v, &stream).unwrap();
+            }
+        },
+        || {
+            for _ in 0..batch {
+                // SAFETY: the whole live allocation, on the stream the fills use.
+                unsafe {
+                    sys::cuMemsetD32Async(addr, 0x1234_5678, words, stream.cu_stream())
+                        .result()
+                        .unwrap()
+                }
+            }
+        },
+    );
+    buf.fill_async(v, &stream).unwrap();
+    let checked = buf.slice(len.saturating_sub(16 * MIB / N)..).unwrap();
+    assert!(
+        checked.to_vec().unwrap().iter().all(|e| *e == v),
+        "fill of {N} B over {bytes} bytes"
+    );
+    let gbps = |ms: f64| (len * N * batch) as f64 / ms / 1e6;
+    b.push(
+        "fill",
+        format!("fill {N:>3} B elements, {} MiB", bytes / MIB),
+        "GB/s",
+        gbps(ours),
+        gbps(raw),
+        "cuMemsetD32Async",
+        true,
+        None,
+    );
+}
+
+/// 1 MiB and 16 MiB fills of 12-, 100- and 256-byte elements.
+pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
+    for (bytes, batch) in [(MIB, 100), (16 * MIB, 20)] {
+        sized_row::<12>(b, ctx, bytes, batch);
+        sized_row::<100>(b, ctx, bytes, batch);
+        sized_row::<256>(b, ctx, bytes, batch);
+        sized_row::<1000>(b, ctx, bytes, batch);
+    }
+}
+
+/// A 1 GiB fill of a view of `N`-byte elements that starts `offset` bytes
+/// past a 16-byte boundary (a byte buffer's view, cast), against
+/// `cuMemsetD32Async` of as many bytes.
+fn offset_row<const N: usize>(b: &mut Bench, bytes: &mut DeviceBuffer<u8>, offset: usize) {
+    let len = GIB / N;
+    let addr = bytes.as_device_ptr().addr();
+    assert_eq!(addr % 16, 0);
+    let v = value::<N>();
+    let s = b.stream.clone();
+    let mut view = bytes.slice_mut(offset..offset + len * N).unwrap();
+    let mut view = view.cast_mut::<[u8; N]>().unwrap();
+    let words = len * N / 4;
+    let (ours, raw) = b.gpu_pair_ms(
+        || view.fill_async(v, &s).unwrap(),
+        // SAFETY: inside the live allocation, on the same stream.
+        || unsafe {
+            sys::cuMemsetD32Async(addr, 7, words, s.cu_stream())
+                .result()
+                .unwrap()
+        },
+    );
+    view.fill_async(v, &s).unwrap();
+    let last = view.slice(len - 1..).unwrap().to_vec().unwrap();
+    assert_eq!(last[0], v, "view fill wrong for {N} B at offset {offset}");
+    b.push(
+        "fill",
+        format!("view at byte offset {offset:>2}, {N} B"),
+        "GB/s",
+        (len * N) as f64 / ours / 1e6,
+        (words * 4) as f64 / raw / 1e6,
+        "cuMemsetD32Async",
+        true,
+        None,
+    );
+}
+
+/// Views of 12- and 100-byte elements at every start offset 1-15.
+pub fn view_offsets(b: &mut Bench, ctx: &Arc<CudaContext>) {
+    let mut bytes = DeviceBuffer::<u8>::new(ctx, GIB + 16).unwrap();
+    for offset in 1..16 {
+        offset_row::<12>(b, &mut bytes, offset);
+    }
+    for offset in 1..16 {
+        offset_row::<100>(b, &mut bytes, offset);
+    }
 }
 
 /// A view whose start is 4 bytes past a 16-byte boundary (12-byte elements from element 3).

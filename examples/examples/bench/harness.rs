@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use cuda_mem::cudarc::driver::{sys, CudaEvent, CudaStream};
+use cuda_mem::cudarc::driver::{result, sys, CudaEvent, CudaStream};
 
 /// One row of the table: our figure, the raw call's, measured in the same run.
 pub struct Row {
@@ -37,6 +37,8 @@ pub struct Bench {
     pub stream: Arc<CudaStream>,
     start: CudaEvent,
     stop: CudaEvent,
+    /// A mapped pinned word the stream waits on in [`Bench::gpu_held_ms`].
+    gate: *mut u32,
     pub reps: usize,
     pub rows: Vec<Row>,
 }
@@ -56,7 +58,16 @@ impl Bench {
     /// with `quick`.
     pub fn new(ctx: &Arc<cuda_mem::CudaContext>, quick: bool) -> Self {
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        ctx.bind_to_thread().unwrap();
+        // SAFETY: a 4-byte mapped pinned allocation, zeroed below and kept
+        // for the process (the bench's one gate).
+        let gate = unsafe { result::malloc_host(4, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .unwrap()
+            .cast::<u32>();
+        // SAFETY: just allocated, 4 bytes, aligned; no GPU work uses it yet.
+        unsafe { gate.write_volatile(0) };
         Self {
+            gate,
             start: ctx.new_event(timing).unwrap(),
             stop: ctx.new_event(timing).unwrap(),
             stream: ctx.new_stream().unwrap(),
@@ -78,6 +89,80 @@ impl Bench {
             })
             .collect();
         median(times)
+    }
+
+    /// Median GPU milliseconds of `op`, with the host's cost to queue it
+    /// taken out: the stream first waits (`cuStreamWaitValue32`) on a mapped
+    /// pinned word that the host sets only once `op` has queued everything,
+    /// so the GPU runs the queued work back to back. For batches of
+    /// operations too short for their host cost to stay hidden (fills of
+    /// 1 MiB take about as long on the GPU as on the host).
+    ///
+    /// `op` runs once unheld first: the driver loads kernels lazily, at
+    /// their first launch, and that load waits for the device, which would
+    /// wait for the gate forever. A watchdog opens the gate after two
+    /// seconds all the same, and the measurement then panics.
+    pub fn gpu_held_ms(&self, mut op: impl FnMut()) -> f64 {
+        op();
+        self.stream.synchronize().unwrap();
+        let gate_addr = self.gate as usize;
+        let open = move |value: u32| {
+            // SAFETY: the host's write of the live pinned word the stream
+            // waits on.
+            unsafe { (gate_addr as *mut u32).write_volatile(value) }
+        };
+        let mut once = |gate: u32| {
+            // SAFETY: the gate is a live mapped pinned word (its host
+            // address is its device address under unified addressing); the
+            // stream waits until it equals `gate`, which the host writes
+            // below, after queuing.
+            unsafe {
+                sys::cuStreamWaitValue32_v2(
+                    self.stream.cu_stream(),
+                    gate_addr as u64,
+                    gate,
+                    sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_EQ as u32,
+                )
+                .result()
+                .unwrap()
+            };
+            let (queued, wait) = std::sync::mpsc::channel::<()>();
+            let watchdog = std::thread::spawn(move || {
+                let timed_out = wait
+                    .recv_timeout(std::time::Duration::from_secs(2))
+                    .is_err();
+                open(gate);
+                timed_out
+            });
+            self.start.record(&self.stream).unwrap();
+            op();
+            self.stop.record(&self.stream).unwrap();
+            let _ = queued.send(());
+            assert!(
+                !watchdog.join().unwrap(),
+                "queuing the operation waited for the held stream"
+            );
+            self.stop.synchronize().unwrap();
+            self.start.elapsed_ms(&self.stop).unwrap() as f64
+        };
+        let mut gate = 0u32;
+        let mut next = || {
+            gate += 1;
+            gate
+        };
+        once(next()); // warm-up
+        median((0..self.reps).map(|_| once(next())).collect())
+    }
+
+    /// [`gpu_held_ms`](Self::gpu_held_ms) of `ours` and of `raw`, in three
+    /// alternating rounds.
+    pub fn gpu_held_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            o.push(self.gpu_held_ms(&mut ours));
+            r.push(self.gpu_held_ms(&mut raw));
+        }
+        (median(o), median(r))
     }
 
     /// Median GPU milliseconds of `ours` and of `raw`, measured in three

@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only]
-//!         [--sweep] [--chunks SHORT,LONG] [--max-gib N]
+//!         [--sweep] [--chunks SHORT,LONG,LARGE,FLOOR] [--max-gib N]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
@@ -41,7 +41,9 @@ struct Args {
     max_gib: usize,
     /// `--sweep`: the fill kernels' chunks-per-thread sweep first.
     sweep: bool,
-    /// `--chunks SHORT,LONG`: chunks per thread for short and long pattern periods.
+    /// `--chunks SHORT,LONG,LARGE,FLOOR`: the fill kernels' grid tuning
+    /// (chunks per thread for short and long pattern periods and for values
+    /// over 256 bytes, and the fewest blocks per multiprocessor).
     chunks: Option<String>,
     /// `--json FILE`: the rows as JSON.
     json: Option<String>,
@@ -97,6 +99,8 @@ fn main() {
     if !args.peer_only {
         fill::element_sizes(&mut b, &ctx);
         fill::unaligned_view(&mut b, &ctx);
+        fill::view_offsets(&mut b, &ctx);
+        fill::small_totals(&mut b, &ctx);
         pitched::fill_and_copy(&mut b, &ctx);
     }
     if args.fill_only {

@@ -36,7 +36,7 @@ pub fn plot(path: &str, device: &str, rows: &[Row]) -> Result<(), Box<dyn std::e
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d((1f64..300f64).log_scale(), 0f64..max)?;
+        .build_cartesian_2d((1f64..5000f64).log_scale(), 0f64..max)?;
     chart
         .configure_mesh()
         .x_desc("element size (bytes, log scale)")
