@@ -167,9 +167,11 @@ pub(crate) fn pooled(
     if pool.is_none() {
         crate::pool::prepare_default_pool(state)?;
     }
-    state.bind()?;
-    // SAFETY: the context is current and the stream belongs to it (checked by
-    // the caller); the caller orders every use after this allocation.
+    // No context bind: stream-ordered calls act in the stream's context
+    // (seen on driver 580 with no context current at all), and the bind's
+    // `cuCtxGetCurrent` was a tenth of this call's cost over the raw one.
+    // SAFETY: the stream belongs to the context (checked by the caller); the
+    // caller orders every use after this allocation.
     unsafe {
         match pool {
             Some(p) => result::mem_pool::alloc_async(p.handle(), bytes, stream.cu_stream()),
@@ -194,15 +196,11 @@ pub(crate) unsafe fn free_device(state: &ContextState, addr: u64) -> Result<()> 
 /// `cuMemFreeAsync` of a stream-ordered allocation on `stream`.
 ///
 /// # Safety
-/// `addr` comes from [`pooled`] in `state`'s context and is not freed yet;
-/// `stream` belongs to that context and is ordered after every use of the
-/// memory; nothing uses it afterwards.
-pub(crate) unsafe fn free_on_stream(
-    state: &ContextState,
-    addr: u64,
-    stream: &CudaStream,
-) -> Result<()> {
-    state.bind()?;
+/// `addr` comes from [`pooled`] and is not freed yet; `stream` belongs to
+/// the allocation's context and is ordered after every use of the memory;
+/// nothing uses it afterwards.
+pub(crate) unsafe fn free_on_stream(addr: u64, stream: &CudaStream) -> Result<()> {
+    // No bind: a stream-ordered call acts in the stream's context (see `pooled`).
     // SAFETY: the caller's promise.
     unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
 }
@@ -243,7 +241,7 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             let stream: &Arc<CudaStream> = &state.default_stream;
             // SAFETY: the caller's promise; nothing is queued on the memory,
             // so any stream of the context is ordered after its uses.
-            unsafe { free_on_stream(state, addr, stream) }?;
+            unsafe { free_on_stream(addr, stream) }?;
             stream.synchronize().op("cuStreamSynchronize")?;
             // Forgotten only once freed: an import of the same allocation
             // before this point is refused rather than handed this address.
@@ -254,7 +252,7 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             let stream: &Arc<CudaStream> = &state.default_stream;
             // SAFETY: the caller's promise; nothing is queued on the memory,
             // so any stream of the context is ordered after its uses.
-            unsafe { free_on_stream(state, addr, stream) }
+            unsafe { free_on_stream(addr, stream) }
         }
     }
 }

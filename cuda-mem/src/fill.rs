@@ -84,21 +84,29 @@ use crate::fill_pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PA
 /// [`SHORT_PERIOD`] chunks) and with longer ones, chunks per thread for the
 /// value-in-memory kernel, and the fewest blocks per multiprocessor.
 static TUNING: [AtomicU32; 4] = [
-    AtomicU32::new(8),
+    AtomicU32::new(4),
+    AtomicU32::new(4),
     AtomicU32::new(16),
-    AtomicU32::new(16),
-    AtomicU32::new(8),
+    AtomicU32::new(0),
 ];
 
 /// Benchmark knob: the fill kernels' grid tuning. `short` and `long`: how
 /// many 16-byte chunks each thread of the by-parameter kernel writes for
 /// patterns whose period is at most 16 chunks (element sizes whose odd part
-/// is at most 16: 12, 48, 128, 256, ...; default 8) and for longer ones (100,
-/// 200, 255, ...; default 16); `large`: the same for the value-in-memory
-/// kernel (elements over 256 bytes; default 16). 0 makes the grid one wave
-/// of long-lived blocks. `floor_per_sm`: the fewest blocks per
-/// multiprocessor a grid gets before chunks per thread set its size
-/// (default 8; capped by occupancy).
+/// is at most 16: 12, 48, 128, 256, ...) and for longer ones (100, 200, 255,
+/// ...); default 4 and 4; `large`: the same for the value-in-memory kernel
+/// (elements over 256 bytes; default 16). 0 makes the grid one wave of
+/// long-lived blocks. `floor_per_sm`: the fewest blocks per multiprocessor a
+/// grid gets before chunks per thread set its size (default 0; capped by
+/// occupancy).
+///
+/// The defaults are the best of a sweep on an H200 (bench `--sweep`, GPU
+/// time on a held stream): 4 chunks per thread and no floor against 8/16
+/// chunks and a full wave, 1.006-1.011 of `cuMemsetD32`'s speed for 12-,
+/// 16-, 100- and 256-byte elements over 1 GiB against 0.981-0.996, and
+/// 0.75-0.78 at 1 MiB against 0.70-0.75; the value-in-memory kernel, whose
+/// threads read their 16 bytes from device memory, is best at 16 (0.960
+/// against 0.918-0.950 for 32-128).
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn __set_fill_tuning(short: u32, long: u32, large: u32, floor_per_sm: u32) {
@@ -220,8 +228,9 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// wave of long-lived blocks (0.98 against 0.93 of memset speed for 12-byte
 /// elements). A thread's setup (its 16 bytes of the pattern, from shared
 /// memory or from the value in device memory) is paid once per thread, so
-/// fewer, busier threads suit the costlier setups. A count of 0 asks for
-/// one wave: a block per resident slot, each thread striding over the row.
+/// the costlier setup of the value-in-memory kernel gets more chunks per
+/// thread (see [`TUNING`]). A count of 0 asks for one wave: a block per
+/// resident slot, each thread striding over the row.
 pub(crate) fn grid(
     region: &Region,
     size: u64,

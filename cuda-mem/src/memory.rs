@@ -283,11 +283,10 @@ impl RawMemory {
             return Ok(());
         }
         let addr = self.addr;
-        let state = &self.state;
-        let result = self.order.run(0..self.bytes, stream, || {
+        let result = self.order.run_owned(0..self.bytes, stream, || {
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.
-            unsafe { allocation::free_on_stream(state, addr, stream) }
+            unsafe { allocation::free_on_stream(addr, stream) }
         });
         if result.is_ok() {
             self.freed = true;
@@ -310,7 +309,7 @@ impl RawMemory {
             // SAFETY: queued after every use of the memory: `stream` is the
             // latest stream in its order and waits for every deferred use;
             // nothing can use the memory after the drop.
-            return unsafe { allocation::free_on_stream(&self.state, self.addr, &stream) };
+            return unsafe { allocation::free_on_stream(self.addr, &stream) };
         }
         self.order.wait(Access::Exclusive)?;
         if self.host_view_is_registered() {

@@ -381,6 +381,19 @@ impl StreamOrder {
         self.queue(range, stream, Use::Now, enqueue)
     }
 
+    /// [`StreamOrder::run`] by the allocation's owner (freeing it): `&mut`
+    /// proves no other thread holds the order, so no lock is taken.
+    pub(crate) fn run_owned<R>(
+        &mut self,
+        range: Range<usize>,
+        stream: &Arc<CudaStream>,
+        enqueue: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        state.order(range, stream, Some(Use::Now))?;
+        enqueue()
+    }
+
     /// Like [`StreamOrder::run`] for a deferred use: `claim` returns what the
     /// caller launches on `stream` later (a kernel argument), and `stream`
     /// stays in every later wait that overlaps `range` until an exclusive one.

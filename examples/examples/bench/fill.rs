@@ -53,14 +53,14 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 /// then back to the defaults; `--chunks SHORT,LONG,LARGE,FLOOR`: the tuning
 /// for the run. The sweep's rows are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
-    const DEFAULT: [u32; 4] = [8, 16, 16, 8];
+    const DEFAULT: [u32; 4] = [4, 4, 16, 0];
     if sweep {
         let configs: [[u32; 4]; 5] = [
             DEFAULT,
-            [8, 16, 32, 8],
-            [4, 8, 16, 8],
-            [8, 16, 16, 2],
-            [16, 32, 32, 2],
+            [8, 16, 16, 8],
+            [8, 16, 16, 0],
+            [4, 4, 32, 0],
+            [2, 2, 16, 1],
         ];
         for [short, long, large, floor] in configs {
             cuda_mem::__set_fill_tuning(short, long, large, floor);
@@ -73,7 +73,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
                 print!("{tag} ");
                 sized_row::<256>(b, ctx, bytes, batch);
                 print!("{tag} ");
-                sized_row::<300>(b, ctx, bytes, batch);
+                sized_row::<16>(b, ctx, bytes, batch);
                 print!("{tag} ");
                 sized_row::<1000>(b, ctx, bytes, batch);
             }
