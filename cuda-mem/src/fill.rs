@@ -77,7 +77,9 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
-use crate::fill_pattern::{SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS};
+use crate::fill_pattern::{
+    pattern_words_read, SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
+};
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
 /// thread for the by-parameter kernel with short pattern periods (at most
@@ -273,20 +275,21 @@ fn tuning(size: u64) -> (u64, u64) {
 
 /// The kernel parameter of a small fill: `value` repeated over the pattern words.
 pub(crate) fn small_pattern(value: &[u8]) -> SmallPattern {
+    // Only the words the kernel reads (`pattern_words_read`) are built; the
+    // rest stay zero (8 of 72 words for a 16-byte value: this runs on every
+    // fill's launch path).
+    let read = pattern_words_read(value.len() as u32) as usize;
     let mut bytes = [0u8; SMALL_PATTERN_WORDS * 4];
-    for piece in bytes.chunks_mut(value.len()) {
+    for piece in bytes[..read * 4].chunks_mut(value.len()) {
         piece.copy_from_slice(&value[..piece.len()]);
     }
-    SmallPattern {
-        words: std::array::from_fn(|i| {
-            u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ])
-        }),
+    let mut pattern = SmallPattern {
+        words: [0; SMALL_PATTERN_WORDS],
+    };
+    for (word, b) in pattern.words[..read].iter_mut().zip(bytes.chunks_exact(4)) {
+        *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
+    pattern
 }
 
 /// Queues a fill of `region` with the element `value` on `stream`.
