@@ -40,9 +40,10 @@ struct FillKernel {
     capacity: Capacity,
 }
 
-/// The two fill kernels of this crate, loaded into one context.
+/// The three fill kernels of this crate, loaded into one context.
 struct FillKernels {
     small: FillKernel,
+    medium: FillKernel,
     large: FillKernel,
 }
 
@@ -70,6 +71,7 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
         };
         Ok(FillKernels {
             small: load("cuda_mem_fill_small")?,
+            medium: load("cuda_mem_fill_medium")?,
             large: load("cuda_mem_fill_large")?,
         })
     })
@@ -78,16 +80,18 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::fill_pattern::{
-    pattern_words_read, SmallPattern, CHUNK_ALIGN, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
+    MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX, SMALL_PATTERN_MAX,
 };
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
-/// thread for the by-parameter kernel with short pattern periods (at most
-/// [`SHORT_PERIOD`] chunks) and with longer ones, chunks per thread for the
-/// value-in-memory kernel, and the fewest blocks per multiprocessor.
-static TUNING: [AtomicU32; 4] = [
+/// thread for the small by-parameter kernel with short pattern periods (at
+/// most [`SHORT_PERIOD`] chunks) and with longer ones, for the medium
+/// by-parameter kernel and for the value-in-memory kernel, and the fewest
+/// blocks per multiprocessor.
+static TUNING: [AtomicU32; 5] = [
     AtomicU32::new(4),
     AtomicU32::new(4),
+    AtomicU32::new(16),
     AtomicU32::new(16),
     AtomicU32::new(0),
 ];
@@ -96,11 +100,12 @@ static TUNING: [AtomicU32; 4] = [
 /// many 16-byte chunks each thread of the by-parameter kernel writes for
 /// patterns whose period is at most 16 chunks (element sizes whose odd part
 /// is at most 16: 12, 48, 128, 256, ...) and for longer ones (100, 200, 255,
-/// ...); default 4 and 4; `large`: the same for the value-in-memory kernel
-/// (elements over 256 bytes; default 16). 0 makes the grid one wave of
-/// long-lived blocks. `floor_per_sm`: the fewest blocks per multiprocessor a
-/// grid gets before chunks per thread set its size (default 0; capped by
-/// occupancy).
+/// ...); default 4 and 4; `medium`: the same for the medium by-parameter
+/// kernel (elements of 257 to 4013 bytes, whose blocks each stage up to 1008
+/// pattern words; default 16); `large`: for the value-in-memory kernel
+/// (larger elements; default 16). 0 makes the grid one wave of long-lived
+/// blocks. `floor_per_sm`: the fewest blocks per multiprocessor a grid gets
+/// before chunks per thread set its size (default 0; capped by occupancy).
 ///
 /// The defaults are the best of a sweep on an H200 (bench `--sweep`, GPU
 /// time on a held stream): 4 chunks per thread and no floor against 8/16
@@ -111,8 +116,11 @@ static TUNING: [AtomicU32; 4] = [
 /// against 0.918-0.950 for 32-128).
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub fn __set_fill_tuning(short: u32, long: u32, large: u32, floor_per_sm: u32) {
-    for (knob, v) in TUNING.iter().zip([short, long, large, floor_per_sm]) {
+pub fn __set_fill_tuning(short: u32, long: u32, medium: u32, large: u32, floor_per_sm: u32) {
+    for (knob, v) in TUNING
+        .iter()
+        .zip([short, long, medium, large, floor_per_sm])
+    {
         knob.store(v, Ordering::Relaxed);
     }
 }
@@ -172,8 +180,12 @@ pub(crate) enum FillPlan {
     Memset16(u16),
     /// `cuMemsetD32Async` / `cuMemsetD2D32Async` with this value.
     Memset32(u32),
-    /// The by-parameter kernel.
+    /// The by-parameter kernel with a 288-byte pattern (values of at most
+    /// 256 bytes).
     SmallKernel,
+    /// The by-parameter kernel with a 4032-byte pattern (values of at most
+    /// `MEDIUM_PATTERN_MAX` bytes).
+    MediumKernel,
     /// The value-in-memory kernel.
     LargeKernel,
 }
@@ -202,6 +214,8 @@ pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
     }
     if value.len() <= SMALL_PATTERN_MAX {
         FillPlan::SmallKernel
+    } else if value.len() <= MEDIUM_PATTERN_MAX {
+        FillPlan::MediumKernel
     } else {
         FillPlan::LargeKernel
     }
@@ -264,32 +278,15 @@ pub(crate) fn grid(
 /// The chunks per thread and the block floor for a fill with an element of
 /// `size` bytes (see [`TUNING`]).
 fn tuning(size: u64) -> (u64, u64) {
-    let class = if size > SMALL_PATTERN_MAX as u64 {
+    let class = if size > MEDIUM_PATTERN_MAX as u64 {
+        3
+    } else if size > SMALL_PATTERN_MAX as u64 {
         2
     } else {
         usize::from(size / gcd(size, 16) > SHORT_PERIOD)
     };
     let get = |i: usize| TUNING[i].load(Ordering::Relaxed) as u64;
-    (get(class), get(3))
-}
-
-/// The kernel parameter of a small fill: `value` repeated over the pattern words.
-pub(crate) fn small_pattern(value: &[u8]) -> SmallPattern {
-    // Only the words the kernel reads (`pattern_words_read`) are built; the
-    // rest stay zero (8 of 72 words for a 16-byte value: this runs on every
-    // fill's launch path).
-    let read = pattern_words_read(value.len() as u32) as usize;
-    let mut bytes = [0u8; SMALL_PATTERN_WORDS * 4];
-    for piece in bytes[..read * 4].chunks_mut(value.len()) {
-        piece.copy_from_slice(&value[..piece.len()]);
-    }
-    let mut pattern = SmallPattern {
-        words: [0; SMALL_PATTERN_WORDS],
-    };
-    for (word, b) in pattern.words[..read].iter_mut().zip(bytes.chunks_exact(4)) {
-        *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    pattern
+    (get(class), get(4))
 }
 
 /// Queues a fill of `region` with the element `value` on `stream`.
@@ -349,7 +346,9 @@ pub(crate) fn enqueue(
             unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }
                 .op("cuMemsetD2D32Async")
         }
-        FillPlan::SmallKernel | FillPlan::LargeKernel if rows > 1 && pitch % CHUNK_ALIGN != 0 => {
+        FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel
+            if rows > 1 && pitch % CHUNK_ALIGN != 0 =>
+        {
             // Rows would split differently: fill them one by one.
             (0..rows).try_for_each(|r| {
                 enqueue(
@@ -361,22 +360,41 @@ pub(crate) fn enqueue(
             })
         }
         FillPlan::SmallKernel => {
-            let kernels = kernels(state)?;
-            let mut pattern = small_pattern(value);
-            let mut size = value.len() as u32;
-            let (mut addr, mut pitch, mut row_bytes, mut rows) = (addr, pitch, row_bytes, rows);
-            let params: &mut [*mut c_void] = &mut [
-                (&mut addr as *mut u64).cast(),
-                (&mut pitch as *mut u64).cast(),
-                (&mut row_bytes as *mut u64).cast(),
-                (&mut rows as *mut u64).cast(),
-                (&mut size as *mut u32).cast(),
-                (&mut pattern as *mut SmallPattern).cast(),
-            ];
-            launch(stream, &kernels.small, &region, value.len() as u64, params)
+            let mut pattern = SmallPattern::repeating(value);
+            let kernel = &kernels(state)?.small;
+            launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
+        }
+        FillPlan::MediumKernel => {
+            let mut pattern = Box::new(MediumPattern::repeating(value));
+            let kernel = &kernels(state)?.medium;
+            launch_by_parameter(stream, kernel, &region, value.len(), &mut *pattern)
         }
         FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
     }
+}
+
+/// Launches a by-parameter fill kernel (`cuda_mem_fill_small` or
+/// `cuda_mem_fill_medium`, whose last parameter is a `P`) over `region`
+/// with an element of `size` bytes repeated in `pattern`.
+fn launch_by_parameter<P>(
+    stream: &CudaStream,
+    kernel: &FillKernel,
+    region: &Region,
+    size: usize,
+    pattern: &mut P,
+) -> Result<()> {
+    let (mut addr, mut pitch, mut row_bytes, mut rows) =
+        (region.addr, region.pitch, region.row_bytes, region.rows);
+    let mut size32 = size as u32;
+    let params: &mut [*mut c_void] = &mut [
+        (&mut addr as *mut u64).cast(),
+        (&mut pitch as *mut u64).cast(),
+        (&mut row_bytes as *mut u64).cast(),
+        (&mut rows as *mut u64).cast(),
+        (&mut size32 as *mut u32).cast(),
+        (pattern as *mut P).cast(),
+    ];
+    launch(stream, kernel, region, size as u64, params)
 }
 
 /// Copies one element into the start of row 0 and repeats it from there.
@@ -461,15 +479,27 @@ fn launch(
 
 #[cfg(test)]
 mod tests {
-    use crate::fill_pattern::{byte_at, chunk_at, chunk_offset, split_row};
+    use crate::fill_pattern::{
+        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, Pattern,
+        MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
+    };
 
-    /// The kernel's view of the pattern parameter: word `i`.
-    fn small_chunk(p: &SmallPattern, offset: u32) -> [u32; 4] {
-        chunk_at(|i| p.words[i as usize], offset)
+    /// The kernel's view of the pattern parameter: the 16 bytes at `offset`,
+    /// read only from the words the kernel stages (`pattern_words_read`).
+    fn chunk_of<const W: usize>(p: &Pattern<W>, size: u64, offset: u32) -> [u32; 4] {
+        chunk_at(|i| staged_word(p, size, i), offset)
     }
 
-    fn small_byte(p: &SmallPattern, offset: u32) -> u8 {
-        byte_at(|i| p.words[i as usize], offset)
+    fn byte_of<const W: usize>(p: &Pattern<W>, size: u64, offset: u32) -> u8 {
+        byte_at(|i| staged_word(p, size, i), offset)
+    }
+
+    fn staged_word<const W: usize>(p: &Pattern<W>, size: u64, i: u32) -> u32 {
+        assert!(
+            i < pattern_words_read(size as u32, W as u32),
+            "word {i} of a {size}-byte value is not staged"
+        );
+        p.words[i as usize]
     }
     use super::*;
 
@@ -507,8 +537,14 @@ mod tests {
         assert_eq!(plan(&[9; 0], &r(0)), FillPlan::Nothing);
         assert_eq!(plan(&[1, 2, 3], &Region::linear(0, 0)), FillPlan::Nothing);
         let big: Vec<u8> = (0..=255u8).chain([1]).collect();
-        assert_eq!(plan(&big, &r(0)), FillPlan::LargeKernel);
+        assert_eq!(plan(&big, &r(0)), FillPlan::MediumKernel);
         assert_eq!(plan(&big[..256], &r(0)), FillPlan::SmallKernel);
+        let huge: Vec<u8> = (0..=MEDIUM_PATTERN_MAX).map(|i| i as u8).collect();
+        assert_eq!(plan(&huge, &r(0)), FillPlan::LargeKernel);
+        assert_eq!(
+            plan(&huge[..MEDIUM_PATTERN_MAX], &r(0)),
+            FillPlan::MediumKernel
+        );
         // Pitched: the pitch must be aligned too.
         let pitched = Region {
             addr: 0,
@@ -522,7 +558,7 @@ mod tests {
 
     /// The bytes the kernel writes, simulated thread by thread from the same
     /// functions the kernel uses, for a grid from `grid`.
-    fn simulate(
+    fn simulate<const W: usize>(
         value: &[u8],
         region: Region,
         capacity: Capacity,
@@ -530,13 +566,13 @@ mod tests {
         floor_per_sm: u64,
     ) -> Vec<u8> {
         let size = value.len() as u64;
-        let pattern = small_pattern(value);
+        let pattern = Pattern::<W>::repeating(value);
         let (gx, _) = grid(&region, size, capacity, chunks_per_thread, floor_per_sm);
         let threads = gx as u64 * BLOCK as u64;
         let split = split_row(region.addr, region.row_bytes);
         let mut row = vec![0u8; region.row_bytes as usize];
         for tid in 0..threads.min(split.chunks.max(CHUNK_ALIGN)) {
-            let chunk = small_chunk(&pattern, chunk_offset(split.head, tid, size) as u32);
+            let chunk = chunk_of(&pattern, size, chunk_offset(split.head, tid, size) as u32);
             let mut c = tid;
             while c < split.chunks {
                 for (k, w) in chunk.iter().enumerate() {
@@ -546,11 +582,11 @@ mod tests {
                 c += threads;
             }
             if tid < split.head {
-                row[tid as usize] = small_byte(&pattern, (tid % size) as u32);
+                row[tid as usize] = byte_of(&pattern, size, (tid % size) as u32);
             }
             if tid < split.tail {
                 let at = region.row_bytes - split.tail + tid;
-                row[at as usize] = small_byte(&pattern, (at % size) as u32);
+                row[at as usize] = byte_of(&pattern, size, (at % size) as u32);
             }
         }
         row
@@ -559,7 +595,13 @@ mod tests {
     #[test]
     fn kernel_arithmetic_writes_the_value_for_every_size_and_alignment() {
         let mut rng = Rng(seed());
-        for size in 1..=SMALL_PATTERN_MAX as u64 {
+        // Every small size; for the medium kernel, its edges and random sizes.
+        let medium = (0..60).map(|_| 257 + rng.below_u64((MEDIUM_PATTERN_MAX - 256) as u64));
+        let sizes: Vec<u64> = (1..=SMALL_PATTERN_MAX as u64)
+            .chain([257, MEDIUM_PATTERN_MAX as u64])
+            .chain(medium)
+            .collect();
+        for size in sizes {
             let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
             let addr = rng.below_u64(512);
             // A few sizes are checked on multi-pass grids with a tiny device.
@@ -578,7 +620,23 @@ mod tests {
             };
             let chunks_per_thread = [0, 1, 8, 16, 64][rng.below_u64(5) as usize];
             let floor_per_sm = rng.below_u64(10);
-            let got = simulate(&value, region, capacity, chunks_per_thread, floor_per_sm);
+            let got = if size <= SMALL_PATTERN_MAX as u64 {
+                simulate::<SMALL_PATTERN_WORDS>(
+                    &value,
+                    region,
+                    capacity,
+                    chunks_per_thread,
+                    floor_per_sm,
+                )
+            } else {
+                simulate::<MEDIUM_PATTERN_WORDS>(
+                    &value,
+                    region,
+                    capacity,
+                    chunks_per_thread,
+                    floor_per_sm,
+                )
+            };
             for (i, &b) in got.iter().enumerate() {
                 assert_eq!(
                     b,
@@ -625,12 +683,22 @@ mod tests {
     }
 
     #[test]
-    fn small_pattern_repeats_the_value() {
-        let p = small_pattern(&[1, 2, 3]);
+    fn patterns_repeat_the_value() {
+        let p = SmallPattern::repeating(&[1, 2, 3]);
         assert_eq!(p.words[0], u32::from_le_bytes([1, 2, 3, 1]));
         assert_eq!(p.words[1], u32::from_le_bytes([2, 3, 1, 2]));
+        // Only the words a 3-byte fill reads are built.
+        assert_eq!(p.words[5..], [0; SMALL_PATTERN_WORDS - 5]);
+        let long: Vec<u8> = (0..MEDIUM_PATTERN_MAX)
+            .map(|i| (i * 7 + i / 256) as u8)
+            .collect();
+        let m = MediumPattern::repeating(&long);
+        let bytes: Vec<u8> = m.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for (i, b) in bytes.iter().enumerate() {
+            assert_eq!(*b, long[i % long.len()], "byte {i}");
+        }
         for o in 0..3 {
-            let chunk = small_chunk(&p, o);
+            let chunk = chunk_of(&p, 3, o);
             let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
             let want: Vec<u8> = (0..16).map(|j| [1, 2, 3][(o as usize + j) % 3]).collect();
             assert_eq!(bytes, want);

@@ -12,34 +12,77 @@
 /// window starting at byte `o < S` reads words `o / 4 ..= o / 4 + 4`).
 pub const SMALL_PATTERN_WORDS: usize = 72;
 
-/// The words of a [`SmallPattern`] that a fill with an element of `size`
-/// bytes reads (windows start below `size`): `(size - 1) / 4 + 5`, at most
-/// [`SMALL_PATTERN_WORDS`].
+/// Largest element size, in bytes, that the small by-parameter fill kernel takes.
+pub const SMALL_PATTERN_MAX: usize = 256;
+
+/// Number of 32-bit words in [`MediumPattern`]: 4032 bytes, which with the
+/// kernel's other parameters (40 bytes, padded to 48) stays inside the 4 KiB
+/// that every CUDA device and driver accepts for a kernel's parameters.
+pub const MEDIUM_PATTERN_WORDS: usize = 1008;
+
+/// Largest element size, in bytes, that the medium by-parameter fill kernel
+/// takes: the largest `size` whose windows (`(size - 1) / 4 + 5` words)
+/// fit in [`MEDIUM_PATTERN_WORDS`]. Larger values go through device memory.
+pub const MEDIUM_PATTERN_MAX: usize = (MEDIUM_PATTERN_WORDS - 5) * 4 + 1;
+
+/// The words of a pattern of `words` words that a fill with an element of
+/// `size` bytes reads (windows start below `size`): `(size - 1) / 4 + 5`,
+/// at most `words`.
 #[inline(always)]
-pub fn pattern_words_read(size: u32) -> u32 {
-    let words = (size.max(1) - 1) / 4 + 5;
-    if words < SMALL_PATTERN_WORDS as u32 {
-        words
+pub fn pattern_words_read(size: u32, words: u32) -> u32 {
+    let read = (size.max(1) - 1) / 4 + 5;
+    if read < words {
+        read
     } else {
-        SMALL_PATTERN_WORDS as u32
+        words
     }
 }
 
-/// Largest element size, in bytes, that the by-parameter fill kernel takes.
-pub const SMALL_PATTERN_MAX: usize = 256;
-
-/// The value of a small fill, repeated: byte `i` is `value[i % size]`.
+/// The value of a by-parameter fill, repeated: byte `i` is
+/// `value[i % size]`, for the `W`-word parameter of a fill kernel.
 ///
 /// Passed by value as a kernel parameter. The kernel reads it by address from
 /// the parameter space (see `pattern_word` in the kernel crate): indexing the
-/// Rust parameter at run time would make the compiler copy all 288 bytes to a
+/// Rust parameter at run time would make the compiler copy it all to a
 /// per-thread local frame, and a chain of constant-index selects compiles to
 /// jump tables that diverge across a warp's phases.
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
-pub struct SmallPattern {
+pub struct Pattern<const W: usize> {
     /// The repeated value, as little-endian words.
-    pub words: [u32; SMALL_PATTERN_WORDS],
+    pub words: [u32; W],
+}
+
+/// The parameter of the small fill kernel (values of at most
+/// [`SMALL_PATTERN_MAX`] bytes).
+pub type SmallPattern = Pattern<SMALL_PATTERN_WORDS>;
+
+/// The parameter of the medium fill kernel (values of at most
+/// [`MEDIUM_PATTERN_MAX`] bytes).
+pub type MediumPattern = Pattern<MEDIUM_PATTERN_WORDS>;
+
+impl<const W: usize> Pattern<W> {
+    /// `value` (`1 <= value.len()`, with `(len - 1) / 4 + 5 <= W`) repeated
+    /// over the words a fill reads; the rest stay zero (8 of 72 words for a
+    /// 16-byte value: this runs on every fill's launch path).
+    #[inline]
+    pub fn repeating(value: &[u8]) -> Self {
+        let read = pattern_words_read(value.len() as u32, W as u32) as usize;
+        let mut pattern = Self { words: [0; W] };
+        let mut at = 0;
+        for word in &mut pattern.words[..read] {
+            let mut bytes = [0u8; 4];
+            for b in &mut bytes {
+                *b = value[at];
+                at += 1;
+                if at == value.len() {
+                    at = 0;
+                }
+            }
+            *word = u32::from_le_bytes(bytes);
+        }
+        pattern
+    }
 }
 
 /// Joins `lo` and `hi` and takes the 32 bits starting `shift` bits into `lo`.

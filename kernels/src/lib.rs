@@ -36,8 +36,8 @@ mod device {
         sync_threads, thread_idx, GridStride,
     };
     use cuda_mem::fill_pattern::{
-        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, SmallPattern,
-        SMALL_PATTERN_WORDS,
+        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, MediumPattern,
+        SmallPattern, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };
 
     /// One 16-byte store to global memory.
@@ -110,36 +110,8 @@ mod device {
         }
     }
 
-    /// Word `index` of the `pattern` parameter of [`cuda_mem_fill_small`], read
-    /// by address from the kernel-parameter space (`ld.param` with a register
-    /// address, which PTX allows for kernel parameters). Each lane reads its own
-    /// words with no branch, so a warp's phases do not diverge.
-    ///
-    /// # Safety
-    /// Only inside `cuda_mem_fill_small` (the asm names its sixth parameter),
-    /// with `index < SMALL_PATTERN_WORDS`.
-    #[inline(always)]
-    unsafe fn pattern_word(index: u32) -> u32 {
-        let word: u32;
-        // SAFETY: the caller guarantees we are in the kernel that declares the
-        // parameter and that the word lies inside it; the asm only reads.
-        unsafe {
-            asm!(
-                "{{",
-                ".reg .u64 %pattern_addr;",
-                "mov.u64 %pattern_addr, cuda_mem_fill_small_param_5;",
-                "mad.wide.u32 %pattern_addr, {index}, 4, %pattern_addr;",
-                "ld.param.u32 {word}, [%pattern_addr];",
-                "}}",
-                index = in(reg32) index,
-                word = out(reg32) word,
-                options(pure, readonly, nostack, preserves_flags)
-            );
-        }
-        word
-    }
-
-    /// Fills with a value of at most 256 bytes passed in `pattern`.
+    /// Defines a by-parameter fill kernel `$name` whose last parameter is a
+    /// `$pattern` of `$words` words.
     ///
     /// The block first copies the pattern words the fill reads into shared
     /// memory, one word per thread, and every thread then reads its 16 bytes
@@ -147,42 +119,87 @@ mod device {
     /// the lanes of a warp start at up to `P` different offsets (`P` = the
     /// period in chunks, 25 for 100-byte elements), and the hardware
     /// serialises a warp's parameter reads by address, five reads per thread.
-    ///
-    /// # Safety
-    /// See [`fill_rows`]; `1 <= size <= 256` and `row_bytes % size == 0`.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn cuda_mem_fill_small(
-        base: u64,
-        pitch: u64,
-        row_bytes: u64,
-        rows: u64,
-        size: u32,
-        pattern: SmallPattern,
-    ) {
-        let staged = cuda_mem::shared_array![u32; SMALL_PATTERN_WORDS];
-        // `pattern` is read through `pattern_word`, by address: see there.
-        let _ = pattern;
-        let mut i = thread_idx().x;
-        while i < pattern_words_read(size) {
-            // SAFETY: `i < pattern_words_read(size) <= SMALL_PATTERN_WORDS`:
-            // inside the parameter and the shared array; each word is
-            // written by one thread, and read only after the barrier.
-            unsafe { staged.write(i as usize, pattern_word(i)) };
-            i += block_dim().x;
-        }
-        sync_threads();
-        let split = split_row(base, row_bytes);
-        let (tid, _) = thread_along_row();
-        let size64 = size as u64;
-        // SAFETY: every index below is under `pattern_words_read(size)`
-        // (offsets are below `size`, and a window reads words `offset / 4
-        // ..= offset / 4 + 4`), written above before the barrier.
-        let word = |i: u32| unsafe { staged.read(i as usize) };
-        let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
-        let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
-        // SAFETY: forwarded from the caller.
-        unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+    /// The words are read by address from the kernel-parameter space
+    /// (`ld.param` with a register address, which PTX allows for kernel
+    /// parameters): indexing the Rust parameter would copy it to a local
+    /// frame.
+    macro_rules! by_parameter_fill {
+        ($(#[$doc:meta])* $name:ident, $pattern:ty, $words:expr) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// See [`fill_rows`]; `1 <= size`, `(size - 1) / 4 + 5` is at most
+            /// the pattern's words, and `row_bytes % size == 0`.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(
+                base: u64,
+                pitch: u64,
+                row_bytes: u64,
+                rows: u64,
+                size: u32,
+                pattern: $pattern,
+            ) {
+                let staged = cuda_mem::shared_array![u32; $words];
+                // `pattern` is read by address, below.
+                let _ = pattern;
+                let read = pattern_words_read(size, $words as u32);
+                let mut i = thread_idx().x;
+                while i < read {
+                    let word: u32;
+                    // SAFETY: `i < read <= $words`: inside the parameter,
+                    // which this kernel declares as its sixth; the asm only
+                    // reads it.
+                    unsafe {
+                        asm!(
+                            "{{",
+                            ".reg .u64 %pattern_addr;",
+                            concat!("mov.u64 %pattern_addr, ", stringify!($name), "_param_5;"),
+                            "mad.wide.u32 %pattern_addr, {index}, 4, %pattern_addr;",
+                            "ld.param.u32 {word}, [%pattern_addr];",
+                            "}}",
+                            index = in(reg32) i,
+                            word = out(reg32) word,
+                            options(pure, readonly, nostack, preserves_flags)
+                        );
+                    }
+                    // SAFETY: `i < read <= $words`, inside the shared array;
+                    // each word is written by one thread and read only after
+                    // the barrier.
+                    unsafe { staged.write(i as usize, word) };
+                    i += block_dim().x;
+                }
+                sync_threads();
+                let split = split_row(base, row_bytes);
+                let (tid, _) = thread_along_row();
+                let size64 = size as u64;
+                // SAFETY: every index below is under `read` (offsets are
+                // below `size`, and a window reads words `offset / 4 ..=
+                // offset / 4 + 4`), written above before the barrier.
+                let word = |i: u32| unsafe { staged.read(i as usize) };
+                let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
+                let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
+                // SAFETY: forwarded from the caller.
+                unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+            }
+        };
     }
+
+    by_parameter_fill!(
+        /// Fills with a value of at most 256 bytes passed in `pattern`
+        /// (288 bytes).
+        cuda_mem_fill_small,
+        SmallPattern,
+        SMALL_PATTERN_WORDS
+    );
+
+    by_parameter_fill!(
+        /// Fills with a value of 257 to 4013 bytes passed in `pattern`
+        /// (4032 bytes: with the other parameters, inside the 4 KiB every
+        /// device accepts).
+        cuda_mem_fill_medium,
+        MediumPattern,
+        MEDIUM_PATTERN_WORDS
+    );
 
     /// Fills with a value of any size read from device memory at `src`.
     ///

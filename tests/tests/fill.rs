@@ -1,5 +1,6 @@
 //! GPU tests of `fill`: every element size 1..=64 and 72, 96, 100, 128, 192,
-//! 256, 1024, 4096; random values (and values that take the memset paths);
+//! 256, the medium kernel's 257, 777, 1024 and 4013, and 4014 and 4096 past
+//! it; random values (and values that take the memset paths);
 //! random lengths including 0, 1 and primes; views at every byte offset
 //! modulo 16; every element and the bytes just outside the view checked.
 
@@ -55,7 +56,7 @@ macro_rules! sizes {
 }
 sizes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
        33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
-       72 96 100 128 192 256 1024 4096);
+       72 96 100 128 192 256 257 777 1024 4013 4014 4096);
 
 /// Aligned element types take the 16- and 32-bit memset paths at offsets the
 /// byte arrays never reach with that alignment.

@@ -52,7 +52,11 @@ fn the_shipped_fill_ptx_is_a_fresh_build_of_kernels() {
 #[test]
 fn fill_kernels_assemble_for_sm80_and_sm90() {
     let ptx = cuda_mem::fill_kernels_ptx();
-    for entry in ["cuda_mem_fill_small", "cuda_mem_fill_large"] {
+    for entry in [
+        "cuda_mem_fill_small",
+        "cuda_mem_fill_medium",
+        "cuda_mem_fill_large",
+    ] {
         assert!(
             ptx.contains(&format!(".entry {entry}(")),
             "missing .entry {entry}"

@@ -48,45 +48,47 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 }
 
 /// `--sweep`: the 1 GiB, 16 MiB and 1 MiB fill rows of a few element sizes
-/// for several grid tunings (chunks per thread for short and long periods
-/// and for the value-in-memory kernel, blocks-per-multiprocessor floor),
-/// then back to the defaults; `--chunks SHORT,LONG,LARGE,FLOOR`: the tuning
-/// for the run. The sweep's rows are printed, not kept.
+/// for several grid tunings (chunks per thread for short and long periods,
+/// for the medium by-parameter kernel and for the value-in-memory kernel,
+/// blocks-per-multiprocessor floor), then back to the defaults; `--chunks
+/// SHORT,LONG,MEDIUM,LARGE,FLOOR`: the tuning for the run. The sweep's rows
+/// are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
-    const DEFAULT: [u32; 4] = [4, 4, 16, 0];
+    const DEFAULT: [u32; 5] = [4, 4, 16, 16, 0];
     if sweep {
-        let configs: [[u32; 4]; 5] = [
+        let configs: [[u32; 5]; 5] = [
             DEFAULT,
-            [8, 16, 16, 8],
-            [8, 16, 16, 0],
-            [4, 4, 32, 0],
-            [2, 2, 16, 1],
+            [4, 4, 4, 16, 0],
+            [4, 4, 8, 16, 0],
+            [4, 4, 32, 16, 0],
+            [4, 4, 64, 16, 0],
         ];
-        for [short, long, large, floor] in configs {
-            cuda_mem::__set_fill_tuning(short, long, large, floor);
-            let tag = format!("sweep {short}/{long}/{large}/{floor}");
+        for [short, long, medium, large, floor] in configs {
+            cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
+            let tag = format!("sweep {short}/{long}/{medium}/{large}/{floor}");
             for (bytes, batch) in [(GIB, 1), (16 * MIB, 20), (MIB, 100)] {
                 print!("{tag} ");
-                sized_row::<12>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<100>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<256>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<16>(b, ctx, bytes, batch);
+                sized_row::<300>(b, ctx, bytes, batch);
                 print!("{tag} ");
                 sized_row::<1000>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<4000>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<4096>(b, ctx, bytes, batch);
             }
         }
         b.rows.clear();
-        let [short, long, large, floor] = DEFAULT;
-        cuda_mem::__set_fill_tuning(short, long, large, floor);
+        let [short, long, medium, large, floor] = DEFAULT;
+        cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
     }
     if let Some(spec) = chunks {
         let k: Vec<u32> = spec.split(',').filter_map(|k| k.parse().ok()).collect();
-        if let [short, long, large, floor] = k[..] {
-            cuda_mem::__set_fill_tuning(short, long, large, floor);
-            println!("fill kernels: {short} / {long} / {large} chunks per thread (short / long periods / large values), floor {floor} blocks per SM");
+        if let [short, long, medium, large, floor] = k[..] {
+            cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
+            println!(
+                "fill kernels: {short} / {long} / {medium} / {large} chunks per thread (short / \
+                 long periods / medium / large values), floor {floor} blocks per SM"
+            );
         }
     }
 }
@@ -96,7 +98,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
 pub fn element_sizes(b: &mut Bench, ctx: &Arc<CudaContext>) {
     macro_rules! fills { ($($n:literal)*) => { $( fill_row::<$n>(b, ctx, GIB); )* } }
     fills!(1 2 3 4 6 8 12 16 20 24 32 48 64 100 128 256);
-    fills!(257 300 384 500 512 777 1000 1024 1500 2048 3000 4095 4096);
+    fills!(257 300 384 500 512 777 1000 1024 1500 2048 3000 4013 4014 4095 4096);
 }
 
 /// Fills of `N`-byte elements over `bytes` bytes (1 MiB, 16 MiB), GPU time
@@ -146,7 +148,7 @@ fn sized_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize
     );
 }
 
-/// 1 MiB and 16 MiB fills of 12-, 100- and 256-byte elements.
+/// 1 MiB and 16 MiB fills of 12-, 100-, 256- and 1000-byte elements.
 pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
     for (bytes, batch) in [(MIB, 100), (16 * MIB, 20)] {
         sized_row::<12>(b, ctx, bytes, batch);

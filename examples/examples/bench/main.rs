@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only]
-//!         [--sweep] [--chunks SHORT,LONG,LARGE,FLOOR] [--max-gib N]
+//!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
@@ -41,9 +41,10 @@ struct Args {
     max_gib: usize,
     /// `--sweep`: the fill kernels' chunks-per-thread sweep first.
     sweep: bool,
-    /// `--chunks SHORT,LONG,LARGE,FLOOR`: the fill kernels' grid tuning
-    /// (chunks per thread for short and long pattern periods and for values
-    /// over 256 bytes, and the fewest blocks per multiprocessor).
+    /// `--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR`: the fill kernels' grid
+    /// tuning (chunks per thread for short and long pattern periods, for
+    /// values of 257-4013 bytes and for larger ones, and the fewest blocks
+    /// per multiprocessor).
     chunks: Option<String>,
     /// `--json FILE`: the rows as JSON.
     json: Option<String>,
