@@ -80,7 +80,8 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::fill_pattern::{
-    MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX, SMALL_PATTERN_MAX,
+    pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
+    SMALL_PATTERN_MAX,
 };
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
@@ -91,7 +92,7 @@ use crate::fill_pattern::{
 static TUNING: [AtomicU32; 5] = [
     AtomicU32::new(4),
     AtomicU32::new(4),
-    AtomicU32::new(16),
+    AtomicU32::new(4),
     AtomicU32::new(16),
     AtomicU32::new(0),
 ];
@@ -102,7 +103,7 @@ static TUNING: [AtomicU32; 5] = [
 /// is at most 16: 12, 48, 128, 256, ...) and for longer ones (100, 200, 255,
 /// ...); default 4 and 4; `medium`: the same for the medium by-parameter
 /// kernel (elements of 257 to 4013 bytes, whose blocks each stage up to 1008
-/// pattern words; default 16); `large`: for the value-in-memory kernel
+/// pattern words; default 4, raised to a chunk per 64 staged words); `large`: for the value-in-memory kernel
 /// (larger elements; default 16). 0 makes the grid one wave of long-lived
 /// blocks. `floor_per_sm`: the fewest blocks per multiprocessor a grid gets
 /// before chunks per thread set its size (default 0; capped by occupancy).
@@ -286,7 +287,13 @@ fn tuning(size: u64) -> (u64, u64) {
         usize::from(size / gcd(size, 16) > SHORT_PERIOD)
     };
     let get = |i: usize| TUNING[i].load(Ordering::Relaxed) as u64;
-    (get(class), get(4))
+    let chunks = match class {
+        // A medium block stages up to 1008 pattern words before it writes:
+        // a thread writes a chunk per 64 staged words at least.
+        2 if get(2) > 0 => get(2).max(pattern_words_read(size as u32, u32::MAX) as u64 / 64),
+        _ => get(class),
+    };
+    (chunks, get(4))
 }
 
 /// Queues a fill of `region` with the element `value` on `stream`.

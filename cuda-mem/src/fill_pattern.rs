@@ -12,6 +12,9 @@
 /// window starting at byte `o < S` reads words `o / 4 ..= o / 4 + 4`).
 pub const SMALL_PATTERN_WORDS: usize = 72;
 
+// The kernels stage the pattern two words per load.
+const _: () = assert!(SMALL_PATTERN_WORDS % 2 == 0 && MEDIUM_PATTERN_WORDS % 2 == 0);
+
 /// Largest element size, in bytes, that the small by-parameter fill kernel takes.
 pub const SMALL_PATTERN_MAX: usize = 256;
 

@@ -111,7 +111,7 @@ mod device {
     }
 
     /// Defines a by-parameter fill kernel `$name` whose last parameter is a
-    /// `$pattern` of `$words` words.
+    /// `$pattern` of `$words` words (an even number).
     ///
     /// The block first copies the pattern words the fill reads into shared
     /// memory, one word per thread, and every thread then reads its 16 bytes
@@ -143,30 +143,38 @@ mod device {
                 // `pattern` is read by address, below.
                 let _ = pattern;
                 let read = pattern_words_read(size, $words as u32);
-                let mut i = thread_idx().x;
-                while i < read {
-                    let word: u32;
-                    // SAFETY: `i < read <= $words`: inside the parameter,
-                    // which this kernel declares as its sixth; the asm only
+                // Two words per load (`ld.param.v2`): half the serialised
+                // parameter reads. `$words` is even, so `2 * pair + 1` stays
+                // inside the parameter and the shared array.
+                let mut pair = thread_idx().x;
+                while 2 * pair < read {
+                    let (lo, hi): (u32, u32);
+                    // SAFETY: `2 * pair + 1 < $words`: inside the parameter,
+                    // which this kernel declares as its sixth (16-byte
+                    // aligned, so the 8-byte load is aligned); the asm only
                     // reads it.
                     unsafe {
                         asm!(
                             "{{",
                             ".reg .u64 %pattern_addr;",
                             concat!("mov.u64 %pattern_addr, ", stringify!($name), "_param_5;"),
-                            "mad.wide.u32 %pattern_addr, {index}, 4, %pattern_addr;",
-                            "ld.param.u32 {word}, [%pattern_addr];",
+                            "mad.wide.u32 %pattern_addr, {pair}, 8, %pattern_addr;",
+                            "ld.param.v2.u32 {{{lo}, {hi}}}, [%pattern_addr];",
                             "}}",
-                            index = in(reg32) i,
-                            word = out(reg32) word,
+                            pair = in(reg32) pair,
+                            lo = out(reg32) lo,
+                            hi = out(reg32) hi,
                             options(pure, readonly, nostack, preserves_flags)
                         );
                     }
-                    // SAFETY: `i < read <= $words`, inside the shared array;
-                    // each word is written by one thread and read only after
-                    // the barrier.
-                    unsafe { staged.write(i as usize, word) };
-                    i += block_dim().x;
+                    // SAFETY: `2 * pair + 1 < $words`, inside the shared
+                    // array; each word is written by one thread and read
+                    // only after the barrier.
+                    unsafe {
+                        staged.write(2 * pair as usize, lo);
+                        staged.write(2 * pair as usize + 1, hi);
+                    }
+                    pair += block_dim().x;
                 }
                 sync_threads();
                 let split = split_row(base, row_bytes);

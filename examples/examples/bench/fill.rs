@@ -54,14 +54,13 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 /// SHORT,LONG,MEDIUM,LARGE,FLOOR`: the tuning for the run. The sweep's rows
 /// are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
-    const DEFAULT: [u32; 5] = [4, 4, 16, 16, 0];
+    const DEFAULT: [u32; 5] = [4, 4, 4, 16, 0];
     if sweep {
-        let configs: [[u32; 5]; 5] = [
+        let configs: [[u32; 5]; 4] = [
             DEFAULT,
-            [4, 4, 4, 16, 0],
             [4, 4, 8, 16, 0],
-            [4, 4, 32, 16, 0],
-            [4, 4, 64, 16, 0],
+            [4, 4, 16, 16, 0],
+            [4, 4, 4, 16, 2],
         ];
         for [short, long, medium, large, floor] in configs {
             cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
