@@ -13,7 +13,8 @@
 pub const SMALL_PATTERN_WORDS: usize = 72;
 
 // The kernels stage the pattern two words per load.
-const _: () = assert!(SMALL_PATTERN_WORDS % 2 == 0 && MEDIUM_PATTERN_WORDS % 2 == 0);
+const _: () =
+    assert!(SMALL_PATTERN_WORDS.is_multiple_of(2) && MEDIUM_PATTERN_WORDS.is_multiple_of(2));
 
 /// Largest element size, in bytes, that the small by-parameter fill kernel takes.
 pub const SMALL_PATTERN_MAX: usize = 256;
