@@ -6,8 +6,10 @@
 //!   `1.0f32`, `[7u8; 12]`) goes to `cuMemsetD8/D16/D32Async` (or the 2D
 //!   forms for pitched memory) when the address and pitch allow: no kernel.
 //! * Any other value of at most 256 bytes goes to `cuda_mem_fill_small`, which
-//!   gets the value as a kernel parameter and writes 16-byte coalesced stores
-//!   of the repeating pattern.
+//!   gets the value as a kernel parameter (288 bytes), stages it in shared
+//!   memory and writes 16-byte coalesced stores of the repeating pattern.
+//! * Values of 257 to 4013 bytes go to `cuda_mem_fill_medium`, the same
+//!   kernel with a 4032-byte parameter (kernel parameters may take 4 KiB).
 //! * Larger values are first copied into the first element of the destination
 //!   and `cuda_mem_fill_large` repeats them from there.
 
