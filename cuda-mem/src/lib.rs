@@ -406,6 +406,8 @@ mod order;
 #[cfg(feature = "host")]
 mod peer;
 #[cfg(feature = "host")]
+mod pinned_cache;
+#[cfg(feature = "host")]
 mod pinned_pages;
 #[cfg(feature = "host")]
 mod pitched;
@@ -417,6 +419,8 @@ mod staging;
 mod test_rng;
 #[cfg(feature = "host")]
 mod vmm;
+#[cfg(feature = "host")]
+mod workers;
 
 #[cfg(feature = "host")]
 pub use {
@@ -433,6 +437,7 @@ pub use {
     launch::{LaunchArg, Module},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
+    pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
     pinned_pages::PinnedFlags,
     pool::{MemPool, PoolUsage},
 };
@@ -447,7 +452,7 @@ pub use {
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use fill::__set_fill_chunks_per_thread;
+pub use {fill::__set_fill_chunks_per_thread, staging::__set_staging};
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,
