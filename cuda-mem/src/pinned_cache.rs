@@ -700,7 +700,10 @@ mod tests {
             let bits = 1 + rng.below(31);
             let bytes = 1 + rng.below(1 << bits);
             let class = size_class(bytes).unwrap();
-            assert!(class >= bytes && class.is_multiple_of(4096), "{bytes} -> {class}");
+            assert!(
+                class >= bytes && class.is_multiple_of(4096),
+                "{bytes} -> {class}"
+            );
             let waste = class - bytes;
             if bytes > POW2_MAX {
                 assert!(
