@@ -58,6 +58,21 @@ fn gbps(bytes: usize, us: f64) -> f64 {
     bytes as f64 / us / 1e3
 }
 
+/// Two rows for one measurement of ours: against pinned and against pageable.
+fn push_both(
+    b: &mut Bench,
+    group: &'static str,
+    row: String,
+    ours: f64,
+    pinned: (f64, &'static str),
+    pageable: (f64, &'static str),
+) {
+    for (versus, (raw, call)) in [("pinned", pinned), ("pageable", pageable)] {
+        let name = format!("{row} vs {versus}");
+        b.push(group, name, "GB/s", ours, raw, call, true, None);
+    }
+}
+
 /// Rows for one size: ours against pinned and against pageable, each way.
 /// `sweep` rows go to their own group.
 fn rows_for(b: &mut Bench, ctx: &Arc<CudaContext>, len: usize, sweep: bool) {
@@ -98,26 +113,13 @@ fn rows_for(b: &mut Bench, ctx: &Arc<CudaContext>, len: usize, sweep: bool) {
     );
     dev.copy_from_host(&host).unwrap();
     assert!(dev.to_vec().unwrap() == host, "copy_from_host result wrong");
-    let row = format!("copy_from_host(Vec) {name}");
-    b.push(
+    push_both(
+        b,
         group,
-        format!("{row} vs pinned"),
-        "GB/s",
+        format!("copy_from_host(Vec) {name}"),
         ours,
-        pin,
-        "pinned cuMemcpyHtoDAsync",
-        true,
-        None,
-    );
-    b.push(
-        group,
-        format!("{row} vs pageable"),
-        "GB/s",
-        ours,
-        pageable,
-        "cuMemcpyHtoD (pageable)",
-        true,
-        None,
+        (pin, "pinned cuMemcpyHtoDAsync"),
+        (pageable, "cuMemcpyHtoD (pageable)"),
     );
 
     host.iter_mut().for_each(|x| *x = x.wrapping_mul(13) ^ 0x5a);
@@ -152,26 +154,13 @@ fn rows_for(b: &mut Bench, ctx: &Arc<CudaContext>, len: usize, sweep: bool) {
     out.fill(0xa5);
     dev.copy_to_host(&mut out).unwrap();
     assert!(out == host, "copy_to_host result wrong");
-    let row = format!("copy_to_host(Vec) {name}");
-    b.push(
+    push_both(
+        b,
         group,
-        format!("{row} vs pinned"),
-        "GB/s",
+        format!("copy_to_host(Vec) {name}"),
         ours,
-        pin,
-        "pinned cuMemcpyDtoHAsync",
-        true,
-        None,
-    );
-    b.push(
-        group,
-        format!("{row} vs pageable"),
-        "GB/s",
-        ours,
-        pageable,
-        "cuMemcpyDtoH (pageable)",
-        true,
-        None,
+        (pin, "pinned cuMemcpyDtoHAsync"),
+        (pageable, "cuMemcpyDtoH (pageable)"),
     );
 }
 
@@ -235,38 +224,18 @@ pub fn pinned_alloc(b: &mut Bench, ctx: &Arc<CudaContext>) {
             let p = result::malloc_host(bytes, 0).unwrap();
             result::free_host(p).unwrap();
         };
-        let (ours, raw) = b.host_pair_us(
-            calls,
-            || drop(PinnedBuffer::<u8>::new_unspecified(ctx, bytes).unwrap()),
-            raw_once,
-            || {},
-        );
-        b.push(
-            "alloc",
-            format!("PinnedBuffer {name} alloc+free (cached, new_unspecified)"),
-            "us",
-            ours,
-            raw,
-            "cuMemHostAlloc+FreeHost",
-            false,
-            None,
-        );
-        let (ours, raw) = b.host_pair_us(
-            calls,
-            || drop(PinnedBuffer::<u8>::new(ctx, bytes).unwrap()),
-            raw_once,
-            || {},
-        );
-        b.push(
-            "alloc",
-            format!("PinnedBuffer {name} alloc+free (cached, new: zeroed)"),
-            "us",
-            ours,
-            raw,
-            "cuMemHostAlloc+FreeHost",
-            false,
-            None,
-        );
+        type Alloc = fn(&Arc<CudaContext>, usize) -> cuda_mem::Result<PinnedBuffer<u8>>;
+        let ways: [(&str, Alloc); 2] = [
+            ("new_unspecified", PinnedBuffer::<u8>::new_unspecified),
+            ("new: zeroed", PinnedBuffer::<u8>::new),
+        ];
+        for (way, alloc) in ways {
+            let ours = || drop(alloc(ctx, bytes).unwrap());
+            let (ours, raw) = b.host_pair_us(calls, ours, raw_once, || {});
+            let row = format!("PinnedBuffer {name} alloc+free (cached, {way})");
+            let raw_call = "cuMemHostAlloc+FreeHost";
+            b.push("alloc", row, "us", ours, raw, raw_call, false, None);
+        }
     }
     let cache = cuda_mem::PinnedCache::of(ctx).unwrap();
     println!("pinned cache after the rows: {:?}", cache.usage());
