@@ -145,10 +145,8 @@ impl<B> Shelf<B> {
     ) -> Option<B> {
         let blocks = self.free.get_mut(&(key, class))?;
         let i = blocks.iter().position(|(_, b)| ready(b))?;
+        // An emptied shelf stays (no allocation on the next return).
         let (_, block) = blocks.remove(i)?;
-        if blocks.is_empty() {
-            self.free.remove(&(key, class));
-        }
         self.usage.cached_current -= class as u64;
         self.usage.cached_blocks -= 1;
         self.usage.hits += 1;
@@ -159,7 +157,10 @@ impl<B> Shelf<B> {
     /// The oldest block of the smallest class of `key` that holds at least
     /// `bytes`, whatever its event (a hit), with its class.
     pub(crate) fn take_at_least(&mut self, key: u8, bytes: usize) -> Option<(usize, B)> {
-        let (&(_, class), _) = self.free.range((key, bytes)..(key + 1, 0)).next()?;
+        let (&(_, class), _) = self
+            .free
+            .range((key, bytes)..(key + 1, 0))
+            .find(|(_, blocks)| !blocks.is_empty())?;
         self.take(key, class, |_| true).map(|b| (class, b))
     }
 
@@ -387,6 +388,8 @@ pub(crate) fn take(state: &ContextState, bytes: usize, flags: PinnedFlags) -> Re
     })?;
     let cache = cache(state)?;
     let key = key(flags);
+    // The event queries of `is_ready` run in the block's context.
+    state.bind()?;
     let hit = cache.shelf().take(key, class, Block::is_ready);
     if let Some(mut block) = hit {
         block.armed = false;
