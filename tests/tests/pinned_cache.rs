@@ -314,3 +314,54 @@ fn the_cap_trim_statistics_and_opt_outs() {
     cache.set_enabled(true).unwrap();
     cache.trim_to(0).unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_staged_uploads_block_is_not_handed_out_while_its_dmas_wait() {
+    let _serial = serial();
+    let ctx = gpu();
+    let mut rng = Rng::from_env("a_staged_uploads_block_is_not_handed_out_while_its_dmas_wait");
+    let cache = PinnedCache::of(&ctx).unwrap();
+    cache.trim_to(0).unwrap();
+    let s = ctx.new_stream().unwrap();
+    let f = spin_copy(&ctx);
+    // Just over the 4 MiB staging threshold: every lane fills at most its
+    // two chunks, so the copy returns without waiting for its own DMAs.
+    let n = (1 << 20) + rng.below(1 << 18);
+    let old: Vec<u32> = rng.values(n);
+    let data: Vec<u32> = rng.values(n);
+    let mut dst = DeviceBuffer::from_slice(&ctx, &old).unwrap();
+    let mut out = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    out.fill(0xa5a5_a5a5).unwrap();
+    {
+        // The kernel reads `dst` after spinning; the staged upload into
+        // `dst` is queued behind it, so its DMAs wait while the host runs on.
+        let a = dst.kernel_arg(&s).unwrap();
+        let b = out.kernel_arg_mut(&s).unwrap();
+        launch(&f, &s, &a, &b, n, spin());
+    }
+    dst.copy_from_host(&data).unwrap();
+    let staged = cache.usage();
+    assert!(
+        staged.cached_blocks == 1 && staged.cached_current > 0,
+        "the staging block went back to the cache: {staged:?}"
+    );
+    // A buffer of exactly the staging block's class: that block's DMAs have
+    // not run yet, so it must be a fresh one.
+    let mut next =
+        PinnedBuffer::<u32>::new_unspecified(&ctx, staged.cached_current as usize / 4).unwrap();
+    assert_eq!(
+        cache.usage().hits,
+        staged.hits,
+        "the cache handed out a staging block whose DMAs are still queued"
+    );
+    let poison: Vec<u32> = rng.values(next.len());
+    next.as_mut_slice().unwrap().copy_from_slice(&poison);
+    assert!(out.to_vec().unwrap() == old, "the kernel read the upload");
+    assert!(
+        dst.to_vec().unwrap() == data,
+        "the staged upload read bytes written into a reused block"
+    );
+    assert!(next.as_slice().unwrap() == &poison[..]);
+    cache.trim_to(0).unwrap();
+}
