@@ -340,10 +340,16 @@ impl RawMemory {
         if let AllocKind::CachedPinned(block) = &mut self.kind {
             // Back to the cache without waiting: an event behind every
             // queued use guards the block until that work has finished.
-            let guard = self.order.stream_to_guard(&self.state.default_stream)?;
-            return match block.take() {
-                Some(block) => crate::pinned_cache::give_back(&self.state, block, guard.as_deref()),
-                None => Ok(()),
+            let Some(block) = block.take() else {
+                return Ok(());
+            };
+            return match self.order.stream_to_guard(&self.state.default_stream) {
+                Ok(guard) => crate::pinned_cache::give_back(&self.state, block, guard.as_deref()),
+                Err(e) => {
+                    // Work that cannot be ordered may still use it: leaked.
+                    crate::pinned_cache::leak(&self.state, block);
+                    Err(e)
+                }
             };
         }
         self.order.wait(Access::Exclusive)?;

@@ -439,8 +439,7 @@ pub(crate) fn take_for_staging(state: &ContextState, bytes: usize) -> Result<Blo
     let hit = cache.shelf().take_at_least(key, bytes);
     match hit {
         Some((_, mut block)) => {
-            state.bind()?;
-            if let Err(e) = block.wait() {
+            if let Err(e) = state.bind().and_then(|()| block.wait()) {
                 cache.shelf().forget(block.class);
                 return Err(e);
             }
@@ -469,7 +468,10 @@ pub(crate) fn give_back(
 ) -> Result<()> {
     let cache = cache(state)?;
     if let Some(stream) = guard {
-        state.bind()?;
+        if let Err(e) = state.bind() {
+            cache.shelf().forget(block.class);
+            return Err(e);
+        }
         if let Err(e) = block.arm(&state.ctx, stream) {
             // SAFETY: a live stream of the context bound above.
             let waited = unsafe { sys::cuStreamSynchronize(stream.cu_stream()) }.result();
@@ -483,6 +485,15 @@ pub(crate) fn give_back(
     let (key, class) = (block.key, block.class);
     let evicted = cache.shelf().put(key, class, block);
     cache.free(evicted)
+}
+
+/// Leaks `block`, handed out by `state`'s cache, which queued work may
+/// still use and which can be neither guarded nor waited for (after an
+/// error): it is never handed out or freed, and no longer counted as used.
+pub(crate) fn leak(state: &ContextState, block: Block) {
+    if let Some(cache) = state.pinned_cache.get::<Cache>() {
+        cache.shelf().forget(block.class);
+    }
 }
 
 /// Frees every context's cached blocks when the process exits (see the

@@ -253,7 +253,11 @@ impl Staged<'_> {
             }
         });
         let error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
-        state.bind()?;
+        if let Err(e) = state.bind() {
+            // Its DMAs cannot be guarded or waited for.
+            pinned_cache::leak(state, block);
+            return Err(e);
+        }
         let returned = match error {
             None => pinned_cache::give_back(state, block, queued_dma.then_some(stream)),
             Some(e) => {
@@ -263,6 +267,8 @@ impl Staged<'_> {
                     .is_ok()
                 {
                     let _ = pinned_cache::give_back(state, block, None);
+                } else {
+                    pinned_cache::leak(state, block);
                 }
                 return_events(state, events);
                 return Err(e);
