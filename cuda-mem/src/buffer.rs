@@ -98,8 +98,10 @@ impl HostAccessible for Unified {}
 /// cuda_mem::prelude::*;`): `len`, `byte_size`, `memset`, `fill`, copies to
 /// and from the host and between any two kinds (pitched buffers included),
 /// views (`slice`, `slice_mut`), kernel arguments; and cudarc's `DevicePtr`
-/// traits. Dropping a buffer frees it after every queued use
-/// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
+/// traits. Dropping a buffer frees it after every queued use (waiting for
+/// it, or stream-ordered for pool memory; a pinned buffer's block goes back
+/// to its [`PinnedCache`](crate::PinnedCache), guarded by an event behind
+/// that use); `Drop` never panics.
 ///
 /// ```no_run
 /// use cuda_mem::prelude::*;
