@@ -16,6 +16,7 @@ use cudarc::driver::{result, sys, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
+use crate::pinned_cache::{self, Block};
 use crate::pinned_pages::{PinnedFlags, PinnedPages};
 use crate::pool::MemPool;
 use crate::vmm::Reservation;
@@ -28,6 +29,9 @@ pub(crate) enum AllocKind {
     /// Page-locked host memory, device-accessible through UVA (see
     /// `pinned_pages`); `None` once freed, or for zero bytes.
     Pinned(Option<PinnedPages>),
+    /// A block of the context's pinned cache (`pinned_cache`), given back
+    /// to it (event-guarded) rather than freed; `None` once given back.
+    CachedPinned(Option<Block>),
     /// `cuMemAllocManaged` with global attachment.
     Unified,
     /// `cuMemAllocAsync` / `cuMemAllocFromPoolAsync`; freed stream-ordered.
@@ -91,33 +95,59 @@ pub(crate) fn pitched(
 }
 
 /// `bytes > 0` zeroed bytes of page-locked host memory and the address the
-/// device uses for them (the mapped device pointer with
-/// [`PinnedFlags::device_map`], else the registered host address, which
-/// unified addressing makes a device address too).
+/// device uses for them (see [`device_address`]).
 pub(crate) fn pinned(
     state: &ContextState,
     bytes: usize,
     flags: PinnedFlags,
 ) -> Result<(PinnedPages, u64)> {
     let pages = PinnedPages::new(state, bytes, flags)?;
+    match device_address(&pages, flags) {
+        Ok(addr) => Ok((pages, addr)),
+        Err(e) => {
+            // Never handed out.
+            let _ = pages.free();
+            Err(e)
+        }
+    }
+}
+
+/// A block of at least `bytes > 0` bytes of page-locked host memory from
+/// `state`'s pinned cache (`flags` are cacheable), and the address the
+/// device uses for it. Its contents are zero only if it
+/// [is fresh](Block::is_fresh).
+pub(crate) fn pinned_cached(
+    state: &ContextState,
+    bytes: usize,
+    flags: PinnedFlags,
+) -> Result<(Block, u64)> {
+    let block = pinned_cache::take(state, bytes, flags)?;
+    match device_address(block.pages(), flags) {
+        Ok(addr) => Ok((block, addr)),
+        Err(e) => {
+            pinned_cache::give_back(state, block, None)?;
+            Err(e)
+        }
+    }
+}
+
+/// The address the device uses for `pages`: the mapped device pointer with
+/// [`PinnedFlags::device_map`], else the registered host address, which
+/// unified addressing makes a device address too.
+fn device_address(pages: &PinnedPages, flags: PinnedFlags) -> Result<u64> {
     if !flags.device_map {
-        let addr = pages.dma() as u64;
-        return Ok((pages, addr));
+        return Ok(pages.dma() as u64);
     }
     let mut dptr = MaybeUninit::uninit();
     // SAFETY: `pages.dma()` was registered (or allocated) with DEVICEMAP in
     // the current context.
-    let r = unsafe {
+    unsafe {
         sys::cuMemHostGetDevicePointer_v2(dptr.as_mut_ptr(), pages.dma().cast::<c_void>(), 0)
             .result()
-    };
-    if let Err(e) = r {
-        // Never handed out.
-        let _ = pages.free();
-        return Err(Error::driver("cuMemHostGetDevicePointer", e));
     }
+    .map_err(|e| Error::driver("cuMemHostGetDevicePointer", e))?;
     // SAFETY: written by the successful call above.
-    Ok((pages, unsafe { dptr.assume_init() }))
+    Ok(unsafe { dptr.assume_init() })
 }
 
 /// `cuMemAllocManaged` of `bytes > 0` bytes, attached globally (contents
@@ -219,6 +249,10 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             state.bind()?;
             pages.take().map_or(Ok(()), PinnedPages::free)
         }
+        // Nothing uses the block any more (the caller waited): no guard.
+        AllocKind::CachedPinned(block) => block
+            .take()
+            .map_or(Ok(()), |b| pinned_cache::give_back(state, b, None)),
         AllocKind::Mapped(reservation) => {
             state.bind()?;
             reservation.release()

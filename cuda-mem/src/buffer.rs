@@ -98,8 +98,10 @@ impl HostAccessible for Unified {}
 /// cuda_mem::prelude::*;`): `len`, `byte_size`, `memset`, `fill`, copies to
 /// and from the host and between any two kinds (pitched buffers included),
 /// views (`slice`, `slice_mut`), kernel arguments; and cudarc's `DevicePtr`
-/// traits. Dropping a buffer frees it after every queued use
-/// (waiting for it, or stream-ordered for pool memory); `Drop` never panics.
+/// traits. Dropping a buffer frees it after every queued use (waiting for
+/// it, or stream-ordered for pool memory; a pinned buffer's block goes back
+/// to its [`PinnedCache`](crate::PinnedCache), guarded by an event behind
+/// that use); `Drop` never panics.
 ///
 /// ```no_run
 /// use cuda_mem::prelude::*;
@@ -328,7 +330,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
 
 impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// Allocates `len` zeroed elements of pinned host memory (cached, not
-    /// write-combined).
+    /// write-combined), from the context's [`PinnedCache`](crate::PinnedCache).
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -339,7 +341,9 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
         Self::with_flags(ctx, len, PinnedFlags::default())
     }
 
-    /// Allocates `len` zeroed elements with the given [`PinnedFlags`].
+    /// Allocates `len` zeroed elements with the given [`PinnedFlags`], from
+    /// the context's [`PinnedCache`](crate::PinnedCache) (write-combined
+    /// memory is never cached).
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -351,12 +355,60 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     pub fn with_flags(ctx: &Arc<CudaContext>, len: usize, flags: PinnedFlags) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
         Ok(Self::from_raw(
-            RawMemory::pinned(state_of(ctx)?, bytes, flags)?,
+            RawMemory::pinned(state_of(ctx)?, bytes, flags, true, true)?,
             len,
         ))
     }
 
-    /// Allocates pinned memory holding a copy of `data`.
+    /// Allocates `len` elements from the context's
+    /// [`PinnedCache`](crate::PinnedCache) without zeroing them: the
+    /// contents are unspecified, as for [`DeviceBuffer::new`]. A freshly
+    /// pinned block holds zeroes; a reused one holds the bytes its previous
+    /// buffer left (never uninitialised memory, and every bit pattern is a
+    /// valid `T`). Use it when every element is written before it is read
+    /// (a download target, a buffer filled by the host): it skips the
+    /// memset that [`new`](Self::new) does on a reused block (about 1 ms for
+    /// 16 MiB), so an allocation and free of any size after warm-up costs
+    /// a few microseconds.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # fn f(dev: &cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// let mut download = cuda_mem::PinnedBuffer::<f32>::new_unspecified(dev.context(), dev.len())?;
+    /// dev.copy_to_host_async(&mut download, s)?; // overwrites every element
+    /// let first = download.as_slice()?[0];
+    /// # Ok(()) }
+    /// ```
+    pub fn new_unspecified(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = byte_len::<T>(len)?;
+        Ok(Self::from_raw(
+            RawMemory::pinned(state_of(ctx)?, bytes, PinnedFlags::default(), true, false)?,
+            len,
+        ))
+    }
+
+    /// Allocates `len` zeroed elements with `flags`, bypassing the
+    /// [`PinnedCache`](crate::PinnedCache): the memory is pinned now
+    /// (`cuMemHostRegister` / `cuMemHostAlloc`, milliseconds for large
+    /// buffers) and unpinned and freed when the buffer is dropped, after
+    /// its queued work. For memory that must not outlive the buffer.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// use cuda_mem::{PinnedBuffer, PinnedFlags};
+    /// let own = PinnedBuffer::<u8>::uncached(&cuda_mem::context(0)?, 1 << 20, PinnedFlags::default())?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn uncached(ctx: &Arc<CudaContext>, len: usize, flags: PinnedFlags) -> Result<Self> {
+        let bytes = byte_len::<T>(len)?;
+        Ok(Self::from_raw(
+            RawMemory::pinned(state_of(ctx)?, bytes, flags, false, true)?,
+            len,
+        ))
+    }
+
+    /// Allocates pinned memory (from the context's
+    /// [`PinnedCache`](crate::PinnedCache)) holding a copy of `data`.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
@@ -364,7 +416,8 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::new(ctx, data.len())?;
+        // Every element is overwritten: no memset first.
+        let mut buf = Self::new_unspecified(ctx, data.len())?;
         buf.as_mut_slice()?.copy_from_slice(data);
         Ok(buf)
     }

@@ -263,8 +263,10 @@ pub(crate) struct ContextState {
     /// Set once `pool` has raised the release threshold of the device's
     /// current pool.
     pub(crate) default_pool: LazyCell,
-    /// The pinned chunks of large pageable copies (see `staging`).
+    /// The per-lane events of large pageable copies (see `staging`).
     pub(crate) staging: LazyCell,
+    /// The cache of pinned host blocks (see `pinned_cache`).
+    pub(crate) pinned_cache: LazyCell,
     /// Serialises the first-use set-ups of the cells above; a failed one is
     /// retried on the next call instead of being cached.
     set_up: Mutex<()>,
@@ -349,6 +351,7 @@ impl ContextState {
             fill_kernels: LazyCell::default(),
             default_pool: LazyCell::default(),
             staging: LazyCell::default(),
+            pinned_cache: LazyCell::default(),
             set_up: Mutex::new(()),
         });
         registry.push(Registered {

@@ -117,12 +117,32 @@
 //!   of one buffer may be taken on several streams before any launch (two
 //!   read-only ones, or the halves of `split_at_mut`): host access and the
 //!   free then wait for every one of those streams.
-//! - **Drop never panics and never frees memory in use.** Device, pinned and
-//!   unified buffers wait for their queued work, then free; pool buffers are
-//!   freed stream-ordered behind their last use, without waiting
-//!   ([`free_on_stream`](PoolBuffer::free_on_stream) picks the stream). If the
-//!   free fails (a context broken by a faulting kernel), the memory is leaked
-//!   and the error recorded in the context, as cudarc does.
+//! - **Drop never panics and never frees memory in use.** Device and
+//!   unified buffers (and uncached pinned ones) wait for their queued work,
+//!   then free; pool buffers are freed stream-ordered behind their last use,
+//!   without waiting ([`free_on_stream`](PoolBuffer::free_on_stream) picks
+//!   the stream); pinned buffers go back to their context's [`PinnedCache`]
+//!   without waiting, guarded by an event behind their last use (below). If
+//!   the free fails (a context broken by a faulting kernel), the memory is
+//!   leaked and the error recorded in the context, as cudarc does.
+//! - **Pinned memory is cached.** Pinning is slow (a `cuMemHostRegister` of
+//!   64 MiB takes tens of milliseconds), so a dropped [`PinnedBuffer`]'s
+//!   block goes back to its context's [`PinnedCache`], and the next buffer
+//!   of its size class (powers of two to 4 MiB, whole 2 MiB above) takes it:
+//!   alloc+free after warm-up costs microseconds. A block is handed out
+//!   again only once the event recorded behind its last queued use has
+//!   fired (`cuEventQuery`); otherwise a fresh block is pinned, never one a
+//!   DMA or kernel may still touch. [`PinnedBuffer::new`] zeroes a reused
+//!   block; [`PinnedBuffer::new_unspecified`] does not (its contents are
+//!   then the bytes the previous buffer left, as for [`DeviceBuffer::new`]).
+//!   At most [`PinnedCache::release_threshold`] unused bytes stay cached
+//!   (default 1 GiB), [`PinnedCache::trim_to`] frees more, and every cached
+//!   block is freed at process exit. Opt out with [`PinnedBuffer::uncached`],
+//!   [`PinnedCache::set_enabled`] or `CUDA_MEM_PINNED_CACHE=0`.
+//!   Write-combined memory and [`PinnedAllocator`] blocks are not cached (an
+//!   allocator's `allocate` / `deallocate` pin and free, as before). Large
+//!   synchronous copies from or to a pageable `Vec` stage through one block
+//!   of the cache on up to 16 persistent worker threads.
 //!
 //! ```no_run
 //! # use cuda_mem::prelude::*;
@@ -304,6 +324,7 @@
 //! | --- | --- | --- |
 //! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/attack_{a,b,c,d}_*.rs` and `direct_call_*.rs` (trybuild) |
 //! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
+//! | a pinned buffer dropped while a copy or kernel queued on it still runs, its block handed to the next buffer of that size by the pinned cache (the DMA lands in, or reads, the new buffer) | the block goes back with an event recorded behind every queued use (kernel arguments included, on a stream ordered after all of them) and is handed out only once `cuEventQuery` says it fired; staged copies wait for it | `tests/tests/pinned_cache.rs`: `a_block_a_running_kernel_reads_is_not_handed_out`, `a_block_a_running_kernel_writes_is_not_handed_out`, `buffers_freed_and_reallocated_while_dmas_run_keep_every_byte`; `differential.rs`: `a_pinned_cache_that_reuses_busy_blocks_is_caught` (CPU), `pinned_buffers_reallocated_under_running_copies_match_the_host_model` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
 //! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream, for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
 //! | cudarc's `memcpy_dtod` between two contexts with a cuda-mem source: cudarc synchronises `src.stream()`, not the stream that copies | buffers report a stream of their own that cuda-mem never uses; a cudarc call that passes it back gets address 0, and the driver fails it (use `copy_from`, a peer copy ordered on both sides) | `boundaries.rs`: `a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused` |
@@ -406,6 +427,8 @@ mod order;
 #[cfg(feature = "host")]
 mod peer;
 #[cfg(feature = "host")]
+mod pinned_cache;
+#[cfg(feature = "host")]
 mod pinned_pages;
 #[cfg(feature = "host")]
 mod pitched;
@@ -417,6 +440,8 @@ mod staging;
 mod test_rng;
 #[cfg(feature = "host")]
 mod vmm;
+#[cfg(feature = "host")]
+mod workers;
 
 #[cfg(feature = "host")]
 pub use {
@@ -433,6 +458,7 @@ pub use {
     launch::{LaunchArg, Module},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
+    pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
     pinned_pages::PinnedFlags,
     pool::{MemPool, PoolUsage},
 };
@@ -447,7 +473,7 @@ pub use {
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use fill::__set_fill_tuning;
+pub use {fill::__set_fill_tuning, staging::__set_staging};
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,

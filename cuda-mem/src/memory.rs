@@ -153,23 +153,48 @@ impl RawMemory {
         ))
     }
 
-    /// Page-locked host memory, zeroed (see `pinned_pages`).
+    /// Page-locked host memory (see `pinned_pages`), from the context's
+    /// pinned cache when `cached` and the cache takes these flags (see
+    /// `pinned_cache`). Zeroed when `zeroed`; otherwise the contents are
+    /// zero for a fresh block and whatever bytes the block's previous buffer
+    /// left for a reused one (always initialised bytes, the kernel's zeroes
+    /// or bytes written since).
     pub(crate) fn pinned(
         state: Arc<ContextState>,
         bytes: usize,
         flags: PinnedFlags,
+        cached: bool,
+        zeroed: bool,
     ) -> Result<Self> {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Pinned(None)));
         }
-        let (pages, addr) = allocation::pinned(&state, bytes, flags)?;
-        let host = pages.host();
+        if !(cached && crate::pinned_cache::use_for(&state, flags)) {
+            let (pages, addr) = allocation::pinned(&state, bytes, flags)?;
+            let host = pages.host();
+            return Ok(Self::new(
+                state,
+                addr,
+                host,
+                bytes,
+                AllocKind::Pinned(Some(pages)),
+                StreamOrder::default(),
+            ));
+        }
+        let (block, addr) = allocation::pinned_cached(&state, bytes, flags)?;
+        let host = block.pages().host();
+        if zeroed && !block.is_fresh() {
+            // SAFETY: `host` is the host view of the block's at least `bytes`
+            // bytes, which nothing else uses: the cache hands a block out
+            // only once its last use has finished.
+            unsafe { std::ptr::write_bytes(host, 0, bytes) };
+        }
         Ok(Self::new(
             state,
             addr,
             host,
             bytes,
-            AllocKind::Pinned(Some(pages)),
+            AllocKind::CachedPinned(Some(block)),
             StreamOrder::default(),
         ))
     }
@@ -310,6 +335,21 @@ impl RawMemory {
             // latest stream in its order and waits for every deferred use;
             // nothing can use the memory after the drop.
             return unsafe { allocation::free_on_stream(self.addr, &stream) };
+        }
+        if let AllocKind::CachedPinned(block) = &mut self.kind {
+            // Back to the cache without waiting: an event behind every
+            // queued use guards the block until that work has finished.
+            let Some(block) = block.take() else {
+                return Ok(());
+            };
+            return match self.order.stream_to_guard(&self.state.default_stream) {
+                Ok(guard) => crate::pinned_cache::give_back(&self.state, block, guard.as_deref()),
+                Err(e) => {
+                    // Work that cannot be ordered may still use it: leaked.
+                    crate::pinned_cache::leak(&self.state, block);
+                    Err(e)
+                }
+            };
         }
         self.order.wait(Access::Exclusive)?;
         if self.host_view_is_registered() {

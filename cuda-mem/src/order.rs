@@ -302,6 +302,11 @@ impl<S: StreamId> Ledger<S> {
     fn len(&self) -> usize {
         self.entries.len()
     }
+
+    /// Whether no queued use is entered.
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 impl OrderState {
@@ -503,6 +508,19 @@ impl StreamOrder {
         state.order(WHOLE, &stream, Some(Use::Now))?;
         state.ledger.end_deferred();
         Ok(stream)
+    }
+}
+
+impl StreamOrder {
+    /// For memory given back to a cache rather than freed: `None` when no
+    /// queued use is entered, else [`StreamOrder::stream_for_free`]: a
+    /// stream of `own`'s context ordered after every use, on which an event
+    /// recorded now fires once the memory is unused.
+    pub(crate) fn stream_to_guard(&self, own: &Arc<CudaStream>) -> Result<Option<Arc<CudaStream>>> {
+        if self.lock().ledger.is_empty() {
+            return Ok(None);
+        }
+        self.stream_for_free(own).map(Some)
     }
 }
 

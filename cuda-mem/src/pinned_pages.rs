@@ -196,21 +196,7 @@ impl PinnedPages {
         if fd < 0 {
             return Err(os_error("memfd_create", bytes));
         }
-        let map = || {
-            // SAFETY: a fresh shared mapping of the whole file; the kernel
-            // picks the address.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    fd,
-                    0,
-                )
-            };
-            (p != libc::MAP_FAILED).then_some(p.cast::<u8>())
-        };
+        let map = || map_not_inherited(fd, len);
         // SAFETY: `fd` is the file created above.
         let sized = unsafe { libc::ftruncate(fd, file_len) } == 0;
         let dma = sized.then(map).flatten();
@@ -322,6 +308,39 @@ impl PinnedPages {
     }
 }
 
+/// A shared read-write mapping of the first `len` bytes of file `fd`, or
+/// `None`. It is not inherited by a `fork`ed child (`MADV_DONTFORK`): a
+/// shared mapping would otherwise stay shared with the child, so that a
+/// buffer the parent owns, or the next one the pinned cache hands the
+/// same block to, would change under it when the child writes its copy of
+/// an old buffer. The child sees no mapping at all, as with the driver's own
+/// pinned memory.
+#[cfg(target_os = "linux")]
+fn map_not_inherited(fd: libc::c_int, len: usize) -> Option<*mut u8> {
+    // SAFETY: a fresh shared mapping of the file; the kernel picks the
+    // address.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: the whole mapping created above, nothing else uses it yet.
+    if unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) } != 0 {
+        // SAFETY: as above; never handed out.
+        unsafe { libc::munmap(p, len) };
+        return None;
+    }
+    Some(p.cast::<u8>())
+}
+
 /// An operating-system failure while creating pinned memory.
 #[cfg(target_os = "linux")]
 fn os_error(call: &'static str, bytes: usize) -> Error {
@@ -357,6 +376,49 @@ mod tests {
             all.register_bits(),
             sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP
         );
+    }
+
+    /// A forked child must not share the pinned pages (see
+    /// [`map_not_inherited`]): in the child the range is not mapped.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_forked_child_does_not_share_the_mappings() {
+        // SAFETY: a NUL-terminated name and valid flags.
+        let fd = unsafe { libc::memfd_create(c"cuda-mem-test".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(fd >= 0);
+        // SAFETY: `fd` is the file created above.
+        assert_eq!(unsafe { libc::ftruncate(fd, 4096) }, 0);
+        let p = map_not_inherited(fd, 4096).expect("mapped");
+        // SAFETY: the mappings keep the file alive; the descriptor is ours.
+        unsafe { libc::close(fd) };
+        // SAFETY: the page mapped above, ours alone.
+        unsafe { p.write(7) };
+        let mut resident = [0u8; 1];
+        // SAFETY: the child only calls async-signal-safe functions
+        // (`mincore`, `_exit`) on memory allocated before the fork.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: a page-aligned range and a one-page result vector.
+            let r = unsafe { libc::mincore(p.cast(), 4096, resident.as_mut_ptr()) };
+            // Exit 0 only when the range is not mapped in the child (ENOMEM).
+            // SAFETY: `_exit` ends the child without running the parent's
+            // destructors or test harness.
+            unsafe { libc::_exit(if r == -1 { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "the child still maps the pinned pages"
+        );
+        // SAFETY: the parent still maps the page; read it, then unmap it.
+        assert_eq!(unsafe { p.read() }, 7);
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(p.cast(), 4096) };
     }
 
     #[test]

@@ -1,90 +1,147 @@
 //! Synchronous copies between *pageable* host memory (an ordinary `Vec` or
-//! slice) and the GPU, staged through pinned chunks.
+//! slice) and the GPU, staged through pinned memory.
 //!
 //! The driver stages pageable copies itself, with one CPU thread copying
-//! through its own pinned buffer: about 5-10 GB/s on an H200 host, against
-//! 55 GB/s for pinned memory. Large copies from or to memory the driver does
-//! not know take this path instead: the copy is cut into [`LANES`] contiguous
-//! parts, each handled by its own thread with two pinned chunks, so that the
-//! `memcpy` into one chunk overlaps the DMA of the other and the lanes' CPU
-//! copies run in parallel. Small copies, and host memory that is already
-//! pinned or managed, go straight to the driver.
+//! through its own pinned buffer: about 8-10 GB/s (to the device) and 15-20
+//! GB/s (to the host) on an H200 host, against 55 GB/s for pinned memory.
+//! Copies of at least [`min_bytes`] from or to memory the driver does not
+//! know take this path instead: the copy is cut into up to [`lanes`]
+//! contiguous parts, one per lane, run in parallel by the calling thread and
+//! the persistent workers of `workers` (no thread is spawned per copy).
+//! Each lane owns [`SLOTS`] chunks of one pinned block, so that the `memcpy`
+//! into (or out of) one chunk overlaps the DMA of the others, and the lanes'
+//! CPU copies together keep pace with the DMA (one thread copies about 12
+//! GB/s, sixteen about 50).
+//!
+//! The pinned block comes from the context's pinned cache (`pinned_cache`)
+//! and goes back to it when the copy returns, guarded by an event behind the
+//! copy's last DMA: only the first staged copy (or the first after a
+//! `trim_to`) pins memory, and it shares the cache with `PinnedBuffer`s.
+//!
+//! Small copies, host memory that is already pinned or managed, and any copy
+//! for which no pinned block can be had go straight to the driver.
 
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::{result, sys, CudaEvent, CudaStream};
+use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
+use crate::pinned_cache::{self, Block};
 use crate::pinned_pages::registered_or_self;
 
-/// Copies at least this large are staged (smaller ones gain nothing).
-pub(crate) const STAGE_MIN_BYTES: usize = 8 << 20;
-/// Bytes per pinned chunk.
-const CHUNK_BYTES: usize = 2 << 20;
-/// Threads (each with two chunks) per staged copy: `LANES * 2 * CHUNK_BYTES`
-/// = 16 MiB of pinned memory per context, allocated on first use.
-const LANES: usize = 4;
+/// Chunks per lane: two (double buffering). Many lanes share one copy
+/// engine, so a lane's next DMA waits behind the other lanes' anyway.
+const SLOTS: usize = 2;
+/// The smallest chunk: smaller copies use fewer lanes.
+const MIN_CHUNK: usize = 256 << 10;
 
-/// One pinned chunk and the event that marks the end of its latest DMA.
-struct Slot {
-    host: *mut u8,
-    done: CudaEvent,
+/// Tuning (0: the default); set by [`__set_staging`] for benchmarks.
+static LANES: AtomicUsize = AtomicUsize::new(0);
+static CHUNK_BYTES: AtomicUsize = AtomicUsize::new(0);
+static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Default bytes per chunk (at most; see [`chunk_for`]).
+const DEFAULT_CHUNK_BYTES: usize = 2 << 20;
+/// Default threshold: copies at least this large are staged.
+const DEFAULT_MIN_BYTES: usize = 4 << 20;
+/// Default most lanes, capped by the host's parallelism.
+const DEFAULT_MAX_LANES: usize = 16;
+
+/// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
+/// the largest chunk, and the smallest staged copy, in bytes; 0 restores
+/// each default (lanes: the host's parallelism, at most 16; chunks: 2 MiB;
+/// threshold: 4 MiB). `usize::MAX` as the threshold turns staging off.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize) {
+    LANES.store(lanes, Ordering::Relaxed);
+    CHUNK_BYTES.store(chunk_bytes, Ordering::Relaxed);
+    MIN_BYTES.store(min_bytes, Ordering::Relaxed);
 }
 
-// SAFETY: `host` points to pinned memory owned by the `Staging` that holds
-// the slot (allocated in `Staging::new`, freed in its `drop`); a slot is used
-// by one thread at a time (its lane's), under the context's staging mutex.
-unsafe impl Send for Slot {}
-// SAFETY: as above: shared references only cross into the lane thread that
-// uses the slot, while the mutex keeps every other thread out.
-unsafe impl Sync for Slot {}
-
-/// The pinned chunks of one context: two per lane.
-pub(crate) struct Staging {
-    slots: Vec<Slot>,
-}
-
-impl Staging {
-    fn new(state: &ContextState) -> Result<Self> {
-        state.bind()?;
-        // Slots made so far are freed by `drop` if a later one fails.
-        let mut staging = Self {
-            slots: Vec::with_capacity(2 * LANES),
-        };
-        for _ in 0..2 * LANES {
-            // SAFETY: a plain pinned allocation of CHUNK_BYTES, freed in `drop`
-            // (or just below if its event cannot be made).
-            let host = unsafe { result::malloc_host(CHUNK_BYTES, 0) }.op("cuMemHostAlloc")?;
-            let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-            match state.ctx.new_event(flags) {
-                Ok(done) => staging.slots.push(Slot {
-                    host: host.cast(),
-                    done,
-                }),
-                Err(e) => {
-                    // SAFETY: allocated just above and never used.
-                    let _ = unsafe { result::free_host(host) };
-                    return Err(e).op("cuEventCreate");
-                }
-            }
-        }
-        Ok(staging)
+/// The most lanes of a staged copy.
+fn lanes() -> usize {
+    static PARALLELISM: OnceLock<usize> = OnceLock::new();
+    match LANES.load(Ordering::Relaxed) {
+        0 => *PARALLELISM.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map_or(4, usize::from)
+                .clamp(1, DEFAULT_MAX_LANES)
+        }),
+        n => n,
     }
 }
 
-impl Drop for Staging {
-    fn drop(&mut self) {
-        for slot in &self.slots {
-            // A failed wait (a poisoned context) leaks the chunk rather than
-            // freeing memory a DMA may still use.
-            if slot.done.synchronize().is_ok() {
-                // SAFETY: no DMA uses the chunk any more (waited above), and
-                // it is freed once: the staging is being dropped.
-                let _ = unsafe { result::free_host(slot.host.cast()) };
-            }
-        }
+/// The largest chunk.
+fn max_chunk() -> usize {
+    match CHUNK_BYTES.load(Ordering::Relaxed) {
+        0 => DEFAULT_CHUNK_BYTES,
+        n => n.next_multiple_of(4096),
+    }
+}
+
+/// Copies at least this large are staged.
+pub(crate) fn min_bytes() -> usize {
+    match MIN_BYTES.load(Ordering::Relaxed) {
+        0 => DEFAULT_MIN_BYTES,
+        n => n,
+    }
+}
+
+/// The chunk size for a copy of `total` bytes: enough chunks for every lane
+/// to double-buffer, whole pages, between [`MIN_CHUNK`] and the largest.
+fn chunk_for(total: usize, lanes: usize) -> usize {
+    let max = max_chunk();
+    total
+        .div_ceil(lanes * SLOTS)
+        .next_multiple_of(4096)
+        .clamp(MIN_CHUNK.min(max), max)
+}
+
+/// How a copy of `total` bytes is cut: the chunk size, the bytes per lane
+/// (whole chunks, so that every lane but the last fills its chunks) and the
+/// number of lanes.
+fn plan(total: usize) -> (usize, usize, usize) {
+    let most = lanes();
+    let chunk = chunk_for(total, most);
+    let per_lane = total.div_ceil(most).next_multiple_of(chunk);
+    (chunk, per_lane, total.div_ceil(per_lane))
+}
+
+/// One lane's chunks: `SLOTS` pinned chunks and the events that mark the end
+/// of their latest DMA.
+struct Lane<'a> {
+    chunks: [*mut u8; SLOTS],
+    done: &'a [CudaEvent],
+}
+
+/// The per-lane events of a context's staged copies, kept for reuse: a set
+/// per copy in flight.
+type EventSets = Mutex<Vec<Vec<CudaEvent>>>;
+
+/// `n` events for a copy (reused, or created), or `None`.
+fn take_events(state: &ContextState, n: usize) -> Option<Vec<CudaEvent>> {
+    let sets = state
+        .lazy(&state.staging, || Ok(EventSets::default()))
+        .ok()?;
+    let mut set = sets
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop()
+        .unwrap_or_default();
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+    while set.len() < n {
+        set.push(state.ctx.new_event(flags).ok()?);
+    }
+    Some(set)
+}
+
+fn return_events(state: &ContextState, set: Vec<CudaEvent>) {
+    if let Some(sets) = state.staging.get::<EventSets>() {
+        sets.lock().unwrap_or_else(|p| p.into_inner()).push(set);
     }
 }
 
@@ -102,156 +159,124 @@ fn is_pageable(ptr: *const u8) -> bool {
     found.is_ok() && memory_type == 0
 }
 
-/// A context's staging chunks, allocated on first use.
-enum StagingSlot {
-    /// No staged copy yet.
-    Untried,
-    Ready(Staging),
-    /// Pinned memory could not be had: copies go straight to the driver.
-    Unavailable,
-}
-
-/// The staging chunks of a context.
-type StagingCell = Mutex<StagingSlot>;
-
-/// `state`'s staging cell (kept in the context's state).
-fn cell(state: &ContextState) -> Option<&StagingCell> {
-    state
-        .lazy(&state.staging, || Ok(Mutex::new(StagingSlot::Untried)))
-        .ok()
-}
-
-/// The context's staging chunks (ready, or unavailable), if the copy should be
-/// staged and no other thread is using them (that thread's copy keeps its
-/// speed; this one goes straight to the driver).
-fn staging_for<'a>(
-    state: &'a ContextState,
-    host: *const u8,
-    bytes: usize,
-) -> Option<std::sync::MutexGuard<'a, StagingSlot>> {
-    if bytes < STAGE_MIN_BYTES || !is_pageable(host) {
-        return None;
-    }
-    let mut guard = cell(state)?.try_lock().ok()?;
-    if let StagingSlot::Untried = *guard {
-        *guard = match Staging::new(state) {
-            Ok(staging) => {
-                release_at_exit();
-                StagingSlot::Ready(staging)
-            }
-            Err(_) => StagingSlot::Unavailable,
-        };
-    }
-    Some(guard)
-}
-
-/// Frees every context's staging chunks when the process exits. The chunks
-/// live as long as their context's state (for a primary context, the whole
-/// run), so without this a leak checker (compute-sanitizer's memcheck) would
-/// report them at exit.
-fn release_at_exit() {
-    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    extern "C" fn release_all() {
-        // A forked child inherits the handler but must not call the driver.
-        if PID.get() != Some(&std::process::id()) {
-            return;
-        }
-        for state in ContextState::all_live() {
-            // A copy still running on another thread keeps its chunks.
-            if let Some(Ok(mut staging)) = state.staging.get::<StagingCell>().map(Mutex::try_lock) {
-                if state.bind().is_ok() {
-                    *staging = StagingSlot::Unavailable;
-                }
-            }
-        }
-    }
-    extern "C" {
-        fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
-    }
-    PID.get_or_init(|| {
-        // SAFETY: `atexit` (C standard library, linked by std) stores a plain
-        // function pointer; `release_all` does not unwind (a panic in an
-        // `extern "C"` function aborts, and nothing in it panics: `try_lock`
-        // only, and `Staging`'s drop ignores every error). It runs before the
-        // shared libraries' ELF destructors, so the driver is still loaded.
-        // If registration fails, the chunks are merely not freed.
-        unsafe { atexit(release_all) };
-        std::process::id()
-    });
-}
-
-/// Bytes per lane for a copy of `total` bytes: whole chunks, so that every
-/// lane but the last fills its chunks.
-fn lane_len(total: usize) -> usize {
-    total.div_ceil(LANES).div_ceil(CHUNK_BYTES) * CHUNK_BYTES
-}
-
-/// Records `slot.done` on `stream`. The raw call, because cudarc's `record`
+/// Records `done` on `stream`. The raw call, because cudarc's `record`
 /// first returns any error another thread stored in the context, which would
 /// leave the chunk's queued DMA unrecorded.
-fn record(slot: &Slot, stream: &CudaStream) -> Result<()> {
+fn record(done: &CudaEvent, stream: &CudaStream) -> Result<()> {
     // SAFETY: a live event and a live stream of the context current on this
     // thread (every lane binds it).
-    unsafe { sys::cuEventRecord(slot.done.cu_event(), stream.cu_stream()).result() }
-        .op("cuEventRecord")
+    unsafe { sys::cuEventRecord(done.cu_event(), stream.cu_stream()).result() }.op("cuEventRecord")
 }
 
-/// Waits until the latest DMA recorded for `slot` has finished (the raw call,
-/// as for [`record`]).
-fn wait(slot: &Slot) -> Result<()> {
+/// Waits until the latest DMA recorded on `done` has finished (the raw
+/// call, as for [`record`]).
+fn wait(done: &CudaEvent) -> Result<()> {
     // SAFETY: a live event of the context current on this thread.
-    unsafe { sys::cuEventSynchronize(slot.done.cu_event()).result() }.op("cuEventSynchronize")
+    unsafe { sys::cuEventSynchronize(done.cu_event()).result() }.op("cuEventSynchronize")
 }
 
-/// Runs `lane(slots, offset, part)` for each part (the host range starting
-/// `offset` bytes into the copy, `lane_len` bytes apart), one thread per
-/// part with its own two chunks (or on this thread, if the system refuses a
-/// new one); returns the first error. After an error a lane waits for
-/// `stream`, so no DMA it queued still uses its chunks.
-fn run_lanes<P: Send>(
-    state: &ContextState,
-    stream: &CudaStream,
-    staging: &Staging,
+/// What a staged copy holds while it runs: a pinned block of the context's
+/// cache, cut into `SLOTS` chunks per lane, and an event per chunk.
+struct Staged<'s> {
+    state: &'s ContextState,
+    block: Block,
+    events: Vec<CudaEvent>,
+    chunk: usize,
     per_lane: usize,
-    parts: Vec<P>,
-    lane: impl Fn(&[Slot], usize, P) -> Result<()> + Sync,
-) -> Result<()> {
-    let run = |i: usize, slots: &[Slot], part: P| -> Result<()> {
-        state.bind()?;
-        let result = lane(slots, i * per_lane, part);
-        if result.is_err() {
-            // SAFETY: a live stream of the context bound above.
-            let _ = unsafe { sys::cuStreamSynchronize(stream.cu_stream()) };
-        }
-        result
+    lanes: usize,
+}
+
+/// The pinned block and events for a copy of `total` bytes from or to host
+/// address `host`, if the copy should be staged and they can be had.
+fn prepare(state: &ContextState, host: *const u8, total: usize) -> Option<Staged<'_>> {
+    if total < min_bytes() || !is_pageable(host) {
+        return None;
+    }
+    let (chunk, per_lane, lanes) = plan(total);
+    let block = pinned_cache::take_for_staging(state, lanes * SLOTS * chunk).ok()?;
+    let Some(events) = take_events(state, lanes * SLOTS) else {
+        // Its earlier uses have finished (waited for when it was taken).
+        let _ = pinned_cache::give_back(state, block, None);
+        return None;
     };
-    let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
-    let take =
-        |i: usize| -> Option<P> { parts[i].lock().unwrap_or_else(|p| p.into_inner()).take() };
-    std::thread::scope(|scope| {
-        let (run, take) = (&run, &take);
-        let mut results = Vec::with_capacity(parts.len());
-        let mut handles = Vec::with_capacity(parts.len());
-        for (i, slots) in staging.slots.chunks_exact(2).take(parts.len()).enumerate() {
-            let spawned = std::thread::Builder::new()
-                .name("cuda-mem staging".into())
-                .spawn_scoped(scope, move || {
-                    take(i).map_or(Ok(()), |part| run(i, slots, part))
-                });
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                // No thread to be had: this lane runs here (its part is still
-                // in its slot: the closure that would have taken it was dropped).
-                Err(_) => results.push(take(i).map_or(Ok(()), |part| run(i, slots, part))),
-            }
-        }
-        // Every lane is joined before the first error is returned.
-        let joined: Vec<Result<()>> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
-        results.into_iter().chain(joined).try_for_each(|r| r)
+    Some(Staged {
+        state,
+        block,
+        events,
+        chunk,
+        per_lane,
+        lanes,
     })
+}
+
+impl Staged<'_> {
+    /// Runs `lane(chunks, offset, part)` for each part (the host range
+    /// starting `offset` bytes into the copy, `per_lane` bytes apart) on the
+    /// workers, each with its own chunks; then gives the block back to the
+    /// cache, guarded by an event behind every DMA queued on `stream` when
+    /// `queued_dma` (a copy to the device returns before its last DMAs end).
+    /// Returns the first error. After an error, `stream` is waited for
+    /// before the block goes back (and the block is leaked if that fails),
+    /// so no DMA of the copy still uses it.
+    fn run<P: Send>(
+        self,
+        stream: &CudaStream,
+        parts: Vec<P>,
+        queued_dma: bool,
+        lane: impl Fn(&Lane<'_>, usize, P) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let Staged {
+            state,
+            block,
+            events,
+            chunk,
+            per_lane,
+            lanes,
+        } = self;
+        debug_assert!(parts.len() <= lanes && events.len() >= lanes * SLOTS);
+        let base = block.pages().dma() as usize;
+        let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
+        let first_error = Mutex::new(None);
+        crate::workers::run_lanes(parts.len(), &|i| {
+            let part = parts[i].lock().unwrap_or_else(|p| p.into_inner()).take();
+            let Some(part) = part else { return };
+            let own = Lane {
+                chunks: std::array::from_fn(|k| (base + (i * SLOTS + k) * chunk) as *mut u8),
+                done: &events[i * SLOTS..(i + 1) * SLOTS],
+            };
+            let result = state.bind().and_then(|()| lane(&own, i * per_lane, part));
+            if let Err(e) = result {
+                first_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(e);
+            }
+        });
+        let error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = state.bind() {
+            // Its DMAs cannot be guarded or waited for.
+            pinned_cache::leak(state, block);
+            return Err(e);
+        }
+        let returned = match error {
+            None => pinned_cache::give_back(state, block, queued_dma.then_some(stream)),
+            Some(e) => {
+                // SAFETY: a live stream of the context bound above.
+                if unsafe { sys::cuStreamSynchronize(stream.cu_stream()) }
+                    .result()
+                    .is_ok()
+                {
+                    let _ = pinned_cache::give_back(state, block, None);
+                } else {
+                    pinned_cache::leak(state, block);
+                }
+                return_events(state, events);
+                return Err(e);
+            }
+        };
+        return_events(state, events);
+        returned
+    }
 }
 
 /// Copies `src` to device address `dst` on `stream`, staged when that is
@@ -270,42 +295,34 @@ pub(crate) fn copy_from_host(
     // (`pinned_pages`): copy from the registered mapping of the same pages,
     // which is not pageable, so it is never staged.
     let from = registered_or_self(src.as_ptr().cast_mut(), src.len()).cast_const();
-    let guard = staging_for(state, from, src.len());
-    let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
+    let Some(staged) = prepare(state, from, src.len()) else {
         // SAFETY: `from` is `src` or the registered mapping of the same
         // pages, live for `src.len()` bytes (borrowed); the synchronous copy
         // has read it on return; the caller vouches for the destination.
         return unsafe { sys::cuMemcpyHtoD_v2(dst, from.cast(), src.len()).result() }
             .op("cuMemcpyHtoD");
     };
-    let per_lane = lane_len(src.len());
-    let parts = src.chunks(per_lane).collect();
-    run_lanes(
-        state,
-        stream,
-        staging,
-        per_lane,
-        parts,
-        |slots, offset, part: &[u8]| {
-            for (i, piece) in part.chunks(CHUNK_BYTES).enumerate() {
-                let slot = &slots[i % 2];
-                wait(slot)?;
-                // SAFETY: the chunk holds CHUNK_BYTES >= piece.len() bytes and its
-                // last DMA has finished (waited above); `piece` is live host memory.
-                unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), slot.host, piece.len()) };
-                let at = dst + (offset + i * CHUNK_BYTES) as u64;
-                // SAFETY: the chunk is pinned and stays untouched until `done`
-                // fires; the destination range lies inside the caller's allocation.
-                unsafe {
-                    sys::cuMemcpyHtoDAsync_v2(at, slot.host.cast(), piece.len(), stream.cu_stream())
-                        .result()
-                }
-                .op("cuMemcpyHtoDAsync")?;
-                record(slot, stream)?;
+    let chunk = staged.chunk;
+    let parts = src.chunks(staged.per_lane).collect();
+    staged.run(stream, parts, true, |lane, offset, part: &[u8]| {
+        for (i, piece) in part.chunks(chunk).enumerate() {
+            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            wait(done)?;
+            // SAFETY: the chunk holds `chunk >= piece.len()` bytes of this
+            // lane's part of the block, and its last DMA has finished
+            // (waited above); `piece` is live host memory.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), host, piece.len()) };
+            let at = dst + (offset + i * chunk) as u64;
+            // SAFETY: the chunk is pinned and stays untouched until `done`
+            // fires; the destination range lies inside the caller's allocation.
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(at, host.cast(), piece.len(), stream.cu_stream()).result()
             }
-            Ok(())
-        },
-    )
+            .op("cuMemcpyHtoDAsync")?;
+            record(done, stream)?;
+        }
+        Ok(())
+    })
 }
 
 /// Copies `dst.len()` bytes from device address `src` into `dst`, staged when
@@ -320,55 +337,73 @@ pub(crate) fn copy_to_host(
     src: u64,
 ) -> Result<()> {
     let into = registered_or_self(dst.as_mut_ptr(), dst.len());
-    let guard = staging_for(state, into, dst.len());
-    let Some(StagingSlot::Ready(staging)) = guard.as_deref() else {
+    let Some(staged) = prepare(state, into, dst.len()) else {
         // SAFETY: `into` is `dst` or the registered mapping of the same
         // pages, live and exclusive for `dst.len()` bytes (borrowed mutably);
         // the synchronous copy has finished on return.
         return unsafe { sys::cuMemcpyDtoH_v2(into.cast(), src, dst.len()).result() }
             .op("cuMemcpyDtoH");
     };
-    let per_lane = lane_len(dst.len());
-    let parts = dst.chunks_mut(per_lane).collect();
-    run_lanes(
-        state,
-        stream,
-        staging,
-        per_lane,
-        parts,
-        |slots, offset, part: &mut [u8]| {
-            let total = part.len();
-            let pieces = total.div_ceil(CHUNK_BYTES);
-            let queue = |i: usize, slot: &Slot| -> Result<()> {
-                let len = CHUNK_BYTES.min(total - i * CHUNK_BYTES);
-                let from = src + (offset + i * CHUNK_BYTES) as u64;
-                // SAFETY: the chunk is pinned, holds `len` bytes, and nothing reads
-                // it until `done` fires; the source lies inside the allocation.
-                unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(slot.host.cast(), from, len, stream.cu_stream())
-                        .result()
-                }
-                .op("cuMemcpyDtoHAsync")?;
-                record(slot, stream)
-            };
-            // The chunks may still be read by an earlier host-to-device copy.
-            for (i, slot) in slots.iter().enumerate().take(pieces) {
-                wait(slot)?;
-                queue(i, slot)?;
+    let chunk = staged.chunk;
+    let parts = dst.chunks_mut(staged.per_lane).collect();
+    // Every DMA into a chunk is waited for before its bytes are copied out,
+    // so none is left when the copy returns.
+    staged.run(stream, parts, false, |lane, offset, part: &mut [u8]| {
+        let total = part.len();
+        let pieces = total.div_ceil(chunk);
+        let queue = |i: usize| -> Result<()> {
+            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            let len = chunk.min(total - i * chunk);
+            let from = src + (offset + i * chunk) as u64;
+            // SAFETY: the chunk is pinned, holds `len` bytes, and nothing
+            // reads it until `done` fires; the source lies inside the
+            // allocation.
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(host.cast(), from, len, stream.cu_stream()).result()
             }
-            for (i, piece) in part.chunks_mut(CHUNK_BYTES).enumerate() {
-                let slot = &slots[i % 2];
-                wait(slot)?;
-                // SAFETY: the DMA into the chunk has finished (waited above) and it
-                // holds at least `piece.len()` bytes of the source.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(slot.host, piece.as_mut_ptr(), piece.len())
-                };
-                if i + 2 < pieces {
-                    queue(i + 2, slot)?;
-                }
+            .op("cuMemcpyDtoHAsync")?;
+            record(done, stream)
+        };
+        // The chunks may still be read by an earlier copy's DMA.
+        for i in 0..pieces.min(SLOTS) {
+            wait(&lane.done[i])?;
+            queue(i)?;
+        }
+        for (i, piece) in part.chunks_mut(chunk).enumerate() {
+            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            wait(done)?;
+            // SAFETY: the DMA into the chunk has finished (waited above) and
+            // it holds at least `piece.len()` bytes of the source.
+            unsafe { std::ptr::copy_nonoverlapping(host, piece.as_mut_ptr(), piece.len()) };
+            if i + SLOTS < pieces {
+                queue(i + SLOTS)?;
             }
-            Ok(())
-        },
-    )
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_cover_the_copy_with_whole_chunks_per_lane() {
+        let most = lanes();
+        for total in [
+            4 << 20,
+            (4 << 20) + 1,
+            8 << 20,
+            (64 << 20) - 4097,
+            256 << 20,
+            1 << 30,
+        ] {
+            let (chunk, per_lane, n) = plan(total);
+            assert!(chunk >= MIN_CHUNK.min(max_chunk()) && chunk <= max_chunk());
+            assert!(chunk.is_multiple_of(4096));
+            assert!(per_lane.is_multiple_of(chunk));
+            assert!(n >= 1 && n <= most, "{total}: {n} lanes of {most}");
+            assert!(per_lane * n >= total && per_lane * (n - 1) < total);
+        }
+    }
 }

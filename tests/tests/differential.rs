@@ -738,6 +738,22 @@ fn views_of_few_buffers_on_four_streams_match_the_host_model() {
     );
 }
 
+/// The pinned cache: pinned buffers dropped while their asynchronous copies
+/// may still run, and buffers of the same size allocated at once, written
+/// and checked (`diff::generate_pinned_reuse`).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pinned_buffers_reallocated_under_running_copies_match_the_host_model() {
+    let seed = seed_from_env("differential pinned reuse");
+    let n = env_count("CUDA_MEM_DIFF_OPS", 10_000);
+    differential_run(
+        "differential pinned reuse",
+        seed,
+        n,
+        &diff::generate_pinned_reuse(seed, n),
+    );
+}
+
 /// Runs `ops` (from `seed`, `n` of them) on the GPU against the model and
 /// prints the ops, reads and divergences (0, or the divergence shrunk).
 fn differential_run(label: &str, seed: u64, n: usize, ops: &[Op]) {
@@ -1092,4 +1108,44 @@ fn reordering_disjoint_views_never_shows_and_reordering_overlapping_ones_is_caug
             assert!(div.is_err(), "views: overlapping views reordered unnoticed");
         }
     }
+}
+
+#[test]
+fn a_pinned_cache_that_reuses_busy_blocks_is_caught() {
+    let seed = seed_from_env("differential pinned reuse (fake)");
+    let n = 5_000;
+    let ops = diff::generate_pinned_reuse(seed, n);
+    assert_eq!(ops, diff::generate_pinned_reuse(seed, n), "deterministic");
+    let stats =
+        diff::run(&ops, &mut FakeBackend::correct(), true).expect("the model agrees with itself");
+    assert_eq!(stats.skipped, 0);
+    // Every part of the pattern is there: copies both ways on a stream,
+    // then the drop and the re-allocation.
+    for name in [
+        "copy_to_host_async",
+        "copy_from_host_async",
+        "drop",
+        "alloc",
+        "check",
+    ] {
+        assert!(
+            stats.per_op.get(name).copied().unwrap_or(0) > n / 50,
+            "{name}: {:?}",
+            stats.per_op
+        );
+    }
+    let mut busy = FakeBackend::reusing_busy_blocks();
+    let caught = diff::run(&ops, &mut busy, true);
+    eprintln!(
+        "pinned reuse: {} late DMAs; {}",
+        busy.late_dmas,
+        caught
+            .as_ref()
+            .map_or_else(|d| format!("caught at {d}"), |_| "not caught".into())
+    );
+    assert!(busy.late_dmas > 0, "the fake never reused a busy block");
+    assert!(
+        caught.is_err(),
+        "a cache that hands out blocks under running DMAs went unnoticed"
+    );
 }

@@ -1,8 +1,8 @@
 //! GPU tests of the synchronous copies from and to *pageable* host memory
-//! that are large enough (8 MiB and up) to be staged through pinned chunks:
+//! that are large enough (4 MiB and up) to be staged through pinned chunks:
 //! odd element sizes, odd lengths, unaligned views, every byte checked, the
 //! bytes around a view untouched, and interleaving with stream work and with
-//! copies from other threads (which then take the driver's own path).
+//! copies from other threads (each staged through its own cached block).
 
 use cuda_mem::prelude::*;
 use std::sync::Arc;
@@ -13,11 +13,12 @@ use cuda_mem_tests::{gpu, Rng};
 /// A 12-byte element: chunk (2 MiB) and lane boundaries fall inside elements.
 type Elem = [u8; 12];
 
-/// Staged sizes: just over the threshold (three lanes, the last one tiny),
-/// several chunks per lane, partial chunks.
+/// Staged sizes: just over the threshold (small chunks, few lanes), a few
+/// chunks per lane, many (70 MiB), partial chunks.
 fn staged_len(rng: &mut Rng) -> usize {
     const MIB: usize = 1 << 20;
-    let bytes = [8 * MIB, 8 * MIB + 4, 13 * MIB + 7, 21 * MIB][rng.below(4)] + rng.below(MIB);
+    let bytes =
+        [4 * MIB, 8 * MIB + 4, 13 * MIB + 7, 21 * MIB, 70 * MIB + 5][rng.below(5)] + rng.below(MIB);
     bytes / size_of::<Elem>()
 }
 
@@ -106,8 +107,8 @@ fn staged_copies_are_ordered_with_stream_work() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn pinned_sources_and_concurrent_threads_take_the_direct_path() {
-    let mut rng = Rng::from_env("pinned_sources_and_concurrent_threads_take_the_direct_path");
+fn pinned_sources_go_direct_and_concurrent_threads_stage_apart() {
+    let mut rng = Rng::from_env("pinned_sources_go_direct_and_concurrent_threads_stage_apart");
     let ctx = gpu();
     let len = staged_len(&mut rng);
     // A host slice that is already pinned goes straight to the driver.
@@ -117,7 +118,7 @@ fn pinned_sources_and_concurrent_threads_take_the_direct_path() {
     dev.copy_from_host(pinned.as_slice().unwrap()).unwrap();
     assert!(dev.to_vec().unwrap() == src);
 
-    // Four threads share the context's staging chunks (or fall back).
+    // Four threads stage at once, each through its own block of the cache.
     let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
     let ctx = Arc::clone(&ctx);
     std::thread::scope(|scope| {

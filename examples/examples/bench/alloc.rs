@@ -1,11 +1,11 @@
 //! The allocation rows: pool allocation (against the same calls and against
-//! CUDA's default release threshold), device allocation, and pinned
-//! allocation of 4 KiB and 64 MiB.
+//! CUDA's default release threshold), device allocation, and uncached pinned
+//! allocation of 4 KiB and 64 MiB (the cached rows are `staged::pinned_alloc`).
 
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::{result, sys};
-use cuda_mem::{CudaContext, DeviceBuffer, PinnedBuffer, PoolBuffer};
+use cuda_mem::{CudaContext, DeviceBuffer, PinnedBuffer, PinnedFlags, PoolBuffer};
 
 use crate::harness::Bench;
 
@@ -114,7 +114,7 @@ pub fn alloc_free(b: &mut Bench, ctx: &Arc<CudaContext>) {
     for (calls, bytes, size) in [(200, 4 << 10, "4 KiB"), (20, 64 << 20, "64 MiB")] {
         let (ours, raw) = b.host_pair_us(
             calls,
-            || drop(PinnedBuffer::<u8>::new(ctx, bytes).unwrap()),
+            || drop(PinnedBuffer::<u8>::uncached(ctx, bytes, PinnedFlags::default()).unwrap()),
             || unsafe {
                 // SAFETY: allocate and free `bytes` of pinned memory.
                 let p = result::malloc_host(bytes, 0).unwrap();
@@ -124,7 +124,7 @@ pub fn alloc_free(b: &mut Bench, ctx: &Arc<CudaContext>) {
         );
         b.push(
             "alloc",
-            format!("PinnedBuffer {size} alloc+free"),
+            format!("PinnedBuffer {size} alloc+free (uncached)"),
             "us",
             ours,
             raw,

@@ -3,8 +3,14 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--fill-only | --launch-only | --peer-only | --devvec-only]
+//!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB]
+//!
+//! `--copies-only` runs just the host-copy rows (pinned, `Vec` copies at
+//! 64 MiB-1 GiB against pinned and pageable, cached pinned alloc+free), plus
+//! the 4 KiB-1 GiB `Vec` copy sweep with `--copy-sweep` (which the full run
+//! also honours). `--staging` sets the staged copies' knobs (0 = default).
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
@@ -20,6 +26,7 @@ mod peer;
 mod pitched;
 mod report;
 mod small;
+mod staged;
 mod unified;
 
 use harness::{Bench, Row};
@@ -36,6 +43,12 @@ struct Args {
     launch_only: bool,
     /// `--devvec-only`: just the `DeviceVec` rows.
     devvec_only: bool,
+    /// `--copies-only`: just the host-copy and pinned-cache rows.
+    copies_only: bool,
+    /// `--copy-sweep`: the `Vec` copy rows from 4 KiB to 1 GiB.
+    copy_sweep: bool,
+    /// `--staging LANES,CHUNK_KIB,MIN_KIB`: the staged copies' knobs.
+    staging: Option<String>,
     /// `--max-gib N`: how far the `DeviceVec` growth rows grow (default 16,
     /// 1 with `--quick`).
     max_gib: usize,
@@ -68,6 +81,9 @@ impl Args {
             fill_only: flag("--fill-only"),
             launch_only: flag("--launch-only"),
             devvec_only: flag("--devvec-only"),
+            copies_only: flag("--copies-only"),
+            copy_sweep: flag("--copy-sweep"),
+            staging: value("--staging"),
             max_gib: value("--max-gib").map_or(if flag("--quick") { 1 } else { 16 }, |v| {
                 v.parse().expect("--max-gib takes a whole number of GiB")
             }),
@@ -92,6 +108,23 @@ fn main() {
         ctx.name().unwrap(),
         env!("CARGO_PKG_VERSION")
     );
+    if let Some(spec) = &args.staging {
+        staged::set_staging(spec);
+    }
+    if args.copies_only {
+        copies::host_copies(&mut b, &ctx);
+        staged::vec_copies(&mut b, &ctx);
+        staged::pinned_alloc(&mut b, &ctx);
+        if args.copy_sweep {
+            staged::sweep(&mut b, &ctx);
+        }
+        if let Some(path) = &args.json {
+            report::write_json(path, &b, &ctx.name().unwrap());
+            println!("wrote {path}");
+        }
+        println!("bench: {} copy rows", b.rows.len());
+        return;
+    }
     if args.devvec_only {
         device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
         return;
@@ -113,7 +146,12 @@ fn main() {
         copies::host_copies(&mut b, &ctx);
         copies::halves_on_two_streams(&mut b, &ctx);
         unified::prefetch(&mut b, &ctx);
+        staged::vec_copies(&mut b, &ctx);
+        if args.copy_sweep {
+            staged::sweep(&mut b, &ctx);
+        }
         alloc::alloc_free(&mut b, &ctx);
+        staged::pinned_alloc(&mut b, &ctx);
         device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
     }
     peer::peer_copies(&mut b, &ctx);

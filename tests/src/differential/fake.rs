@@ -1,9 +1,10 @@
 //! [`FakeBackend`]: the model itself as a backend, optionally with an
-//! injected fault, so that CPU tests can check the generators, the runner
-//! and the shrinker without a GPU.
+//! injected fault, reordering, or a pinned cache that reuses blocks under
+//! running DMAs, so that CPU tests can check the generators, the runner and
+//! the shrinker without a GPU.
 
 use super::model::{Model, Read};
-use super::ops::{Op, ReadWay, Strm, Target};
+use super::ops::{Kind, Op, ReadWay, Strm, Target};
 use super::run::Backend;
 
 /// The fault of a [`FakeBackend`]: which operations it corrupts.
@@ -37,6 +38,16 @@ pub struct FakeBackend {
     held: Option<Op>,
     /// How many times a later operation ran before an earlier one.
     pub overtaken: usize,
+    /// Whether it plays a pinned cache that hands a dropped buffer's block
+    /// out without waiting for its DMA ([`FakeBackend::reusing_busy_blocks`]).
+    reuse_busy: bool,
+    /// The asynchronous download into a pinned buffer that has not run yet.
+    in_flight: Option<Op>,
+    /// That download after its pinned buffer was dropped, with the buffer's
+    /// byte size: it lands in the next pinned buffer of that size.
+    orphan: Option<(Op, usize)>,
+    /// How many downloads landed in a later buffer's block.
+    pub late_dmas: usize,
 }
 
 impl FakeBackend {
@@ -49,7 +60,88 @@ impl FakeBackend {
             overtake: None,
             held: None,
             overtaken: 0,
+            reuse_busy: false,
+            in_flight: None,
+            orphan: None,
+            late_dmas: 0,
         }
+    }
+
+    /// A backend whose pinned memory comes from a cache that does not wait
+    /// for a block's event: an asynchronous download into a pinned buffer
+    /// on a stream runs late (at the next operation that is not a drop of
+    /// that buffer), and when the buffer is dropped first, the download
+    /// lands in the next pinned buffer of the same byte size, after that
+    /// buffer's initialisation. The checks must catch it.
+    pub fn reusing_busy_blocks() -> Self {
+        Self {
+            reuse_busy: true,
+            ..Self::correct()
+        }
+    }
+
+    /// The byte size of the pinned buffer in `slot`, if it is one.
+    fn pinned_bytes(&self, slot: usize) -> Option<usize> {
+        let shape = self.model.shape(slot)?;
+        (shape.kind == Kind::Pinned).then(|| shape.len() * shape.elem.size())
+    }
+
+    /// [`Backend::apply`] of [`FakeBackend::reusing_busy_blocks`].
+    fn apply_reusing(&mut self, op: &Op) {
+        match *op {
+            Op::DownloadAsync { dst, stream, .. }
+                if stream != Strm::Default && self.pinned_bytes(dst).is_some() =>
+            {
+                self.settle();
+                self.in_flight = Some(*op);
+            }
+            Op::Drop { slot } if matches!(self.in_flight, Some(Op::DownloadAsync { dst, .. }) if dst == slot) =>
+            {
+                let bytes = self.pinned_bytes(slot).expect("a pinned buffer");
+                self.orphan = self.in_flight.take().map(|o| (o, bytes));
+                self.model.apply(op);
+            }
+            Op::Alloc {
+                slot,
+                kind: Kind::Pinned,
+                ..
+            } if self.orphan.is_some() => {
+                self.model.apply(op);
+                let (late, bytes) = self.orphan.take().expect("checked");
+                if self.pinned_bytes(slot) == Some(bytes) {
+                    if let Op::DownloadAsync {
+                        src,
+                        target,
+                        stream,
+                        ..
+                    } = late
+                    {
+                        let late = Op::DownloadAsync {
+                            src,
+                            target,
+                            dst: slot,
+                            stream,
+                        };
+                        if self.model.valid(&late) {
+                            self.apply_now(&late);
+                            self.late_dmas += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.settle();
+                self.apply_now(op);
+            }
+        }
+    }
+
+    /// Runs the download in flight; forgets one whose buffer is gone.
+    fn settle(&mut self) {
+        if let Some(op) = self.in_flight.take() {
+            self.apply_now(&op);
+        }
+        self.orphan = None;
     }
 
     /// A backend without faults that lets later operations on other streams
@@ -128,6 +220,10 @@ fn on_stream(op: &Op) -> bool {
 
 impl Backend for FakeBackend {
     fn apply(&mut self, op: &Op) -> Result<(), String> {
+        if self.reuse_busy {
+            self.apply_reusing(op);
+            return Ok(());
+        }
         let Some(overtake) = self.overtake else {
             self.apply_now(op);
             return Ok(());
@@ -157,11 +253,13 @@ impl Backend for FakeBackend {
 
     fn sync(&mut self) -> Result<(), String> {
         self.flush();
+        self.settle();
         Ok(())
     }
 
     fn read(&mut self, slot: usize, target: Target, way: ReadWay) -> Result<Read, String> {
         self.flush();
+        self.settle();
         let b = self.model.get(slot).ok_or("empty slot")?;
         let (x, y) = b.shape.span(target).ok_or("invalid target")?;
         let logical = (x..y)

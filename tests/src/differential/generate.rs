@@ -2,7 +2,7 @@
 //! in the state the earlier ones leave.
 
 use super::model::Model;
-use super::ops::{Elem, Init, Kind, Op, Shape, Strm, Target, MAX_BYTES, SLOTS};
+use super::ops::{Elem, Init, Kind, Op, ReadWay, Shape, Strm, Target, MAX_BYTES, SLOTS};
 use crate::Rng;
 
 /// The streams of [`generate`]: the synchronous calls and two streams.
@@ -484,6 +484,117 @@ pub fn generate_views(seed: u64, n: usize) -> Vec<Op> {
         if let Some(op) = propose_view(&mut rng, &model, elem, parts) {
             debug_assert!(model.valid(&op), "generated an invalid op {op:?}");
             if model.valid(&op) {
+                model.apply(&op);
+                ops.push(op);
+            }
+        }
+    }
+    ops
+}
+
+/// Slots of [`generate_pinned_reuse`]: device buffers in the first
+/// `REUSE_DEVICE_SLOTS`, pinned buffers in the rest.
+const REUSE_DEVICE_SLOTS: usize = 3;
+
+/// Sequences for the pinned cache: asynchronous copies into and out of
+/// pinned buffers on two streams, the pinned buffer dropped right after (its
+/// DMA may still run) and a pinned buffer of the same size allocated at once
+/// (the same size class: the cache would hand the dropped block out again if
+/// it did not wait for its event), then written and checked. Device buffers
+/// in slots `0..3`, pinned buffers in the rest, of a few lengths so that
+/// sizes repeat; one element type per sequence.
+pub fn generate_pinned_reuse(seed: u64, n: usize) -> Vec<Op> {
+    let mut rng = Rng::new(seed);
+    let elem = [Elem::U8, Elem::U32, Elem::E12][rng.below(3)];
+    let max = MAX_BYTES / elem.size();
+    let lens: Vec<usize> = (0..3).map(|_| 1 + rng.below(max)).collect();
+    let mut model = Model::new();
+    let mut ops = Vec::with_capacity(n);
+    let alloc_op = |rng: &mut Rng, slot: usize, kind: Kind, width: usize| Op::Alloc {
+        slot,
+        kind,
+        elem,
+        width,
+        height: 1,
+        init: match rng.below(3) {
+            0 => Init::Uninit,
+            _ => Init::FromSlice(rng.next_u64()),
+        },
+        stream: Strm::Default,
+        pad: 0,
+    };
+    while ops.len() < n {
+        let len = lens[rng.below(lens.len())];
+        let d = rng.below(REUSE_DEVICE_SLOTS);
+        let p = REUSE_DEVICE_SLOTS + rng.below(SLOTS - REUSE_DEVICE_SLOTS);
+        let s = [Strm::S1, Strm::S2][rng.below(2)];
+        let mut batch = Vec::new();
+        match rng.below(10) {
+            // A copy in flight, the pinned buffer dropped and re-allocated
+            // at the same length, then written by the host.
+            0..=5 => {
+                for (slot, kind) in [(d, Kind::Device), (p, Kind::Pinned)] {
+                    if model.shape(slot).is_none_or(|sh| sh.len() != len) {
+                        if model.shape(slot).is_some() {
+                            batch.push(Op::Drop { slot });
+                        }
+                        batch.push(alloc_op(&mut rng, slot, kind, len));
+                    }
+                }
+                batch.push(if rng.below(2) == 0 {
+                    Op::DownloadAsync {
+                        src: d,
+                        target: Target::Whole,
+                        dst: p,
+                        stream: s,
+                    }
+                } else {
+                    Op::UploadAsync {
+                        dst: d,
+                        target: Target::Whole,
+                        src: p,
+                        stream: s,
+                    }
+                });
+                batch.push(Op::Drop { slot: p });
+                batch.push(alloc_op(&mut rng, p, Kind::Pinned, len));
+                if rng.below(2) == 0 {
+                    batch.push(Op::HostWrite {
+                        slot: p,
+                        target: Target::Whole,
+                        data: rng.next_u64(),
+                    });
+                }
+                batch.push(Op::Check {
+                    slot: p,
+                    target: Target::Whole,
+                    way: ReadWay::HostSlice,
+                });
+            }
+            6 => batch.push(Op::Fill {
+                slot: d,
+                target: Target::Whole,
+                stream: s,
+                value: rng.next_u64(),
+            }),
+            7 => {
+                let slot = rng.below(SLOTS);
+                if let Some(shape) = model.shape(slot) {
+                    let ways = shape.read_ways(true);
+                    batch.push(Op::Check {
+                        slot,
+                        target: Target::Whole,
+                        way: ways[rng.below(ways.len())],
+                    });
+                }
+            }
+            8 => batch.push(Op::SyncAll),
+            _ => batch.push(Op::Drop {
+                slot: rng.below(SLOTS),
+            }),
+        }
+        for op in batch {
+            if ops.len() < n && model.valid(&op) {
                 model.apply(&op);
                 ops.push(op);
             }

@@ -39,7 +39,7 @@ mod run;
 mod shrink;
 
 pub use fake::{FakeBackend, Fault, Overtake};
-pub use generate::{generate, generate_views};
+pub use generate::{generate, generate_pinned_reuse, generate_views};
 pub use model::{Model, ModelBuf, Read};
 pub use ops::{
     data_bytes, fill_value, Elem, Init, Kind, Op, ReadWay, Shape, Strm, Target, MAX_BYTES, SLOTS,
