@@ -45,15 +45,21 @@ static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Default bytes per chunk (at most; see [`chunk_for`]).
 const DEFAULT_CHUNK_BYTES: usize = 2 << 20;
-/// Default threshold: copies at least this large are staged.
-const DEFAULT_MIN_BYTES: usize = 4 << 20;
+/// Default thresholds: copies at least this large are staged, to the device
+/// and to the host. Measured on an H200 host (bench `--copy-sweep`): the
+/// driver's own pageable copy to the device ran at 13-15 GB/s from 2 to
+/// 8 MiB, where staging reached 12-13 (0.81-0.92 of it), and staging won
+/// from 16 MiB (1.17x); to the host, where the driver tops out at 10-12
+/// GB/s, staging won from 4 MiB (1.11x at 4 MiB, 1.22x at 8 MiB).
+const DEFAULT_MIN_BYTES: [usize; 2] = [16 << 20, 4 << 20];
 /// Default most lanes, capped by the host's parallelism.
 const DEFAULT_MAX_LANES: usize = 16;
 
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
-/// the largest chunk, and the smallest staged copy, in bytes; 0 restores
-/// each default (lanes: the host's parallelism, at most 16; chunks: 2 MiB;
-/// threshold: 4 MiB). `usize::MAX` as the threshold turns staging off.
+/// the largest chunk, and the smallest staged copy, in bytes, in both
+/// directions; 0 restores each default (lanes: the host's parallelism, at
+/// most 16; chunks: 2 MiB; thresholds: 16 MiB to the device, 4 MiB to the
+/// host). `usize::MAX` as the threshold turns staging off.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize) {
@@ -83,10 +89,17 @@ fn max_chunk() -> usize {
     }
 }
 
-/// Copies at least this large are staged.
-pub(crate) fn min_bytes() -> usize {
+/// The direction of a staged copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    ToDevice,
+    ToHost,
+}
+
+/// Copies in direction `to` at least this large are staged.
+pub(crate) fn min_bytes(to: Direction) -> usize {
     match MIN_BYTES.load(Ordering::Relaxed) {
-        0 => DEFAULT_MIN_BYTES,
+        0 => DEFAULT_MIN_BYTES[to as usize],
         n => n,
     }
 }
@@ -188,8 +201,13 @@ struct Staged<'s> {
 
 /// The pinned block and events for a copy of `total` bytes from or to host
 /// address `host`, if the copy should be staged and they can be had.
-fn prepare(state: &ContextState, host: *const u8, total: usize) -> Option<Staged<'_>> {
-    if total < min_bytes() || !is_pageable(host) {
+fn prepare(
+    state: &ContextState,
+    host: *const u8,
+    total: usize,
+    to: Direction,
+) -> Option<Staged<'_>> {
+    if total < min_bytes(to) || !is_pageable(host) {
         return None;
     }
     let (chunk, per_lane, lanes) = plan(total);
@@ -295,7 +313,7 @@ pub(crate) fn copy_from_host(
     // (`pinned_pages`): copy from the registered mapping of the same pages,
     // which is not pageable, so it is never staged.
     let from = registered_or_self(src.as_ptr().cast_mut(), src.len()).cast_const();
-    let Some(staged) = prepare(state, from, src.len()) else {
+    let Some(staged) = prepare(state, from, src.len(), Direction::ToDevice) else {
         // SAFETY: `from` is `src` or the registered mapping of the same
         // pages, live for `src.len()` bytes (borrowed); the synchronous copy
         // has read it on return; the caller vouches for the destination.
@@ -337,7 +355,7 @@ pub(crate) fn copy_to_host(
     src: u64,
 ) -> Result<()> {
     let into = registered_or_self(dst.as_mut_ptr(), dst.len());
-    let Some(staged) = prepare(state, into, dst.len()) else {
+    let Some(staged) = prepare(state, into, dst.len(), Direction::ToHost) else {
         // SAFETY: `into` is `dst` or the registered mapping of the same
         // pages, live and exclusive for `dst.len()` bytes (borrowed mutably);
         // the synchronous copy has finished on return.

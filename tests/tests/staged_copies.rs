@@ -1,5 +1,7 @@
 //! GPU tests of the synchronous copies from and to *pageable* host memory
-//! that are large enough (4 MiB and up) to be staged through pinned chunks:
+//! that are large enough (16 MiB and up to the device, 4 MiB to the host; the
+//! smaller sizes here take the driver's path one way and staging the other)
+//! to be staged through pinned chunks:
 //! odd element sizes, odd lengths, unaligned views, every byte checked, the
 //! bytes around a view untouched, and interleaving with stream work and with
 //! copies from other threads (each staged through its own cached block).
