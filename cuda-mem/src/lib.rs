@@ -384,6 +384,8 @@ mod allocation;
 #[cfg(feature = "host")]
 mod buffer;
 #[cfg(feature = "host")]
+mod capture;
+#[cfg(feature = "host")]
 mod context;
 #[cfg(feature = "host")]
 mod device_vec;
@@ -393,6 +395,8 @@ mod engine;
 mod error;
 #[cfg(feature = "host")]
 mod fill;
+#[cfg(feature = "host")]
+mod graph;
 #[cfg(all(feature = "host", target_os = "linux"))]
 pub mod ipc;
 #[cfg(feature = "host")]
@@ -430,6 +434,7 @@ pub use {
     engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
+    graph::{Graph, Held, HeldAt, HeldBuffers, Recorded},
     launch::{LaunchArg, Module},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},

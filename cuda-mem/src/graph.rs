@@ -1,0 +1,742 @@
+//! CUDA graphs of cuda-mem work: [`Graph::capture`] records buffer
+//! operations and typed kernel launches once, and [`Graph::launch`] replays
+//! them, ordered against every other use of the buffers.
+//!
+//! # Why a replay is safe
+//!
+//! - **The graph holds its buffers.** The buffers are given to
+//!   [`Graph::capture`] up front, as `&mut` (the graph may write them) or `&`
+//!   (it only reads them), and the [`Graph`] keeps those borrows for as long
+//!   as it lives: no buffer it records can be dropped, moved or touched from
+//!   the host meanwhile (compile errors). The recording closure and
+//!   [`Graph::buffers`] get them back as [`Held`] handles, which have the
+//!   buffer operations but never give out the `&mut` itself (a
+//!   `mem::swap` would free the recorded memory under the graph).
+//! - **Only those buffers are recorded.** While the capture runs, the
+//!   capturing stream is registered as cuda-mem's (module `capture`): an
+//!   operation on it that touches memory not in the list is refused, and so
+//!   is any use of a listed buffer on another stream or from the host. A
+//!   stream that cudarc's `begin_capture` (or anything but this API) made
+//!   capture is refused as before.
+//! - **Nothing runs while recording, so nothing is entered then.** The
+//!   recorded operations enter no allocation's order. Each
+//!   [`launch`](Graph::launch) instead orders the launch's stream after
+//!   earlier work on every listed byte range (on other streams) and then
+//!   enters the launch as an operation on those ranges, exactly as one
+//!   operation on all of them would: later work, host access and the frees
+//!   wait for it.
+//! - **Replays read nothing that is gone.** Fill values that a fill kernel
+//!   reads from memory are copied into pinned memory the graph keeps; every
+//!   other operation's values are parameters of its node.
+//! - **Dropping the graph is safe at any time.** The executable is freed by
+//!   the driver once running launches are done (`cuGraphExecDestroy`); the
+//!   buffers' orders still hold the launches, so whatever uses the buffers
+//!   next waits for them; kept fill values are freed after the last launch.
+
+use std::any::Any;
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaEvent, CudaStream};
+
+use crate::buffer::{Buffer, HostAccessible, MemoryKind};
+use crate::capture::{Allowed, Registration};
+use crate::context::ContextState;
+use crate::device_copy::DeviceCopy;
+use crate::device_vec::DeviceVec;
+use crate::engine::{Elems, View, ViewMut};
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::RawMemory;
+use crate::ops::{sealed::Engine, Memory, MemoryMut};
+use crate::order::StreamOrder;
+use crate::pitched::PitchedBuffer;
+
+/// The thin layer over the driver's graph calls.
+mod raw {
+    use super::*;
+
+    /// `cuStreamBeginCapture` in relaxed mode: the capture constrains the
+    /// capturing stream only, so unrelated calls of this thread (an
+    /// allocation, a synchronous copy elsewhere) do not break it.
+    pub(super) fn begin_capture(stream: &CudaStream) -> Result<()> {
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        // SAFETY: a live stream (borrowed), not capturing (checked by the caller).
+        unsafe { sys::cuStreamBeginCapture_v2(stream.cu_stream(), mode).result() }
+            .op("cuStreamBeginCapture")
+    }
+
+    /// `cuStreamEndCapture`: the graph recorded (or the error that broke the
+    /// capture, whose partial graph is destroyed here). The stream is not
+    /// capturing afterwards either way.
+    pub(super) fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: a live stream that this thread set capturing; `graph` is a
+        // valid out-pointer.
+        let ended = unsafe { sys::cuStreamEndCapture(stream.cu_stream(), &mut graph).result() };
+        match ended {
+            Ok(()) if !graph.is_null() => Ok(graph),
+            Ok(()) => Err(Error::InvalidArgument(
+                "the capture recorded no graph (a bug in cuda-mem; please report it)",
+            )),
+            Err(e) => {
+                destroy_graph(graph);
+                Err(Error::driver(
+                    "cuStreamEndCapture (something inside the capture broke it: a host-synchronous \
+                     call such as stream.synchronize() on the capturing stream, or work on it \
+                     that a graph cannot hold; the stream is usable again)",
+                    e,
+                ))
+            }
+        }
+    }
+
+    /// `cuGraphInstantiate`.
+    pub(super) fn instantiate(graph: sys::CUgraph) -> Result<sys::CUgraphExec> {
+        let mut exec = std::ptr::null_mut();
+        // SAFETY: a live graph; `exec` is a valid out-pointer.
+        unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0).result() }
+            .op("cuGraphInstantiate")?;
+        Ok(exec)
+    }
+
+    /// `cuGraphDestroy` of a graph (or nothing, for null).
+    pub(super) fn destroy_graph(graph: sys::CUgraph) {
+        if !graph.is_null() {
+            // SAFETY: a graph this module owns, destroyed once; instantiated
+            // executables do not depend on it.
+            let _ = unsafe { sys::cuGraphDestroy(graph) };
+        }
+    }
+}
+
+/// The buffers a [`Graph`] records work on: `&mut` a buffer (the graph may
+/// write it), `&` a buffer (it only reads it), an exclusive or shared view
+/// by value, or a tuple of those (up to 12). Buffers are any
+/// [`Buffer`] kind (device, pinned, unified, pool), a [`PitchedBuffer`], a
+/// [`DeviceVec`], or views of them.
+///
+/// [`HeldBuffers`] is how the recording closure and [`Graph::buffers`] see
+/// them: a [`Held`] for `&mut` buffers and exclusive views, `&` for shared
+/// ones, the view itself for shared views.
+pub trait Recorded: sealed::Listed + for<'r> HeldAt<'r> {
+    /// The buffers as [`HeldBuffers`].
+    #[doc(hidden)]
+    fn __held(&mut self) -> HeldBuffers<'_, Self>;
+}
+
+/// The buffers `A` (a [`Recorded`]) as the recording closure of
+/// [`Graph::capture`] and [`Graph::buffers`] get them, borrowed for `'r`.
+pub type HeldBuffers<'r, A> = <A as HeldAt<'r>>::Held;
+
+/// The type of [`HeldBuffers`] (the second parameter, always the default,
+/// makes `Self: 'r` implied wherever the trait is used for every `'r`).
+#[doc(hidden)]
+pub trait HeldAt<'r, Implied = &'r Self> {
+    /// The held form.
+    type Held;
+}
+
+pub(crate) mod sealed {
+    /// The memory a recorded value stands for. Not nameable outside the crate.
+    pub trait Listed {
+        /// Appends every allocation and byte range of `self`.
+        fn list<'s>(&'s self, out: &mut Vec<Part<'s>>);
+    }
+
+    /// One buffer or view that a graph may hold.
+    pub trait Target {
+        /// Its allocation and byte range.
+        fn memory(&self) -> Part<'_>;
+    }
+
+    /// An allocation and a byte range of it.
+    pub struct Part<'s> {
+        pub(crate) mem: &'s super::RawMemory,
+        pub(crate) range: super::Range<usize>,
+    }
+}
+
+use sealed::Part;
+
+fn part<T: DeviceCopy>(elems: Elems<'_, T>) -> Part<'_> {
+    Part {
+        mem: elems.mem,
+        range: elems.span(),
+    }
+}
+
+impl<T: DeviceCopy, K: MemoryKind> sealed::Target for Buffer<T, K> {
+    fn memory(&self) -> Part<'_> {
+        part(self.elems())
+    }
+}
+impl<T: DeviceCopy> sealed::Target for PitchedBuffer<T> {
+    fn memory(&self) -> Part<'_> {
+        part(self.elems())
+    }
+}
+impl<T: DeviceCopy> sealed::Target for DeviceVec<T> {
+    fn memory(&self) -> Part<'_> {
+        part(self.elems())
+    }
+}
+impl<T: DeviceCopy> sealed::Target for View<'_, T> {
+    fn memory(&self) -> Part<'_> {
+        part(self.elems)
+    }
+}
+impl<T: DeviceCopy> sealed::Target for ViewMut<'_, T> {
+    fn memory(&self) -> Part<'_> {
+        part(self.elems)
+    }
+}
+
+impl<M: sealed::Target + ?Sized> sealed::Listed for &mut M {
+    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+        out.push((**self).memory());
+    }
+}
+impl<M: sealed::Target + ?Sized> sealed::Listed for &M {
+    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+        out.push((**self).memory());
+    }
+}
+impl<T: DeviceCopy> sealed::Listed for ViewMut<'_, T> {
+    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+        out.push(sealed::Target::memory(self));
+    }
+}
+impl<T: DeviceCopy> sealed::Listed for View<'_, T> {
+    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+        out.push(sealed::Target::memory(self));
+    }
+}
+
+impl<'r, M: sealed::Target + ?Sized> HeldAt<'r> for &mut M {
+    type Held = Held<'r, M>;
+}
+impl<M: sealed::Target + ?Sized> Recorded for &mut M {
+    fn __held(&mut self) -> Held<'_, M> {
+        Held(&mut **self)
+    }
+}
+impl<'r, M: sealed::Target + ?Sized> HeldAt<'r> for &M {
+    type Held = &'r M;
+}
+impl<M: sealed::Target + ?Sized> Recorded for &M {
+    fn __held(&mut self) -> &M {
+        self
+    }
+}
+impl<'r, 'v, T: DeviceCopy> HeldAt<'r> for ViewMut<'v, T> {
+    type Held = Held<'r, ViewMut<'v, T>>;
+}
+impl<T: DeviceCopy> Recorded for ViewMut<'_, T> {
+    fn __held(&mut self) -> HeldBuffers<'_, Self> {
+        Held(self)
+    }
+}
+impl<'v, T: DeviceCopy> HeldAt<'_> for View<'v, T> {
+    type Held = View<'v, T>;
+}
+impl<T: DeviceCopy> Recorded for View<'_, T> {
+    fn __held(&mut self) -> HeldBuffers<'_, Self> {
+        *self
+    }
+}
+
+macro_rules! tuples {
+    ($(($($name:ident),*);)*) => { $(
+        impl<$($name: sealed::Listed),*> sealed::Listed for ($($name,)*) {
+            #[allow(non_snake_case, unused_variables)]
+            fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+                let ($($name,)*) = self;
+                $($name.list(out);)*
+            }
+        }
+        impl<'r, $($name: HeldAt<'r>),*> HeldAt<'r> for ($($name,)*) {
+            type Held = ($($name::Held,)*);
+        }
+        impl<$($name: Recorded),*> Recorded for ($($name,)*) {
+            #[allow(non_snake_case, clippy::unused_unit)]
+            fn __held(&mut self) -> HeldBuffers<'_, Self> {
+                let ($($name,)*) = self;
+                ($($name.__held(),)*)
+            }
+        }
+    )* };
+}
+
+tuples! {
+    ();
+    (A);
+    (A, B);
+    (A, B, C);
+    (A, B, C, D);
+    (A, B, C, D, E);
+    (A, B, C, D, E, F);
+    (A, B, C, D, E, F, G);
+    (A, B, C, D, E, F, G, H);
+    (A, B, C, D, E, F, G, H, I);
+    (A, B, C, D, E, F, G, H, I, J);
+    (A, B, C, D, E, F, G, H, I, J, K);
+    (A, B, C, D, E, F, G, H, I, J, K, L);
+}
+
+/// A buffer (or exclusive view) that a [`Graph`] holds exclusively, as the
+/// recording closure and [`Graph::buffers`] get it: every operation of the
+/// buffer ([`Memory`], [`MemoryMut`], kernel arguments, and for pinned and
+/// unified memory [`as_slice`](Held::as_slice) /
+/// [`as_mut_slice`](Held::as_mut_slice)), but never the `&mut` to the buffer
+/// itself, which could swap the recorded memory away.
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::{DeviceBuffer, Graph, PinnedBuffer};
+///
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut input = PinnedBuffer::<f32>::new(&ctx, 1024)?;
+/// let mut device = DeviceBuffer::<f32>::new(&ctx, 1024)?;
+/// let mut graph = Graph::capture(&stream, (&mut input, &mut device), |s, (input, mut device)| {
+///     device.copy_from_host_async(&*input, s)
+/// })?;
+/// for step in 0..10 {
+///     let (mut input, _) = graph.buffers();
+///     input.as_mut_slice()?.fill(step as f32); // waits for the previous launch
+///     graph.launch(&stream)?;
+/// }
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct Held<'r, M: ?Sized>(&'r mut M);
+
+impl<T: DeviceCopy, M: Memory<T> + ?Sized> Engine<T> for Held<'_, M> {
+    fn elems(&self) -> Elems<'_, T> {
+        self.0.elems()
+    }
+}
+impl<T: DeviceCopy, M: Memory<T> + ?Sized> Memory<T> for Held<'_, M> {}
+impl<T: DeviceCopy, M: MemoryMut<T> + ?Sized> MemoryMut<T> for Held<'_, M> {}
+
+impl<T: DeviceCopy, H: HostAccessible> Held<'_, Buffer<T, H>> {
+    /// The buffer's [`as_slice`](Buffer::as_slice): waits for queued work
+    /// on it (the graph's launches included).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::{Graph, PinnedBuffer};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// # let mut out = PinnedBuffer::<u32>::new(&ctx, 4)?;
+    /// let mut graph = Graph::capture(&stream, (&mut out,), |s, (mut out,)| {
+    ///     cuda_mem::MemoryMut::fill_async(&mut out, 7, s)
+    /// })?;
+    /// graph.launch(&stream)?;
+    /// let (out,) = graph.buffers();
+    /// assert_eq!(out.as_slice()?, [7; 4]);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.0.as_slice()
+    }
+
+    /// The buffer's [`as_mut_slice`](Buffer::as_mut_slice): waits for
+    /// queued work on it (the graph's launches included). Between launches,
+    /// the way to change a graph's input from the host.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # use cuda_mem::{DeviceBuffer, Graph, PinnedBuffer};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// # let mut input = PinnedBuffer::<u32>::new(&ctx, 4)?;
+    /// # let mut device = DeviceBuffer::<u32>::new(&ctx, 4)?;
+    /// let mut graph = Graph::capture(&stream, (&mut input, &mut device), |s, (input, mut device)| {
+    ///     device.copy_from_host_async(&*input, s)
+    /// })?;
+    /// graph.buffers().0.as_mut_slice()?.copy_from_slice(&[1, 2, 3, 4]);
+    /// graph.launch(&stream)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.0.as_mut_slice()
+    }
+}
+
+impl<T: DeviceCopy, H: HostAccessible> std::ops::Deref for Held<'_, Buffer<T, H>> {
+    type Target = Buffer<T, H>;
+
+    /// Shared access to a host-accessible buffer, so that it can be the
+    /// source of an asynchronous host copy (`copy_from_host_async(&*input, s)`).
+    fn deref(&self) -> &Buffer<T, H> {
+        self.0
+    }
+}
+
+impl<M: ?Sized> Held<'_, M> {
+    /// The held buffer, shared.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # use cuda_mem::{DeviceBuffer, Graph};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// # let mut a = DeviceBuffer::<u32>::new(&ctx, 4)?;
+    /// let mut graph = Graph::capture(&stream, (&mut a,), |s, (mut a,)| a.fill_async(1, s))?;
+    /// let (a,) = graph.buffers();
+    /// assert_eq!(a.get().len(), 4);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn get(&self) -> &M {
+        self.0
+    }
+}
+
+impl<M: ?Sized> std::fmt::Debug for Held<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held(..)")
+    }
+}
+
+/// Work recorded once and replayed with [`launch`](Graph::launch): buffer
+/// operations (fills, memsets, copies, host copies through pinned memory)
+/// and typed kernel launches ([`#[kernel]`](macro@crate::kernel)),
+/// captured from a closure by [`Graph::capture`].
+///
+/// The graph holds the buffers it was given (`A`: `&mut` those it may
+/// write, `&` those it only reads) for as long as it lives. A launch is
+/// ordered like any operation on those buffers: it waits for their earlier
+/// work on other streams, and their later work, host access and frees wait
+/// for it.
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::{DeviceBuffer, Graph};
+///
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut a = DeviceBuffer::<f32>::new(&ctx, 1 << 20)?;
+/// let mut b = DeviceBuffer::<f32>::new(&ctx, 1 << 20)?;
+/// let mut graph = Graph::capture(&stream, (&mut a, &mut b), |s, (mut a, mut b)| {
+///     a.fill_async(1.5, s)?;
+///     b.copy_from_async(&a, s)?;
+///     Ok(())
+/// })?;
+/// for _ in 0..100 {
+///     graph.launch(&stream)?; // one driver call for the recorded work
+/// }
+/// drop(graph); // gives the buffers back
+/// assert!(b.to_vec()?.iter().all(|&x| x == 1.5));
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+///
+/// The buffers stay borrowed while the graph lives: dropping one is a
+/// compile error,
+///
+/// ```compile_fail,E0505
+/// use cuda_mem::prelude::*;
+/// # let ctx = cuda_mem::context(0)?;
+/// # let stream = ctx.new_stream()?;
+/// let mut a = cuda_mem::DeviceBuffer::<f32>::new(&ctx, 16)?;
+/// let mut graph = cuda_mem::Graph::capture(&stream, (&mut a,), |s, (mut a,)| a.fill_async(1.0, s))?;
+/// drop(a); // the graph still writes it
+/// graph.launch(&stream)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+///
+/// and so is reading one the graph writes from the host,
+///
+/// ```compile_fail,E0502
+/// use cuda_mem::prelude::*;
+/// # let ctx = cuda_mem::context(0)?;
+/// # let stream = ctx.new_stream()?;
+/// let mut out = cuda_mem::PinnedBuffer::<f32>::new(&ctx, 16)?;
+/// let mut graph = cuda_mem::Graph::capture(&stream, (&mut out,), |s, (mut out,)| out.fill_async(1.0, s))?;
+/// graph.launch(&stream)?;
+/// let host = out.as_slice()?; // the graph may still write it
+/// graph.launch(&stream)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+///
+/// or with `to_vec`:
+///
+/// ```compile_fail,E0502
+/// use cuda_mem::prelude::*;
+/// # let ctx = cuda_mem::context(0)?;
+/// # let stream = ctx.new_stream()?;
+/// let mut out = cuda_mem::DeviceBuffer::<f32>::new(&ctx, 16)?;
+/// let mut graph = cuda_mem::Graph::capture(&stream, (&mut out,), |s, (mut out,)| out.fill_async(1.0, s))?;
+/// let host = out.to_vec()?;
+/// graph.launch(&stream)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+///
+/// Use [`buffers`](Graph::buffers) between launches instead. The recording
+/// closure's handles cannot leave it either:
+///
+/// ```compile_fail,E0521
+/// use cuda_mem::prelude::*;
+/// # let ctx = cuda_mem::context(0)?;
+/// # let stream = ctx.new_stream()?;
+/// let mut a = cuda_mem::DeviceBuffer::<f32>::new(&ctx, 16)?;
+/// let mut stash = None;
+/// let graph = cuda_mem::Graph::capture(&stream, (&mut a,), |s, (a,)| {
+///     stash = Some(a); // would outlive the recording
+///     Ok(())
+/// })?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub struct Graph<A: Recorded> {
+    buffers: A,
+    state: Arc<ContextState>,
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+    /// What the recorded work reads at every launch (fill values).
+    kept: Vec<Box<dyn Any + Send>>,
+    /// Recorded after every launch when `kept` is not empty: `Drop` waits
+    /// for it before freeing `kept`.
+    done: Option<CudaEvent>,
+}
+
+// SAFETY: the driver handles may be used from any thread (never from two at
+// once: launches take `&mut self`); the buffers are `A`'s to be sent.
+unsafe impl<A: Recorded + Send> Send for Graph<A> {}
+
+/// Ends a capture on drop (also when the recording closure panics), so the
+/// stream never stays capturing.
+struct Capturing<'s> {
+    stream: &'s CudaStream,
+    registration: Option<Registration>,
+}
+
+impl Capturing<'_> {
+    /// Ends the capture: the graph, and what it must keep.
+    fn end(mut self) -> (Result<sys::CUgraph>, Vec<Box<dyn Any + Send>>) {
+        let graph = raw::end_capture(self.stream);
+        let kept = self
+            .registration
+            .take()
+            .map(Registration::end)
+            .unwrap_or_default();
+        (graph, kept)
+    }
+}
+
+impl Drop for Capturing<'_> {
+    fn drop(&mut self) {
+        if self.registration.take().is_some() {
+            if let Ok(graph) = raw::end_capture(self.stream) {
+                raw::destroy_graph(graph);
+            }
+        }
+    }
+}
+
+impl<A: Recorded> Graph<A> {
+    /// Records what `record` queues on `stream` into a graph that holds
+    /// `buffers` (a tuple of `&mut` buffers the graph may write and `&`
+    /// buffers it only reads; see [`Recorded`]).
+    ///
+    /// `record` gets `stream` and the buffers as [`Held`] handles (`&` for
+    /// shared ones), and queues their operations (`fill_async`,
+    /// `copy_from_async`, `copy_from_host_async` from pinned memory, kernel
+    /// launches with them as arguments, ...) on `stream`. Nothing runs now:
+    /// each [`launch`](Graph::launch) runs it all.
+    ///
+    /// ```no_run
+    /// use cuda_mem::prelude::*;
+    /// use cuda_mem::{DeviceBuffer, Graph};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let src = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3])?;
+    /// let mut dst = DeviceBuffer::<u32>::new(&ctx, 3)?;
+    /// let mut graph = Graph::capture(&stream, (&src, &mut dst), |s, (src, mut dst)| {
+    ///     dst.copy_from_async(src, s)
+    /// })?;
+    /// graph.launch(&stream)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(UnsupportedStream)` for a stream cuda-mem cannot order (the
+    /// legacy or per-thread default stream, one that is capturing already);
+    /// `Err(ContextMismatch)` and others for the stream as every operation
+    /// checks it. Inside the capture, an operation on memory not in
+    /// `buffers`, a use of a listed buffer on another stream or from the host,
+    /// and every error of an operation are returned by the operation; the
+    /// error `record` returns ends the capture, discards what was recorded,
+    /// and is returned here, with `stream` usable as before. A capture that
+    /// the driver invalidated (a host-synchronous call such as
+    /// `stream.synchronize()` inside it) is an `Err` too.
+    pub fn capture(
+        stream: &Arc<CudaStream>,
+        mut buffers: A,
+        record: impl FnOnce(&Arc<CudaStream>, HeldBuffers<'_, A>) -> Result<()>,
+    ) -> Result<Self> {
+        let state = ContextState::of(stream.context())?;
+        if stream.cu_stream().is_null() {
+            return Err(Error::UnsupportedStream(
+                "the legacy default stream cannot capture a graph; use a stream from `ctx.new_stream()`",
+            ));
+        }
+        state.check_stream(stream)?;
+        // Loaded now: a fill recorded below only launches the kernels.
+        crate::fill::preload(&state)?;
+        let mut listed = Vec::new();
+        buffers.list(&mut listed);
+        let allowed = listed
+            .iter()
+            .map(|p| Allowed {
+                key: p.mem.order.key(),
+                range: p.range.clone(),
+            })
+            .collect();
+        drop(listed);
+        let registration = Registration::begin(stream, allowed)?;
+        state.bind()?;
+        raw::begin_capture(stream)?;
+        let capturing = Capturing {
+            stream,
+            registration: Some(registration),
+        };
+        let recorded = record(stream, buffers.__held());
+        let (graph, kept) = capturing.end();
+        let graph = match (recorded, graph) {
+            (Ok(()), graph) => graph?,
+            (Err(e), graph) => {
+                if let Ok(graph) = graph {
+                    raw::destroy_graph(graph);
+                }
+                return Err(e);
+            }
+        };
+        let exec = match raw::instantiate(graph) {
+            Ok(exec) => exec,
+            Err(e) => {
+                raw::destroy_graph(graph);
+                return Err(e);
+            }
+        };
+        let done = if kept.is_empty() {
+            None
+        } else {
+            Some(state.ctx.new_event(None).op("cuEventCreate")?)
+        };
+        Ok(Self {
+            buffers,
+            state,
+            graph,
+            exec,
+            kept,
+            done,
+        })
+    }
+
+    /// Runs the recorded work on `stream` (any stream of the graph's
+    /// context that cuda-mem can order), after earlier work on the graph's
+    /// buffers; later work on them, host access and their frees wait for it.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let (s1, s2) = (ctx.new_stream()?, ctx.new_stream()?);
+    /// # let mut a = cuda_mem::DeviceBuffer::<u32>::new(&ctx, 4)?;
+    /// let mut graph = cuda_mem::Graph::capture(&s1, (&mut a,), |s, (mut a,)| a.fill_async(3, s))?;
+    /// graph.launch(&s1)?;
+    /// graph.launch(&s2)?; // waits for the launch on s1 (the same buffer)
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The stream's errors as for any operation (another context, a stream
+    /// cuda-mem cannot order, one that is capturing), `Err` when a listed
+    /// buffer is being recorded into another graph right now, and the
+    /// driver's errors.
+    pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.state.check_stream(stream)?;
+        if crate::context::is_capturing(stream)? {
+            return Err(Error::UnsupportedStream(
+                "it is capturing a graph; a graph is launched outside captures (record its \
+                 operations into the new graph instead)",
+            ));
+        }
+        let mut listed = Vec::new();
+        self.buffers.list(&mut listed);
+        let mut orders: Vec<(&StreamOrder, Range<usize>)> = listed
+            .iter()
+            .map(|p| (&p.mem.order, p.range.clone()))
+            .collect();
+        let exec = self.exec;
+        self.state.bind()?;
+        StreamOrder::run_all(&mut orders, stream, || {
+            // SAFETY: a live executable of the stream's context (checked
+            // above); every buffer it touches is held by `self` and ordered
+            // on `stream` by `run_all`; what else it reads is in `kept`.
+            unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }.op("cuGraphLaunch")
+        })?;
+        if let Some(done) = &self.done {
+            done.record(stream).op("cuEventRecord")?;
+        }
+        Ok(())
+    }
+
+    /// The buffers the graph holds, between launches: [`Held`] handles for
+    /// those it may write (every operation, and host access to pinned and
+    /// unified memory, which waits for the launches), `&` for those it only
+    /// reads.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # use cuda_mem::{DeviceBuffer, Graph, PinnedBuffer};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// # let mut input = PinnedBuffer::<u32>::new(&ctx, 4)?;
+    /// # let mut output = PinnedBuffer::<u32>::new(&ctx, 4)?;
+    /// let mut graph = Graph::capture(&stream, (&mut input, &mut output), |s, (input, mut output)| {
+    ///     output.copy_from_async(&*input, s)
+    /// })?;
+    /// let (mut input, output) = graph.buffers();
+    /// input.as_mut_slice()?.copy_from_slice(&[4, 3, 2, 1]);
+    /// graph.launch(&stream)?;
+    /// let (_, output) = graph.buffers();
+    /// assert_eq!(output.as_slice()?, [4, 3, 2, 1]);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn buffers(&mut self) -> HeldBuffers<'_, A> {
+        self.buffers.__held()
+    }
+}
+
+impl<A: Recorded> Drop for Graph<A> {
+    fn drop(&mut self) {
+        let _ = self.state.bind();
+        if let Some(done) = &self.done {
+            // The kept fill values are read by the launches.
+            if let Err(e) = done.synchronize() {
+                crate::error::record_in(
+                    &self.state.ctx,
+                    Err(Error::driver("cuEventSynchronize", e)),
+                );
+                // Never free what a launch may still read.
+                std::mem::forget(std::mem::take(&mut self.kept));
+            }
+        }
+        // SAFETY: the executable and graph this value owns, destroyed once.
+        // A launch still running finishes first (the driver frees the
+        // executable when it is done).
+        unsafe {
+            let _ = sys::cuGraphExecDestroy(self.exec);
+        }
+        raw::destroy_graph(self.graph);
+    }
+}
+
+impl<A: Recorded> std::fmt::Debug for Graph<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("context", &self.state.ctx.cu_ctx())
+            .field("kept_values", &self.kept.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,308 @@
+//! CUDA graphs of cuda-mem work (`Graph::capture`, `Graph::launch`): a
+//! graph of host copies through pinned memory, fills (memset, small-kernel
+//! and large-kernel plans), device copies and a typed kernel, replayed with
+//! new inputs written from the host between launches and poison queued on
+//! another stream before each; errors inside a capture (memory the graph does
+//! not hold, a stream of another context, host access, a host-synchronous
+//! driver call), each leaving the stream usable; launches ordered against
+//! other streams and the buffers' drops. The borrow rules (no drop, no host
+//! access while a graph holds a buffer) are `compile_fail` examples of
+//! `Graph`.
+
+use cuda_mem::prelude::*;
+
+use cuda_mem::{
+    CudaContext, DeviceBuffer, Graph, LaunchConfig, Module, PinnedBuffer, PitchedBuffer,
+};
+use cuda_mem_launch_kernels::{pitched_add, transform, transform_items, Item, Params};
+use cuda_mem_tests::{env_count, expect_err, gpu, Rng};
+
+static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
+
+/// An element above the small-kernel pattern size (256 bytes): its fills
+/// read the value from memory, which a graph must keep.
+type Big = [u32; 73];
+
+fn item(rng: &mut Rng) -> Item {
+    Item {
+        key: rng.value(),
+        weight: rng.below(1 << 20) as f32 / 64.0,
+        id: rng.value(),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_replay");
+    let launches = env_count("GRAPH_LAUNCHES", 1000);
+    let n = (1 + rng.below(20_000)) | 1;
+    let k = rng.below(n + 1);
+    let m = 1 + rng.below(3000);
+    let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut input = PinnedBuffer::<Item>::new(&ctx, n).unwrap();
+    let mut dev_in = DeviceBuffer::<Item>::new(&ctx, n).unwrap();
+    let mut dev_out = DeviceBuffer::<Item>::new(&ctx, n).unwrap();
+    let mut output = PinnedBuffer::<Item>::new(&ctx, n).unwrap();
+    let mut big = DeviceBuffer::<Big>::new(&ctx, m).unwrap();
+    let mut big_out = PinnedBuffer::<Big>::new(&ctx, m).unwrap();
+    let mut word = DeviceBuffer::<u32>::new(&ctx, m).unwrap();
+    let params = Params {
+        add: rng.value(),
+        scale: (1 + rng.below(1000)) as f32 / 8.0,
+    };
+    let fill_item = item(&mut rng);
+    let big_value: Big = std::array::from_fn(|_| rng.value());
+    let word_value: u32 = rng.value();
+    let config = LaunchConfig::for_num_elems(k.max(1) as u32);
+    let buffers = (
+        &mut input,
+        &mut dev_in,
+        &mut dev_out,
+        &mut output,
+        &mut big,
+        &mut big_out,
+        &mut word,
+    );
+    let mut graph = Graph::capture(
+        &s,
+        buffers,
+        |s, (input, mut dev_in, mut dev_out, mut output, mut big, mut big_out, mut word)| {
+            dev_in.copy_from_host_async(&*input, s)?;
+            dev_out.fill_async(fill_item, s)?;
+            transform_items.launch(
+                &KERNELS,
+                s,
+                config,
+                (dev_out.slice_mut(..k)?, dev_in.slice(..k)?, params),
+            )?;
+            output.copy_from_async(&dev_out, s)?;
+            big.fill_async(big_value, s)?;
+            big_out.copy_from_async(&big, s)?;
+            word.fill_async(word_value, s)?;
+            big_out
+                .slice_mut(..1)?
+                .copy_from_async(&big.slice(..1)?, s)?;
+            Ok(())
+        },
+    )
+    .unwrap();
+    let mut checked = 0usize;
+    for launch in 0..launches {
+        let data: Vec<Item> = (0..n).map(|_| item(&mut rng)).collect();
+        {
+            let (mut input, _, mut dev_out, mut output, mut big, mut big_out, mut word) =
+                graph.buffers();
+            // Host writes between launches: they wait for the last launch.
+            input.as_mut_slice().unwrap().copy_from_slice(&data);
+            output.as_mut_slice().unwrap().fill(item(&mut rng));
+            big_out.as_mut_slice().unwrap().fill([0xdead_beef; 73]);
+            // Poison queued on another stream: the launch must come after it.
+            dev_out.fill_async(item(&mut rng), &other).unwrap();
+            big.memset_async(0xab, &other).unwrap();
+            word.memset_async(0xcd, &other).unwrap();
+        }
+        let stream = if launch % 3 == 2 { &other } else { &s };
+        graph.launch(stream).unwrap();
+        let (_, _, _, output, _, big_out, _) = graph.buffers();
+        let out = output.as_slice().unwrap();
+        for (i, (got, x)) in out.iter().zip(&data).enumerate() {
+            let want = if i < k {
+                transform(*x, params)
+            } else {
+                fill_item
+            };
+            assert_eq!(*got, want, "launch {launch}: element {i} of {n} (k {k})");
+        }
+        let big_got = big_out.as_slice().unwrap();
+        assert!(
+            big_got.iter().all(|b| *b == big_value),
+            "launch {launch}: the large fill"
+        );
+        checked += out.len() + big_got.len();
+    }
+    drop(graph);
+    // The buffers are back, ordered after the last launch.
+    assert!(word.to_vec().unwrap().iter().all(|&w| w == word_value));
+    dev_out.fill_async(fill_item, &other).unwrap();
+    assert!(dev_out.to_vec().unwrap().iter().all(|x| *x == fill_item));
+    println!(
+        "{launches} launches of a graph of 8 operations (n {n}, kernel over {k}, {m} large \
+         elements): {checked} elements checked"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_graph_that_only_reads_a_buffer_leaves_it_readable() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_shared");
+    let (w, h) = (1 + rng.below(700), 1 + rng.below(300));
+    let data: Vec<f32> = (0..w * h).map(|_| rng.below(1 << 16) as f32).collect();
+    let add = (1 + rng.below(100)) as f32;
+    let src = PitchedBuffer::from_slice(&ctx, &data, w, h).unwrap();
+    let mut dst = PitchedBuffer::<f32>::new(&ctx, w, h).unwrap();
+    dst.fill(f32::NAN).unwrap();
+    let s = ctx.new_stream().unwrap();
+    let config = LaunchConfig {
+        grid_dim: (w.div_ceil(32) as u32, h.div_ceil(8) as u32, 1),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut graph = Graph::capture(&s, (&src, &mut dst), |s, (src, mut dst)| {
+        pitched_add.launch(&KERNELS, s, config, (&mut dst, src, add))
+    })
+    .unwrap();
+    let launches = 1 + rng.below(20);
+    for _ in 0..launches {
+        graph.launch(&s).unwrap();
+    }
+    // Shared: the host may read the source while the graph lives.
+    assert_eq!(src.to_vec().unwrap(), data);
+    drop(graph);
+    let got = dst.to_vec().unwrap();
+    for (i, (g, x)) in got.iter().zip(&data).enumerate() {
+        assert_eq!(g.to_bits(), (x + add).to_bits(), "element {i} of {w}x{h}");
+    }
+    println!("a pitched kernel over {w}x{h} replayed {launches} times; its source stayed readable");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn errors_inside_a_capture_end_it_and_leave_the_stream_usable() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_errors");
+    let n = 1 + rng.below(10_000);
+    let s = ctx.new_stream().unwrap();
+    let mut a = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    let mut outside = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    let foreign_ctx = CudaContext::new_non_primary(0, 0).expect("a second (non-primary) context");
+    let foreign = foreign_ctx.new_stream().unwrap();
+    let v: u32 = rng.value();
+
+    // The stream is usable after each failed capture: a capture that
+    // records `v` into `a` replays it.
+    let check_usable = |a: &mut DeviceBuffer<u32>, what: &str| {
+        let w = v ^ 0x5a5a_5a5a;
+        a.fill_async(w, &s).unwrap();
+        assert!(a.to_vec().unwrap().iter().all(|&x| x == w), "{what}");
+        let mut graph = Graph::capture(&s, (&mut *a,), |s, (mut a,)| a.fill_async(v, s)).unwrap();
+        graph.launch(&s).unwrap();
+        drop(graph);
+        assert!(a.to_vec().unwrap().iter().all(|&x| x == v), "{what}");
+    };
+
+    let unlisted = Graph::capture(&s, (&mut a,), |s, (mut a,)| {
+        a.fill_async(1, s)?;
+        outside.fill_async(2, s)
+    });
+    expect_err(
+        unlisted,
+        &["buffers tuple"],
+        "a buffer not given to the capture",
+    );
+    assert!(outside.to_vec().unwrap().iter().all(|&x| x == 0));
+    check_usable(&mut a, "after an unlisted buffer");
+
+    let other_context = Graph::capture(&s, (&mut a,), |_, (mut a,)| a.fill_async(3, &foreign));
+    expect_err(
+        other_context,
+        &["context mismatch"],
+        "a stream of another context",
+    );
+    check_usable(&mut a, "after a stream of another context");
+
+    let host_read = Graph::capture(&s, (&mut a,), |s, (mut a,)| {
+        a.fill_async(4, s)?;
+        a.to_vec().map(drop)
+    });
+    expect_err(
+        host_read,
+        &["being recorded"],
+        "host access inside the capture",
+    );
+    check_usable(&mut a, "after host access");
+
+    let elsewhere = Graph::capture(&s, (&mut a,), |_, (mut a,)| {
+        let other = ctx.new_stream().unwrap();
+        a.fill_async(5, &other)
+    });
+    expect_err(
+        elsewhere,
+        &["being recorded"],
+        "another stream inside the capture",
+    );
+    check_usable(&mut a, "after another stream");
+
+    let nested = Graph::capture(&s, (&mut a,), |s, (mut a,)| {
+        a.fill_async(6, s)?;
+        Graph::capture(s, (), |_, ()| Ok(())).map(drop)
+    });
+    expect_err(
+        nested,
+        &["already recording"],
+        "a capture inside a capture on the same stream",
+    );
+    check_usable(&mut a, "after a nested capture");
+
+    if !cuda_mem_tests::skip_driver_errors_under_sanitizer(
+        "errors_inside_a_capture_end_it_and_leave_the_stream_usable",
+        "a host-synchronous call invalidates the capture in the driver",
+    ) {
+        let synchronous = Graph::capture(&s, (&mut a,), |s, (mut a,)| {
+            a.fill_async(7, s)?;
+            let _ = s.synchronize(); // illegal while capturing: breaks the capture
+            Ok(())
+        });
+        expect_err(
+            synchronous,
+            &["cuStreamEndCapture"],
+            "stream.synchronize() inside",
+        );
+        check_usable(&mut a, "after a host-synchronous call");
+    }
+    // The legacy default stream cannot capture.
+    expect_err(
+        Graph::capture(&ctx.default_stream(), (&mut a,), |s, (mut a,)| {
+            a.fill_async(1, s)
+        }),
+        &["legacy default stream"],
+        "capture on the legacy default stream",
+    );
+    println!("errors inside captures: each an Err, the stream usable after every one");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn launches_wait_for_other_streams_and_buffers_wait_for_launches() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_order");
+    // Large enough that a missing wait would show.
+    let n = (1 << 22) + rng.below(1 << 20);
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut a = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    let mut b = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    let rounds = 1 + rng.below(30);
+    let values: Vec<u64> = (0..rounds).map(|_| rng.value()).collect();
+    let mut graph = Graph::capture(&s1, (&mut a, &mut b), |s, (a, mut b)| {
+        b.copy_from_async(&a, s)
+    })
+    .unwrap();
+    for (round, &x) in values.iter().enumerate() {
+        let (mut a, _) = graph.buffers();
+        a.fill_async(x, &s2).unwrap(); // on s2: the launch on s1 waits for it
+        graph.launch(&s1).unwrap();
+        let (_, b) = graph.buffers();
+        assert!(
+            b.to_vec().unwrap().iter().all(|&v| v == x),
+            "round {round}: the copy did not see the fill of this round"
+        );
+    }
+    let last = *values.last().unwrap();
+    graph.launch(&s2).unwrap();
+    drop(graph);
+    drop(a); // waits for the launch before freeing
+    assert!(b.to_vec().unwrap().iter().all(|&v| v == last));
+    println!("{rounds} rounds over {n} words: every launch saw the fill queued before it");
+}
