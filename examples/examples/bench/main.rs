@@ -3,7 +3,7 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--fill-only | --launch-only | --peer-only | --devvec-only]
+//!         [--fill-only | --launch-only | --graph-only | --peer-only | --devvec-only]
 //!         [--sweep] [--chunks SHORT,LONG] [--max-gib N]
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
@@ -14,6 +14,7 @@ mod alloc;
 mod copies;
 mod device_vec;
 mod fill;
+mod graph;
 mod harness;
 mod launch;
 mod peer;
@@ -34,6 +35,8 @@ struct Args {
     fill_only: bool,
     /// `--launch-only`: just the typed-launch row.
     launch_only: bool,
+    /// `--graph-only`: just the graph rows.
+    graph_only: bool,
     /// `--devvec-only`: just the `DeviceVec` rows.
     devvec_only: bool,
     /// `--max-gib N`: how far the `DeviceVec` growth rows grow (default 16,
@@ -64,6 +67,7 @@ impl Args {
             peer_only: flag("--peer-only"),
             fill_only: flag("--fill-only"),
             launch_only: flag("--launch-only"),
+            graph_only: flag("--graph-only"),
             devvec_only: flag("--devvec-only"),
             max_gib: value("--max-gib").map_or(if flag("--quick") { 1 } else { 16 }, |v| {
                 v.parse().expect("--max-gib takes a whole number of GiB")
@@ -82,6 +86,10 @@ fn main() {
     let mut b = Bench::new(&ctx, args.quick);
     if args.launch_only {
         launch::typed_launch(&mut b, &ctx);
+        return;
+    }
+    if args.graph_only {
+        graph::rows(&mut b, &ctx);
         return;
     }
     println!(
@@ -105,6 +113,7 @@ fn main() {
     if !args.peer_only {
         small::fills(&mut b, &ctx);
         launch::typed_launch(&mut b, &ctx);
+        graph::rows(&mut b, &ctx);
         copies::host_copies(&mut b, &ctx);
         copies::halves_on_two_streams(&mut b, &ctx);
         unified::prefetch(&mut b, &ctx);
