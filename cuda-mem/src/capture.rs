@@ -119,6 +119,25 @@ impl Drop for Registration {
     }
 }
 
+/// Lets the capture recording on `stream` record work on `allowed` too
+/// (memory the graph allocates itself).
+pub(crate) fn allow(stream: &CudaStream, allowed: Allowed) {
+    let key = key_of(stream);
+    if let Some(a) = lock().iter_mut().find(|a| a.stream == key) {
+        a.allowed.push(allowed);
+    }
+}
+
+/// Takes the allocation `key` off the list of the capture recording on
+/// `stream` (its memory is freed in the graph: the key may name another
+/// allocation next).
+pub(crate) fn forbid(stream: &CudaStream, key: usize) {
+    let stream = key_of(stream);
+    if let Some(a) = lock().iter_mut().find(|a| a.stream == stream) {
+        a.allowed.retain(|a| a.key != key);
+    }
+}
+
 /// Whether `stream` is recording a graph for cuda-mem.
 pub(crate) fn is_recording(stream: &CudaStream) -> bool {
     if COUNT.load(Ordering::SeqCst) == 0 {

@@ -25,6 +25,16 @@
 //!   enters the launch as an operation on those ranges, exactly as one
 //!   operation on all of them would: later work, host access and the frees
 //!   wait for it.
+//! - **Memory the graph allocates is the graph's.** Pool allocations on the
+//!   capturing stream are memory nodes, which exist only while a launch
+//!   runs (or, for an output, until the next launch), so
+//!   `PoolBuffer::new` there is refused. [`Recorder::temporary`] allocates
+//!   and frees one inside the graph, and its buffer cannot leave the
+//!   closure it is lent to; [`Recorder::output`] leaves one allocated (the
+//!   graph is instantiated to free it before each relaunch), reachable
+//!   through [`Graph::output`] only after a launch, ordered like the
+//!   graph's buffers and freed stream-ordered when the graph is dropped
+//!   (or not at all if no launch ever allocated it).
 //! - **Replays read nothing that is gone.** Fill values that a fill kernel
 //!   reads from memory are copied into pinned memory the graph keeps; every
 //!   other operation's values are parameters of its node.
@@ -34,12 +44,16 @@
 //!   next waits for them; kept fill values are freed after the last launch.
 
 use std::any::Any;
+use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::ops::Range;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
-use crate::buffer::{Buffer, HostAccessible, MemoryKind};
+use crate::buffer::{Buffer, HostAccessible, MemoryKind, PoolBuffer};
 use crate::capture::{Allowed, Registration};
 use crate::context::ContextState;
 use crate::device_copy::DeviceCopy;
@@ -90,11 +104,20 @@ mod raw {
         }
     }
 
-    /// `cuGraphInstantiate`.
-    pub(super) fn instantiate(graph: sys::CUgraph) -> Result<sys::CUgraphExec> {
+    /// `cuGraphInstantiate`; with `auto_free`, the memory nodes the graph
+    /// does not free are freed before each relaunch
+    /// (`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`).
+    pub(super) fn instantiate(graph: sys::CUgraph, auto_free: bool) -> Result<sys::CUgraphExec> {
+        let flags = if auto_free {
+            u64::from(
+                sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.0,
+            )
+        } else {
+            0
+        };
         let mut exec = std::ptr::null_mut();
         // SAFETY: a live graph; `exec` is a valid out-pointer.
-        unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0).result() }
+        unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags).result() }
             .op("cuGraphInstantiate")?;
         Ok(exec)
     }
@@ -495,6 +518,14 @@ pub struct Graph<A: Recorded> {
     /// Recorded after every launch when `kept` is not empty: `Drop` waits
     /// for it before freeing `kept`.
     done: Option<CudaEvent>,
+    /// This graph's [`Output`]s' tag.
+    id: u64,
+    /// The memory nodes that the graph allocates and does not free
+    /// ([`Recorder::output`]): allocated by each launch, freed by the next
+    /// (or by `Drop`).
+    outputs: Vec<Box<dyn OwnedMemory>>,
+    /// Whether a launch has been queued (so the outputs exist).
+    launched: bool,
 }
 
 // SAFETY: the driver handles may be used from any thread (never from two at
@@ -536,11 +567,15 @@ impl<A: Recorded> Graph<A> {
     /// `buffers` (a tuple of `&mut` buffers the graph may write and `&`
     /// buffers it only reads; see [`Recorded`]).
     ///
-    /// `record` gets `stream` and the buffers as [`Held`] handles (`&` for
-    /// shared ones), and queues their operations (`fill_async`,
-    /// `copy_from_async`, `copy_from_host_async` from pinned memory, kernel
-    /// launches with them as arguments, ...) on `stream`. Nothing runs now:
-    /// each [`launch`](Graph::launch) runs it all.
+    /// `record` gets a [`Recorder`] (it derefs to `stream`, so
+    /// `buf.fill_async(v, rec)` queues there) and the buffers as [`Held`]
+    /// handles (`&` for shared ones), and queues their operations
+    /// (`fill_async`, `copy_from_async`, `copy_from_host_async` from pinned
+    /// memory, kernel launches with them as arguments, ...) on `stream`.
+    /// Nothing runs now: each [`launch`](Graph::launch) runs it all. Memory
+    /// the graph allocates itself comes from the recorder:
+    /// [`temporary`](Recorder::temporary) (freed inside the graph) and
+    /// [`output`](Recorder::output) (kept until the next launch).
     ///
     /// ```no_run
     /// use cuda_mem::prelude::*;
@@ -571,7 +606,7 @@ impl<A: Recorded> Graph<A> {
     pub fn capture(
         stream: &Arc<CudaStream>,
         mut buffers: A,
-        record: impl FnOnce(&Arc<CudaStream>, HeldBuffers<'_, A>) -> Result<()>,
+        record: impl FnOnce(&Recorder<'_>, HeldBuffers<'_, A>) -> Result<()>,
     ) -> Result<Self> {
         let state = ContextState::of(stream.context())?;
         if stream.cu_stream().is_null() {
@@ -599,21 +634,37 @@ impl<A: Recorded> Graph<A> {
             stream,
             registration: Some(registration),
         };
-        let recorded = record(stream, buffers.__held());
+        let recorder = Recorder {
+            stream,
+            state: &state,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            outputs: RefCell::new(Vec::new()),
+        };
+        let recorded = record(&recorder, buffers.__held());
         let (graph, kept) = capturing.end();
+        let (id, outputs) = recorder.finish();
+        let never_launched = |outputs: Vec<Box<dyn OwnedMemory>>| {
+            outputs.into_iter().for_each(|o| o.never_allocated());
+        };
         let graph = match (recorded, graph) {
-            (Ok(()), graph) => graph?,
+            (Ok(()), Ok(graph)) => graph,
+            (Ok(()), Err(e)) => {
+                never_launched(outputs);
+                return Err(e);
+            }
             (Err(e), graph) => {
                 if let Ok(graph) = graph {
                     raw::destroy_graph(graph);
                 }
+                never_launched(outputs);
                 return Err(e);
             }
         };
-        let exec = match raw::instantiate(graph) {
+        let exec = match raw::instantiate(graph, !outputs.is_empty()) {
             Ok(exec) => exec,
             Err(e) => {
                 raw::destroy_graph(graph);
+                never_launched(outputs);
                 return Err(e);
             }
         };
@@ -629,6 +680,9 @@ impl<A: Recorded> Graph<A> {
             exec,
             kept,
             done,
+            id,
+            outputs,
+            launched: false,
         })
     }
 
@@ -663,6 +717,7 @@ impl<A: Recorded> Graph<A> {
         }
         let mut listed = Vec::new();
         self.buffers.list(&mut listed);
+        self.outputs.iter().for_each(|o| listed.push(o.part()));
         let mut orders: Vec<(&StreamOrder, Range<usize>)> = listed
             .iter()
             .map(|p| (&p.mem.order, p.range.clone()))
@@ -675,6 +730,7 @@ impl<A: Recorded> Graph<A> {
             // on `stream` by `run_all`; what else it reads is in `kept`.
             unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }.op("cuGraphLaunch")
         })?;
+        self.launched = true;
         if let Some(done) = &self.done {
             done.record(stream).op("cuEventRecord")?;
         }
@@ -706,6 +762,329 @@ impl<A: Recorded> Graph<A> {
     pub fn buffers(&mut self) -> HeldBuffers<'_, A> {
         self.buffers.__held()
     }
+
+    /// An [`Output`] of this graph ([`Recorder::output`]): the memory its
+    /// latest launch allocated and wrote, until the next launch (which
+    /// frees it and allocates it again, at the same address, after every
+    /// use of it queued before). Host access and other work on it wait for
+    /// the launch.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # use cuda_mem::{DeviceBuffer, Graph};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let input = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3])?;
+    /// let mut out = None;
+    /// let mut graph = Graph::capture(&stream, (&input,), |rec, (input,)| {
+    ///     let o = rec.output::<u32>(3)?;
+    ///     rec.with_output(&o, |mut o| o.copy_from_async(input, rec))?;
+    ///     out = Some(o);
+    ///     Ok(())
+    /// })?;
+    /// let out = out.unwrap();
+    /// graph.launch(&stream)?;
+    /// assert_eq!(graph.output(&out)?.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(InvalidArgument)` before the first launch (the memory does not
+    /// exist yet) and for an `Output` of another graph.
+    pub fn output<T: DeviceCopy + Send + 'static>(
+        &mut self,
+        output: &Output<T>,
+    ) -> Result<Held<'_, PoolBuffer<T>>> {
+        if output.graph != self.id {
+            return Err(Error::InvalidArgument(
+                "this Output belongs to another graph; ask the graph that recorded it",
+            ));
+        }
+        if !self.launched {
+            return Err(Error::InvalidArgument(
+                "the graph has not been launched yet, and its outputs are allocated by its \
+                 launches; call launch first",
+            ));
+        }
+        output_of(&mut self.outputs, output)
+    }
+}
+
+/// The [`Output`] `output` among `outputs`, as a [`Held`].
+fn output_of<'o, T: DeviceCopy + Send + 'static>(
+    outputs: &'o mut [Box<dyn OwnedMemory>],
+    output: &Output<T>,
+) -> Result<Held<'o, PoolBuffer<T>>> {
+    outputs
+        .get_mut(output.index)
+        .and_then(|o| o.as_any_mut().downcast_mut::<PoolBuffer<T>>())
+        .map(Held)
+        .ok_or(Error::InvalidArgument(
+            "an Output that its graph does not have (a bug in cuda-mem; please report it)",
+        ))
+}
+
+/// Tags for [`Output`]s: one per capture.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Memory that a graph allocates itself and keeps between launches.
+trait OwnedMemory: Any + Send {
+    fn part(&self) -> Part<'_>;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Drops it without a free: no launch allocated it.
+    fn never_allocated(self: Box<Self>);
+}
+
+impl<T: DeviceCopy + Send + 'static> OwnedMemory for PoolBuffer<T> {
+    fn part(&self) -> Part<'_> {
+        part(self.elems())
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn never_allocated(self: Box<Self>) {
+        self.into_raw().never_allocated();
+    }
+}
+
+/// A handle to memory a graph allocates itself and keeps from one launch to
+/// the next ([`Recorder::output`]); [`Recorder::with_output`] records work
+/// on it, [`Graph::output`] reaches it between launches.
+pub struct Output<T> {
+    graph: u64,
+    index: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Output<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Output<T> {}
+
+impl<T> std::fmt::Debug for Output<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output")
+            .field("graph", &self.graph)
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+/// What the recording closure of [`Graph::capture`] gets besides the
+/// buffers: the capturing stream (it derefs to `Arc<CudaStream>`, so
+/// `buf.fill_async(v, rec)` queues on it) and the graph's own memory,
+/// allocated by memory nodes of the graph: [`temporary`](Recorder::temporary)
+/// (allocated and freed inside the graph) and [`output`](Recorder::output)
+/// (kept until the next launch).
+pub struct Recorder<'s> {
+    stream: &'s Arc<CudaStream>,
+    state: &'s Arc<ContextState>,
+    id: u64,
+    /// Each in its own cell, so that work may use several at once.
+    outputs: RefCell<Vec<SharedOutput>>,
+}
+
+/// An output while recording.
+type SharedOutput = Rc<RefCell<Box<dyn OwnedMemory>>>;
+
+impl std::ops::Deref for Recorder<'_> {
+    type Target = Arc<CudaStream>;
+
+    /// The capturing stream.
+    fn deref(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl std::fmt::Debug for Recorder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("stream", &self.stream.cu_stream())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A temporary graph node's buffer until it is freed in the graph: if the
+/// recording unwinds instead, the graph is discarded and nothing was ever
+/// allocated.
+struct Unfreed<T: DeviceCopy>(Option<Box<PoolBuffer<T>>>);
+
+impl<T: DeviceCopy> Drop for Unfreed<T> {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.0.take() {
+            buffer.into_raw().never_allocated();
+        }
+    }
+}
+
+impl Recorder<'_> {
+    /// `len` elements that the graph allocates (a memory node), hands to
+    /// `use_` to record work on, and frees (a free node) after that work,
+    /// at every launch. Their contents are unspecified at first (any bytes
+    /// are a valid `T`).
+    ///
+    /// ```no_run
+    /// use cuda_mem::prelude::*;
+    /// use cuda_mem::{DeviceBuffer, Graph};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let a = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3])?;
+    /// let mut b = DeviceBuffer::<u32>::new(&ctx, 3)?;
+    /// let mut graph = Graph::capture(&stream, (&a, &mut b), |rec, (a, mut b)| {
+    ///     rec.temporary::<u32, _>(3, |mut tmp| {
+    ///         tmp.copy_from_async(a, rec)?;
+    ///         b.copy_from_async(&tmp, rec)
+    ///     })
+    /// })?;
+    /// graph.launch(&stream)?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(NotSupported)` without stream-ordered allocation, and the
+    /// driver's errors of recording the nodes; `use_`'s error.
+    pub fn temporary<T: DeviceCopy, R>(
+        &self,
+        len: usize,
+        use_: impl FnOnce(Held<'_, PoolBuffer<T>>) -> Result<R>,
+    ) -> Result<R> {
+        let mut buffer = Unfreed(Some(self.node::<T>(len)?));
+        let result = match buffer.0.as_mut() {
+            Some(b) => use_(Held(&mut **b)),
+            None => unreachable!("set above"),
+        };
+        if let Some(b) = buffer.0.take() {
+            let key = b.elems().mem.order.key();
+            // The free node, after the recorded work (one stream: in order).
+            let freed = (*b).free_on_stream(self.stream);
+            crate::capture::forbid(self.stream, key);
+            freed?;
+        }
+        result
+    }
+
+    /// `len` elements that the graph allocates (a memory node) and does not
+    /// free: each launch allocates them (at one address, fixed for the
+    /// graph's life) and leaves them, with what the launch wrote, for
+    /// [`Graph::output`] until the next launch frees them first. Record work
+    /// on them with [`with_output`](Recorder::with_output).
+    ///
+    /// ```no_run
+    /// use cuda_mem::prelude::*;
+    /// use cuda_mem::Graph;
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let mut out = None;
+    /// let mut graph = Graph::capture(&stream, (), |rec, ()| {
+    ///     let o = rec.output::<f32>(1024)?;
+    ///     rec.with_output(&o, |mut o| o.fill_async(0.5, rec))?;
+    ///     out = Some(o);
+    ///     Ok(())
+    /// })?;
+    /// graph.launch(&stream)?;
+    /// let values = graph.output(&out.unwrap())?.to_vec()?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`temporary`](Recorder::temporary).
+    pub fn output<T: DeviceCopy + Send + 'static>(&self, len: usize) -> Result<Output<T>> {
+        let buffer: Box<dyn OwnedMemory> = self.node::<T>(len)?;
+        let mut outputs = self.outputs.try_borrow_mut().map_err(|_| {
+            Error::InvalidArgument(
+                "Recorder::output inside with_output; create outputs before using them",
+            )
+        })?;
+        outputs.push(Rc::new(RefCell::new(buffer)));
+        Ok(Output {
+            graph: self.id,
+            index: outputs.len() - 1,
+            _t: PhantomData,
+        })
+    }
+
+    /// Records work on the [`Output`] `output` (one of this recording's):
+    /// `use_` gets it as a [`Held`] pool buffer.
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let graph = cuda_mem::Graph::capture(&stream, (), |rec, ()| {
+    ///     let (a, b) = (rec.output::<u8>(64)?, rec.output::<u8>(64)?);
+    ///     rec.with_output(&a, |mut a| {
+    ///         a.memset_async(7, rec)?;
+    ///         rec.with_output(&b, |mut b| b.copy_from_async(&a, rec))
+    ///     })
+    /// })?;
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(InvalidArgument)` for an `Output` of another recording, or one
+    /// `use_` already holds; `use_`'s error.
+    pub fn with_output<T: DeviceCopy + Send + 'static, R>(
+        &self,
+        output: &Output<T>,
+        use_: impl FnOnce(Held<'_, PoolBuffer<T>>) -> Result<R>,
+    ) -> Result<R> {
+        let cell = (output.graph == self.id)
+            .then(|| self.outputs.borrow().get(output.index).cloned())
+            .flatten()
+            .ok_or(Error::InvalidArgument(
+                "this Output was made by another graph's recording",
+            ))?;
+        let mut held = cell.try_borrow_mut().map_err(|_| {
+            Error::InvalidArgument(
+                "this Output is in use already (a with_output inside another for it)",
+            )
+        })?;
+        let buffer = output_of(
+            std::slice::from_mut(&mut *held),
+            &Output::<T> {
+                index: 0,
+                ..*output
+            },
+        )?;
+        use_(buffer)
+    }
+
+    /// A memory node of `len` elements, listed as memory the capture may
+    /// record work on.
+    fn node<T: DeviceCopy>(&self, len: usize) -> Result<Box<PoolBuffer<T>>> {
+        let bytes = crate::memory::byte_len::<T>(len)?;
+        let mem = RawMemory::graph_node(self.state.clone(), bytes, self.stream)?;
+        // Boxed before its key is taken: the key is the order's address.
+        let buffer = Box::new(PoolBuffer::<T>::from_raw(mem, len));
+        let key = buffer.elems().mem.order.key();
+        crate::capture::allow(
+            self.stream,
+            Allowed {
+                key,
+                range: 0..bytes,
+            },
+        );
+        Ok(buffer)
+    }
+
+    /// The outputs, for the graph (every `with_output` has returned).
+    fn finish(self) -> (u64, Vec<Box<dyn OwnedMemory>>) {
+        let outputs = self
+            .outputs
+            .into_inner()
+            .into_iter()
+            .filter_map(|cell| Rc::try_unwrap(cell).ok().map(RefCell::into_inner))
+            .collect();
+        (self.id, outputs)
+    }
 }
 
 impl<A: Recorded> Drop for Graph<A> {
@@ -720,6 +1099,15 @@ impl<A: Recorded> Drop for Graph<A> {
                 );
                 // Never free what a launch may still read.
                 std::mem::forget(std::mem::take(&mut self.kept));
+            }
+        }
+        for output in std::mem::take(&mut self.outputs) {
+            if self.launched {
+                // Freed stream-ordered behind its latest use (a launch or
+                // later work), as any pool buffer is.
+                drop(output);
+            } else {
+                output.never_allocated();
             }
         }
         // SAFETY: the executable and graph this value owns, destroyed once.

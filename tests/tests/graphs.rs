@@ -5,16 +5,20 @@
 //! another stream before each; errors inside a capture (memory the graph does
 //! not hold, a stream of another context, host access, a host-synchronous
 //! driver call), each leaving the stream usable; launches ordered against
-//! other streams and the buffers' drops. The borrow rules (no drop, no host
+//! other streams and the buffers' drops; pool memory the graph allocates
+//! itself (a temporary freed inside the graph, an output kept until the
+//! next launch). The borrow rules (no drop, no host
 //! access while a graph holds a buffer) are `compile_fail` examples of
 //! `Graph`.
 
 use cuda_mem::prelude::*;
 
 use cuda_mem::{
-    CudaContext, DeviceBuffer, Graph, LaunchConfig, Module, PinnedBuffer, PitchedBuffer,
+    CudaContext, DeviceBuffer, Graph, LaunchConfig, Module, PinnedBuffer, PitchedBuffer, PoolBuffer,
 };
-use cuda_mem_launch_kernels::{pitched_add, transform, transform_items, Item, Params};
+use cuda_mem_launch_kernels::{
+    churn, churned, pitched_add, transform, transform_items, Item, Params,
+};
 use cuda_mem_tests::{env_count, expect_err, gpu, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
@@ -305,4 +309,131 @@ fn launches_wait_for_other_streams_and_buffers_wait_for_launches() {
     drop(a); // waits for the launch before freeing
     assert!(b.to_vec().unwrap().iter().all(|&v| v == last));
     println!("{rounds} rounds over {n} words: every launch saw the fill queued before it");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pool_memory_inside_a_graph_temporaries_and_outputs() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_pool");
+    let n = (1 + rng.below(50_000)) | 1;
+    let k = rng.below(n + 1);
+    let rounds = 1 + rng.below(8) as u32;
+    let marker: u32 = rng.value();
+    let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut input = PinnedBuffer::<u32>::new(&ctx, n).unwrap();
+    let mut result = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let mut out = None;
+    let mut graph = Graph::capture(&s, (&mut input, &mut result), |rec, (input, mut result)| {
+        // Allocated, used and freed inside the graph, at every launch.
+        rec.temporary::<u32, _>(n, |mut tmp| {
+            tmp.copy_from_host_async(&*input, rec)?;
+            churn.launch(&KERNELS, rec, config, (&mut tmp, rounds))?;
+            result.copy_from_async(&tmp, rec)
+        })?;
+        // Allocated by every launch, kept until the next one.
+        let o = rec.output::<u32>(n)?;
+        rec.with_output(&o, |mut o| {
+            o.copy_from_async(&result, rec)?;
+            o.slice_mut(..k)?.fill_async(marker, rec)
+        })?;
+        out = Some(o);
+        // Plain pool allocations would be nodes the graph cannot track.
+        expect_err(
+            PoolBuffer::<u32>::new(n, rec),
+            &["Recorder::temporary"],
+            "PoolBuffer::new inside a capture",
+        );
+        Ok(())
+    })
+    .unwrap();
+    let out = out.unwrap();
+    expect_err(
+        graph.output(&out).map(drop),
+        &["not been launched"],
+        "an output before the first launch",
+    );
+    let launches = 1 + rng.below(60);
+    let mut checked = 0;
+    for launch in 0..launches {
+        let data: Vec<u32> = rng.values(n);
+        graph
+            .buffers()
+            .0
+            .as_mut_slice()
+            .unwrap()
+            .copy_from_slice(&data);
+        if launch > 0 {
+            // Work on the output on another stream: the next launch frees
+            // and re-allocates it after that work.
+            let poison: u32 = rng.value();
+            graph
+                .output(&out)
+                .unwrap()
+                .fill_async(poison, &other)
+                .unwrap();
+        }
+        graph
+            .launch(if launch % 2 == 0 { &s } else { &other })
+            .unwrap();
+        let got = graph.output(&out).unwrap().to_vec().unwrap();
+        let kept = graph.buffers().1.to_vec().unwrap();
+        for i in 0..n {
+            let churned = churned(data[i], rounds);
+            assert_eq!(kept[i], churned, "launch {launch}: result {i} of {n}");
+            let want = if i < k { marker } else { churned };
+            assert_eq!(got[i], want, "launch {launch}: output {i} of {n} (k {k})");
+        }
+        checked += 2 * n;
+    }
+    drop(graph); // frees the last launch's output, stream-ordered
+    let after: Vec<u32> = result.to_vec().unwrap();
+    assert_eq!(after.len(), n);
+    println!(
+        "{launches} launches with a temporary and an output of {n} words (rounds {rounds}, \
+         marker over {k}): {checked} elements checked"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_graph_dropped_before_any_launch_frees_nothing_it_never_allocated() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_unlaunched");
+    let n = 1 + rng.below(100_000);
+    let s = ctx.new_stream().unwrap();
+    let mut a = DeviceBuffer::<u16>::zeroed(&ctx, n).unwrap();
+    let v: u16 = rng.value();
+    let graph = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
+        let o = rec.output::<u16>(n)?;
+        rec.with_output(&o, |mut o| o.fill_async(v, rec))?;
+        rec.temporary::<u16, _>(n, |mut t| {
+            t.fill_async(v, rec)?;
+            a.copy_from_async(&t, rec)
+        })
+    })
+    .unwrap();
+    drop(graph);
+    // Nothing ran, nothing was freed that was never allocated (the context
+    // has no error), and the stream and buffer work.
+    a.fill_async(v, &s).unwrap();
+    assert!(a.to_vec().unwrap().iter().all(|&x| x == v));
+    // A failed capture with nodes is discarded the same way.
+    let failed = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
+        rec.temporary::<u16, _>(n, |mut t| {
+            t.fill_async(1, rec)?;
+            a.copy_from_async(&t, rec)?;
+            Err::<(), _>(cuda_mem::Error::InvalidArgument("the test's own error"))
+        })
+    });
+    expect_err(
+        failed,
+        &["the test's own error"],
+        "an error inside a temporary",
+    );
+    a.fill_async(v ^ 1, &s).unwrap();
+    assert!(a.to_vec().unwrap().iter().all(|&x| x == v ^ 1));
+    ctx.synchronize().unwrap();
+    println!("graphs with memory nodes dropped unlaunched, or failed: nothing freed, no error");
 }
