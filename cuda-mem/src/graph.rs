@@ -38,20 +38,22 @@
 //! - **Replays read nothing that is gone.** Fill values that a fill kernel
 //!   reads from memory are copied into pinned memory the graph keeps; every
 //!   other operation's values are parameters of its node.
-//! - **Dropping the graph is safe at any time.** The executable is freed by
-//!   the driver once running launches are done (`cuGraphExecDestroy`); the
-//!   buffers' orders still hold the launches, so whatever uses the buffers
-//!   next waits for them; kept fill values are freed after the last launch.
+//! - **Dropping the graph is safe at any time.** It waits for its last
+//!   launch (launches of one executable run in order), then frees what the
+//!   launches read (kept fill values), frees its outputs stream-ordered,
+//!   destroys the executable and trims the device's cached graph memory;
+//!   the buffers' orders still hold the launches, so whatever uses the
+//!   buffers next waits for them too.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaEvent, CudaStream};
+use cudarc::driver::{sys, CudaStream};
 
 use crate::buffer::{Buffer, HostAccessible, MemoryKind, PoolBuffer};
 use crate::capture::{Allowed, Registration};
@@ -120,6 +122,15 @@ mod raw {
         unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags).result() }
             .op("cuGraphInstantiate")?;
         Ok(exec)
+    }
+
+    /// `cuDeviceGraphMemTrim` of the current context's device.
+    pub(super) fn trim_graph_memory() -> Result<()> {
+        let mut device = 0;
+        // SAFETY: a valid out-pointer; the caller bound the context.
+        unsafe { sys::cuCtxGetDevice(&mut device).result() }.op("cuCtxGetDevice")?;
+        // SAFETY: a valid device; only cached memory that no graph uses is freed.
+        unsafe { sys::cuDeviceGraphMemTrim(device).result() }.op("cuDeviceGraphMemTrim")
     }
 
     /// `cuGraphDestroy` of a graph (or nothing, for null).
@@ -515,17 +526,17 @@ pub struct Graph<A: Recorded> {
     exec: sys::CUgraphExec,
     /// What the recorded work reads at every launch (fill values).
     kept: Vec<Box<dyn Any + Send>>,
-    /// Recorded after every launch when `kept` is not empty: `Drop` waits
-    /// for it before freeing `kept`.
-    done: Option<CudaEvent>,
+    /// The stream of the latest launch (`None` before the first): `Drop`
+    /// waits for it.
+    last: Option<Arc<CudaStream>>,
+    /// Whether the graph has memory nodes (temporaries, outputs).
+    memory_nodes: bool,
     /// This graph's [`Output`]s' tag.
     id: u64,
     /// The memory nodes that the graph allocates and does not free
     /// ([`Recorder::output`]): allocated by each launch, freed by the next
     /// (or by `Drop`).
     outputs: Vec<Box<dyn OwnedMemory>>,
-    /// Whether a launch has been queued (so the outputs exist).
-    launched: bool,
 }
 
 // SAFETY: the driver handles may be used from any thread (never from two at
@@ -639,10 +650,11 @@ impl<A: Recorded> Graph<A> {
             state: &state,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs: RefCell::new(Vec::new()),
+            nodes: Cell::new(0),
         };
         let recorded = record(&recorder, buffers.__held());
         let (graph, kept) = capturing.end();
-        let (id, outputs) = recorder.finish();
+        let (id, outputs, memory_nodes) = recorder.finish();
         let never_launched = |outputs: Vec<Box<dyn OwnedMemory>>| {
             outputs.into_iter().for_each(|o| o.never_allocated());
         };
@@ -668,21 +680,16 @@ impl<A: Recorded> Graph<A> {
                 return Err(e);
             }
         };
-        let done = if kept.is_empty() {
-            None
-        } else {
-            Some(state.ctx.new_event(None).op("cuEventCreate")?)
-        };
         Ok(Self {
             buffers,
             state,
             graph,
             exec,
             kept,
-            done,
+            last: None,
+            memory_nodes,
             id,
             outputs,
-            launched: false,
         })
     }
 
@@ -730,9 +737,12 @@ impl<A: Recorded> Graph<A> {
             // on `stream` by `run_all`; what else it reads is in `kept`.
             unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }.op("cuGraphLaunch")
         })?;
-        self.launched = true;
-        if let Some(done) = &self.done {
-            done.record(stream).op("cuEventRecord")?;
+        if !self
+            .last
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, stream))
+        {
+            self.last = Some(stream.clone());
         }
         Ok(())
     }
@@ -801,7 +811,7 @@ impl<A: Recorded> Graph<A> {
                 "this Output belongs to another graph; ask the graph that recorded it",
             ));
         }
-        if !self.launched {
+        if self.last.is_none() {
             return Err(Error::InvalidArgument(
                 "the graph has not been launched yet, and its outputs are allocated by its \
                  launches; call launch first",
@@ -887,6 +897,20 @@ pub struct Recorder<'s> {
     id: u64,
     /// Each in its own cell, so that work may use several at once.
     outputs: RefCell<Vec<SharedOutput>>,
+    /// Memory nodes recorded so far.
+    nodes: Cell<usize>,
+}
+
+impl Drop for Recorder<'_> {
+    /// Outputs left here belong to a recording that failed or unwound:
+    /// their graph is discarded, so nothing ever allocated them.
+    fn drop(&mut self) {
+        for output in self.outputs.take() {
+            if let Ok(output) = Rc::try_unwrap(output) {
+                output.into_inner().never_allocated();
+            }
+        }
+    }
 }
 
 /// An output while recording.
@@ -1072,52 +1096,74 @@ impl Recorder<'_> {
                 range: 0..bytes,
             },
         );
+        self.nodes.set(self.nodes.get() + 1);
         Ok(buffer)
     }
 
-    /// The outputs, for the graph (every `with_output` has returned).
-    fn finish(self) -> (u64, Vec<Box<dyn OwnedMemory>>) {
+    /// The tag, the outputs and whether there are memory nodes, for the
+    /// graph (every `with_output` has returned).
+    fn finish(self) -> (u64, Vec<Box<dyn OwnedMemory>>, bool) {
         let outputs = self
             .outputs
-            .into_inner()
+            .take()
             .into_iter()
             .filter_map(|cell| Rc::try_unwrap(cell).ok().map(RefCell::into_inner))
             .collect();
-        (self.id, outputs)
+        (self.id, outputs, self.nodes.get() > 0)
     }
 }
 
 impl<A: Recorded> Drop for Graph<A> {
     fn drop(&mut self) {
         let _ = self.state.bind();
-        if let Some(done) = &self.done {
-            // The kept fill values are read by the launches.
-            if let Err(e) = done.synchronize() {
-                crate::error::record_in(
-                    &self.state.ctx,
-                    Err(Error::driver("cuEventSynchronize", e)),
-                );
-                // Never free what a launch may still read.
-                std::mem::forget(std::mem::take(&mut self.kept));
-            }
+        // Launches of one executable run in order, so the last one's end is
+        // all of theirs: waited for before anything they use is released.
+        let finished = match &self.last {
+            None => Ok(()),
+            Some(stream) => wait_for(&self.state, stream),
+        };
+        if let Err(e) = finished {
+            // Never free what a launch may still use: leak it all.
+            crate::error::record_in(&self.state.ctx, Err(e));
+            std::mem::forget(std::mem::take(&mut self.kept));
+            std::mem::forget(std::mem::take(&mut self.outputs));
+            return;
         }
         for output in std::mem::take(&mut self.outputs) {
-            if self.launched {
-                // Freed stream-ordered behind its latest use (a launch or
-                // later work), as any pool buffer is.
+            if self.last.is_some() {
+                // Freed stream-ordered behind its latest use, as any pool
+                // buffer is.
                 drop(output);
             } else {
                 output.never_allocated();
             }
         }
-        // SAFETY: the executable and graph this value owns, destroyed once.
-        // A launch still running finishes first (the driver frees the
-        // executable when it is done).
+        // SAFETY: the executable and graph this value owns, destroyed once,
+        // after every launch of it has finished (waited above).
         unsafe {
             let _ = sys::cuGraphExecDestroy(self.exec);
         }
         raw::destroy_graph(self.graph);
+        if self.memory_nodes {
+            // The memory the graph's nodes kept cached goes back to the
+            // device (`cuDeviceGraphMemTrim`; memory other graphs use stays).
+            let _ = raw::trim_graph_memory();
+        }
     }
+}
+
+/// Blocks until the work queued on `stream` so far is done; refused for a
+/// stream that is capturing (an event recorded there would be a node).
+fn wait_for(state: &ContextState, stream: &CudaStream) -> Result<()> {
+    if crate::context::is_capturing(stream)? {
+        return Err(Error::UnsupportedStream(
+            "a graph was dropped while the stream of its last launch is capturing a graph; its \
+             executable and memory are leaked",
+        ));
+    }
+    let event = state.ctx.new_event(None).op("cuEventCreate")?;
+    event.record(stream).op("cuEventRecord")?;
+    event.synchronize().op("cuEventSynchronize")
 }
 
 impl<A: Recorded> std::fmt::Debug for Graph<A> {
