@@ -22,8 +22,8 @@
 //!
 //! The repository's `examples/` directory has a runnable program for each
 //! section below (`cargo run --release --example NAME`): `quickstart`,
-//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`
-//! and `nccl_allreduce`.
+//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`,
+//! `graph` and `nccl_allreduce`.
 //!
 //! # Memory kinds
 //!
@@ -264,6 +264,38 @@
 //! three `#[kernel]` fns), `examples/build.rs` and the `particles`,
 //! `pipeline` and `reduce` examples are a complete, tested setup.
 //!
+//! # CUDA graphs
+//!
+//! [`Graph::capture`] records the operations a closure queues (fills,
+//! copies, host copies through pinned memory, `#[kernel]` launches) into a
+//! CUDA graph once; [`Graph::launch`] replays them with one driver call. The
+//! graph holds the buffers it was given, `&mut` those it writes and `&`
+//! those it only reads, for as long as it lives, and orders each launch like
+//! an operation on them; between launches, [`Graph::buffers`] hands them out
+//! (host access waits for the launches). Pool memory that the graph
+//! allocates itself comes from the [`Recorder`]: [`temporary`](Recorder::temporary)
+//! and [`output`](Recorder::output). The `graph` example replays Jacobi
+//! sweeps over a pitched grid.
+//!
+//! ```no_run
+//! use cuda_mem::prelude::*;
+//! use cuda_mem::{DeviceBuffer, Graph, PinnedBuffer};
+//!
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let mut input = PinnedBuffer::<f32>::new(&ctx, 4096)?;
+//! let mut data = DeviceBuffer::<f32>::new(&ctx, 4096)?;
+//! let mut graph = Graph::capture(&stream, (&mut input, &mut data), |rec, (input, mut data)| {
+//!     data.copy_from_host_async(&*input, rec)?;
+//!     data.slice_mut(..16)?.fill_async(0.0, rec)
+//! })?;
+//! for step in 0..1000 {
+//!     graph.buffers().0.as_mut_slice()?.fill(step as f32); // waits for the last launch
+//!     graph.launch(&stream)?;
+//! }
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
 //! # Several GPUs
 //!
 //! Every buffer kind lives on any device: allocate it with that device's
@@ -305,7 +337,9 @@
 //! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/attack_{a,b,c,d}_*.rs` and `direct_call_*.rs` (trybuild) |
 //! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
-//! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream, for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream (unless [`Graph::capture`] is recording on it), for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | a [`Graph`] replaying work on a buffer that was dropped, read by the host, or written elsewhere meanwhile | the graph holds `&mut` / `&` of every buffer it records (compile errors), hands them out only as [`Held`] handles (never the `&mut`, which a `mem::swap` could use to free the recorded memory) and only between launches; an operation on memory it does not hold, or a use of a held buffer elsewhere during the capture, is an `Err`; each launch is ordered after and before the buffers' other work; drop waits for the last launch | the `compile_fail` examples of [`Graph`] (drop, `as_slice`, `to_vec`, a handle escaping the closure); `tests/tests/graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs`, `errors_inside_a_capture_end_it_and_leave_the_stream_usable`, `launches_wait_for_other_streams_and_buffers_wait_for_launches`; `capture::tests` (CPU) |
+//! | replays reading what recording left behind: a fill value read from the caller's stack, a pool allocation recorded as a graph node that the buffer then frees (or uses) outside the graph | fill values that kernels read from memory are copied into pinned memory the graph keeps; `PoolBuffer::new` on a recording stream is an `Err`, and the graph's own allocations ([`Recorder::temporary`], [`Recorder::output`]) cannot leave it, exist for [`Graph::output`] only after a launch, and are never freed if no launch allocated them | `graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs` (a 292-byte fill), `pool_memory_inside_a_graph_temporaries_and_outputs`, `a_graph_dropped_before_any_launch_frees_nothing_it_never_allocated` |
 //! | cudarc's `memcpy_dtod` between two contexts with a cuda-mem source: cudarc synchronises `src.stream()`, not the stream that copies | buffers report a stream of their own that cuda-mem never uses; a cudarc call that passes it back gets address 0, and the driver fails it (use `copy_from`, a peer copy ordered on both sides) | `boundaries.rs`: `a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused` |
 //! | NCCL collectives into a receive buffer too short (cudarc's `Comm` checks no length) | `cuda_mem::nccl`'s functions (feature `nccl`) check every length against the communicator's size | `boundaries.rs`: `nccl_collectives_check_the_receive_length` |
 //! | NCCL on a stream that is capturing a graph or is the stream buffers report to cudarc (where they give address 0, which NCCL does not check), or with buffers of another device | `cuda_mem::nccl`'s functions return `Err` before NCCL runs | `boundaries.rs`: `nccl_refuses_streams_it_cannot_order` |
