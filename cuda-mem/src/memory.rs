@@ -212,24 +212,15 @@ impl RawMemory {
         stream: &Arc<CudaStream>,
         pool: Option<MemPool>,
     ) -> Result<Self> {
-        allocation::check_pooled(&state, stream, pool.as_ref())?;
         if crate::capture::is_recording(stream) {
             return Err(Error::UnsupportedStream(
-                "it is recording a graph, where a pool allocation is a node of the graph;                  allocate inside a capture with Recorder::temporary (freed inside the graph) or                  Recorder::output (kept until the next launch)",
+                "it is recording a graph, where a pool allocation is a node of the graph; \
+                 allocate inside a capture with Recorder::temporary (freed inside the graph) or \
+                 Recorder::output (kept until the next launch)",
             ));
         }
-        if bytes == 0 {
-            return Ok(Self::empty(state, AllocKind::Pool(pool)));
-        }
-        let addr = allocation::pooled(&state, bytes, stream, pool.as_ref())?;
-        Ok(Self::new(
-            state,
-            addr,
-            std::ptr::null_mut(),
-            bytes,
-            AllocKind::Pool(pool),
-            StreamOrder::after(stream, bytes),
-        ))
+        let order = StreamOrder::after(stream, bytes);
+        Self::pool_allocation(state, bytes, stream, pool, order)
     }
 
     /// A graph memory node: `cuMemAllocAsync` of `bytes` bytes from the
@@ -243,18 +234,30 @@ impl RawMemory {
         bytes: usize,
         stream: &CudaStream,
     ) -> Result<Self> {
-        allocation::check_pooled(&state, stream, None)?;
+        Self::pool_allocation(state, bytes, stream, None, StreamOrder::default())
+    }
+
+    /// `bytes` bytes of stream-ordered memory on `stream` (checked), with
+    /// the order `order`.
+    fn pool_allocation(
+        state: Arc<ContextState>,
+        bytes: usize,
+        stream: &CudaStream,
+        pool: Option<MemPool>,
+        order: StreamOrder,
+    ) -> Result<Self> {
+        allocation::check_pooled(&state, stream, pool.as_ref())?;
         if bytes == 0 {
-            return Ok(Self::empty(state, AllocKind::Pool(None)));
+            return Ok(Self::empty(state, AllocKind::Pool(pool)));
         }
-        let addr = allocation::pooled(&state, bytes, stream, None)?;
+        let addr = allocation::pooled(&state, bytes, stream, pool.as_ref())?;
         Ok(Self::new(
             state,
             addr,
             std::ptr::null_mut(),
             bytes,
-            AllocKind::Pool(None),
-            StreamOrder::default(),
+            AllocKind::Pool(pool),
+            order,
         ))
     }
 
