@@ -133,6 +133,62 @@ mod raw {
         unsafe { sys::cuDeviceGraphMemTrim(device).result() }.op("cuDeviceGraphMemTrim")
     }
 
+    /// The node the capture on `stream` recorded last
+    /// (`cuStreamGetCaptureInfo`: its one current dependency).
+    pub(super) fn last_node(stream: &CudaStream) -> Result<sys::CUgraphNode> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let (mut id, mut deps, mut count) = (0, std::ptr::null(), 0usize);
+        // SAFETY: a live stream; valid out-pointers (the graph is not asked for).
+        unsafe {
+            sys::cuStreamGetCaptureInfo_v2(
+                stream.cu_stream(),
+                &mut status,
+                &mut id,
+                std::ptr::null_mut(),
+                &mut deps,
+                &mut count,
+            )
+            .result()
+        }
+        .op("cuStreamGetCaptureInfo")?;
+        if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE || count != 1 {
+            return Err(Error::InvalidArgument(
+                "the fill did not record exactly one node (a bug in cuda-mem; please report it)",
+            ));
+        }
+        // SAFETY: the driver returned `count == 1` nodes at `deps`, valid
+        // until the next call on the stream.
+        Ok(unsafe { *deps })
+    }
+
+    /// Sets the value of the memset node `node` of `graph`'s executable
+    /// `exec` for later launches, after checking its element size.
+    pub(super) fn set_memset_value(
+        exec: sys::CUgraphExec,
+        node: sys::CUgraphNode,
+        element_size: u32,
+        value: u32,
+        ctx: sys::CUcontext,
+    ) -> Result<()> {
+        let mut params = std::mem::MaybeUninit::<sys::CUDA_MEMSET_NODE_PARAMS>::uninit();
+        // SAFETY: a memset node of the live graph that `exec` was
+        // instantiated from; a valid out-pointer.
+        unsafe { sys::cuGraphMemsetNodeGetParams(node, params.as_mut_ptr()).result() }
+            .op("cuGraphMemsetNodeGetParams")?;
+        // SAFETY: written by the successful call above.
+        let mut params = unsafe { params.assume_init() };
+        if params.elementSize != element_size {
+            return Err(Error::InvalidArgument(
+                "the recorded fill is not the memset it was (a bug in cuda-mem; please report it)",
+            ));
+        }
+        params.value = value;
+        // SAFETY: the same node, destination and shape, a new value (any
+        // bytes are valid elements); launches already queued keep the old one.
+        unsafe { sys::cuGraphExecMemsetNodeSetParams(exec, node, &params, ctx).result() }
+            .op("cuGraphExecMemsetNodeSetParams")
+    }
+
     /// `cuGraphDestroy` of a graph (or nothing, for null).
     pub(super) fn destroy_graph(graph: sys::CUgraph) {
         if !graph.is_null() {
@@ -821,6 +877,56 @@ impl<A: Recorded> Graph<A> {
     }
 }
 
+impl<A: Recorded> Graph<A> {
+    /// Changes the value of a fill recorded with [`Recorder::fill_param`]
+    /// for the launches queued after this call (those queued before keep
+    /// the old value).
+    ///
+    /// ```no_run
+    /// # use cuda_mem::prelude::*;
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// # let mut a = cuda_mem::DeviceBuffer::<u32>::new(&ctx, 64)?;
+    /// let mut param = None;
+    /// let mut graph = cuda_mem::Graph::capture(&stream, (&mut a,), |rec, (mut a,)| {
+    ///     param = Some(rec.fill_param(&mut a, 1u32)?);
+    ///     Ok(())
+    /// })?;
+    /// graph.set_fill(&param.unwrap(), 7)?;
+    /// graph.launch(&stream)?; // fills 7
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(InvalidArgument)` for a `FillParam` of another graph;
+    /// `Err(NotSupported)` for a value that the recorded memset cannot
+    /// write (its bytes must repeat with a period that divides the memset's
+    /// element size, e.g. any value for a `u32` or `f32` memset).
+    pub fn set_fill<T: DeviceCopy>(&mut self, param: &FillParam<T>, value: T) -> Result<()> {
+        if param.graph != self.id {
+            return Err(Error::InvalidArgument(
+                "this FillParam belongs to another graph; ask the graph that recorded it",
+            ));
+        }
+        let word = memset_value(crate::device_copy::bytes_of(&value), param.width).ok_or(
+            Error::NotSupported(
+                "the recorded memset cannot write this value: its bytes do not repeat with a \
+                 period dividing the memset's element size (record the fill with a value of \
+                 the same kind)",
+            ),
+        )?;
+        self.state.bind()?;
+        raw::set_memset_value(
+            self.exec,
+            param.node as sys::CUgraphNode,
+            param.width,
+            word,
+            self.state.ctx.cu_ctx(),
+        )
+    }
+}
+
 /// The [`Output`] `output` among `outputs`, as a [`Held`].
 fn output_of<'o, T: DeviceCopy + Send + 'static>(
     outputs: &'o mut [Box<dyn OwnedMemory>],
@@ -833,6 +939,47 @@ fn output_of<'o, T: DeviceCopy + Send + 'static>(
         .ok_or(Error::InvalidArgument(
             "an Output that its graph does not have (a bug in cuda-mem; please report it)",
         ))
+}
+
+/// A fill recorded by [`Recorder::fill_param`], whose value
+/// [`Graph::set_fill`] changes without recording the graph again.
+pub struct FillParam<T> {
+    graph: u64,
+    /// The memset node (a `CUgraphNode` of the graph).
+    node: usize,
+    /// The memset's element size: 1, 2 or 4 bytes.
+    width: u32,
+    _t: PhantomData<fn(T)>,
+}
+
+impl<T> Clone for FillParam<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for FillParam<T> {}
+
+impl<T> std::fmt::Debug for FillParam<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FillParam")
+            .field("graph", &self.graph)
+            .field("memset_bytes", &self.width)
+            .finish()
+    }
+}
+
+/// The memset value (of `width` bytes per element) that writes `value`,
+/// if its bytes repeat with a period dividing `width`.
+fn memset_value(value: &[u8], width: u32) -> Option<u32> {
+    let period = crate::fill::byte_period(value)?;
+    if !(width as usize).is_multiple_of(period) {
+        return None;
+    }
+    let mut word = [0u8; 4];
+    for (i, b) in word.iter_mut().enumerate().take(width as usize) {
+        *b = value[i % period];
+    }
+    Some(u32::from_le_bytes(word))
 }
 
 /// Tags for [`Output`]s: one per capture.
@@ -1081,6 +1228,61 @@ impl Recorder<'_> {
         use_(buffer)
     }
 
+    /// Records `dst.fill_async(value, rec)` as a fill whose value
+    /// [`Graph::set_fill`] can change later without a new capture (the
+    /// fill's one memset node is updated in the executable). `dst` is a
+    /// buffer or view the graph holds.
+    ///
+    /// ```no_run
+    /// use cuda_mem::prelude::*;
+    /// use cuda_mem::{DeviceBuffer, Graph};
+    /// # let ctx = cuda_mem::context(0)?;
+    /// # let stream = ctx.new_stream()?;
+    /// let mut a = DeviceBuffer::<f32>::new(&ctx, 1 << 20)?;
+    /// let mut param = None;
+    /// let mut graph = Graph::capture(&stream, (&mut a,), |rec, (mut a,)| {
+    ///     param = Some(rec.fill_param(&mut a, 0.5f32)?);
+    ///     Ok(())
+    /// })?;
+    /// for step in 0..10 {
+    ///     graph.set_fill(&param.unwrap(), step as f32)?;
+    ///     graph.launch(&stream)?;
+    /// }
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Err(NotSupported)` for a fill that is not one memset: a value whose
+    /// bytes do not repeat every 1, 2 or 4 bytes (a kernel fill), an address
+    /// not aligned to that period, or no elements; the fill's own errors.
+    pub fn fill_param<T: DeviceCopy, M: MemoryMut<T> + ?Sized>(
+        &self,
+        dst: &mut M,
+        value: T,
+    ) -> Result<FillParam<T>> {
+        let width = match dst.elems().fill_plan(&value) {
+            crate::fill::FillPlan::Memset8(_) => 1,
+            crate::fill::FillPlan::Memset16(_) => 2,
+            crate::fill::FillPlan::Memset32(_) => 4,
+            _ => {
+                return Err(Error::NotSupported(
+                    "only a fill that is one memset can change its value in a graph: a value \
+                     whose bytes repeat every 1, 2 or 4 bytes (any f32, u32, ...), over \
+                     elements aligned to that, and at least one element",
+                ))
+            }
+        };
+        dst.fill_async(value, self.stream)?;
+        let node = raw::last_node(self.stream)? as usize;
+        Ok(FillParam {
+            graph: self.id,
+            node,
+            width,
+            _t: PhantomData,
+        })
+    }
+
     /// A memory node of `len` elements, listed as memory the capture may
     /// record work on.
     fn node<T: DeviceCopy>(&self, len: usize) -> Result<Box<PoolBuffer<T>>> {
@@ -1172,5 +1374,24 @@ impl<A: Recorded> std::fmt::Debug for Graph<A> {
             .field("context", &self.state.ctx.cu_ctx())
             .field("kept_values", &self.kept.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memset_value;
+
+    #[test]
+    fn a_fill_value_fits_a_memset_when_its_period_divides_the_element_size() {
+        let f = 1.5f32.to_le_bytes();
+        assert_eq!(memset_value(&f, 4), Some(1.5f32.to_bits()));
+        assert_eq!(memset_value(&[7, 7, 7, 7], 4), Some(0x0707_0707));
+        assert_eq!(memset_value(&[7], 1), Some(7));
+        assert_eq!(memset_value(&[1, 2, 1, 2], 2), Some(0x0201));
+        assert_eq!(memset_value(&[1, 2], 4), Some(0x0201_0201));
+        // A 4-byte pattern in a 2-byte memset, and a period of 8.
+        assert_eq!(memset_value(&f, 2), None);
+        assert_eq!(memset_value(&1.5f64.to_le_bytes(), 4), None);
+        assert_eq!(memset_value(&[1, 2, 3], 4), None);
     }
 }

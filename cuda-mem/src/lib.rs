@@ -468,7 +468,7 @@ pub use {
     engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
-    graph::{Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
+    graph::{FillParam, Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
     launch::{LaunchArg, Module},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},

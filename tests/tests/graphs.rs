@@ -1,8 +1,8 @@
 //! CUDA graphs of cuda-mem work (`Graph::capture`, `Graph::launch`): a
 //! graph of host copies through pinned memory, fills (memset, small-kernel
 //! and large-kernel plans), device copies and a typed kernel, replayed with
-//! new inputs written from the host between launches and poison queued on
-//! another stream before each; errors inside a capture (memory the graph does
+//! new inputs written from the host between launches, poison queued on
+//! another stream before each, and a fill value changed without recapture; errors inside a capture (memory the graph does
 //! not hold, a stream of another context, host access, a host-synchronous
 //! driver call), each leaving the stream usable; launches ordered against
 //! other streams and the buffers' drops; pool memory the graph allocates
@@ -61,6 +61,7 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
     let word_value: u32 = rng.value();
     let config = LaunchConfig::for_num_elems(k.max(1) as u32);
     transform_items.check(&KERNELS, &ctx).unwrap();
+    let mut word_param = None;
     let buffers = (
         &mut input,
         &mut dev_in,
@@ -85,7 +86,7 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
             output.copy_from_async(&dev_out, s)?;
             big.fill_async(big_value, s)?;
             big_out.copy_from_async(&big, s)?;
-            word.fill_async(word_value, s)?;
+            word_param = Some(s.fill_param(&mut word, word_value)?);
             big_out
                 .slice_mut(..1)?
                 .copy_from_async(&big.slice(..1)?, s)?;
@@ -93,6 +94,8 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
         },
     )
     .unwrap();
+    let word_param = word_param.unwrap();
+    let mut word_value = word_value;
     let mut checked = 0usize;
     for launch in 0..launches {
         let data: Vec<Item> = (0..n).map(|_| item(&mut rng)).collect();
@@ -107,6 +110,11 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
             dev_out.fill_async(item(&mut rng), &other).unwrap();
             big.memset_async(0xab, &other).unwrap();
             word.memset_async(0xcd, &other).unwrap();
+        }
+        // A new fill value without a new capture (every other launch).
+        if launch % 2 == 1 {
+            word_value = rng.value();
+            graph.set_fill(&word_param, word_value).unwrap();
         }
         let stream = if launch % 3 == 2 { &other } else { &s };
         graph.launch(stream).unwrap();
@@ -125,7 +133,12 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
             big_got.iter().all(|b| *b == big_value),
             "launch {launch}: the large fill"
         );
-        checked += out.len() + big_got.len();
+        let words = graph.buffers().6.to_vec().unwrap();
+        assert!(
+            words.iter().all(|&w| w == word_value),
+            "launch {launch}: the updated fill value"
+        );
+        checked += out.len() + big_got.len() + words.len();
     }
     drop(graph);
     // The buffers are back, ordered after the last launch.
