@@ -118,7 +118,7 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
         }
         let stream = if launch % 3 == 2 { &other } else { &s };
         graph.launch(stream).unwrap();
-        let (_, _, _, output, _, big_out, _) = graph.buffers();
+        let (_, _, _, output, _, big_out, word) = graph.buffers();
         let out = output.as_slice().unwrap();
         for (i, (got, x)) in out.iter().zip(&data).enumerate() {
             let want = if i < k {
@@ -133,7 +133,7 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
             big_got.iter().all(|b| *b == big_value),
             "launch {launch}: the large fill"
         );
-        let words = graph.buffers().6.to_vec().unwrap();
+        let words = word.to_vec().unwrap();
         assert!(
             words.iter().all(|&w| w == word_value),
             "launch {launch}: the updated fill value"
