@@ -771,8 +771,9 @@ impl<A: Recorded> Graph<A> {
     /// buffer is being recorded into another graph right now, and the
     /// driver's errors.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        // Refuses every capturing stream but one that cuda-mem records on.
         self.state.check_stream(stream)?;
-        if crate::context::is_capturing(stream)? {
+        if crate::capture::is_recording(stream) {
             return Err(Error::UnsupportedStream(
                 "it is capturing a graph; a graph is launched outside captures (record its \
                  operations into the new graph instead)",

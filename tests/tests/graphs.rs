@@ -267,6 +267,24 @@ fn errors_inside_a_capture_end_it_and_leave_the_stream_usable() {
         &mut a,
     );
 
+    let mut b = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    let mut inner = Graph::capture(&s, (&mut b,), |rec, (mut b,)| b.fill_async(9, rec)).unwrap();
+    let launched_inside = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
+        a.fill_async(8, rec)?;
+        inner.launch(rec)
+    });
+    refused(
+        launched_inside.map(drop),
+        "launched outside captures",
+        "a graph launched inside a capture",
+        &mut a,
+    );
+    drop(inner);
+    assert!(
+        b.to_vec().unwrap().iter().all(|&x| x == 0),
+        "the inner graph ran"
+    );
+
     if !cuda_mem_tests::skip_driver_errors_under_sanitizer(
         "errors_inside_a_capture_end_it_and_leave_the_stream_usable",
         "a host-synchronous call invalidates the capture in the driver",
