@@ -261,6 +261,11 @@ impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
         }
     }
 
+    /// The allocation, taken out of the buffer.
+    pub(crate) fn into_raw(self) -> RawMemory {
+        self.mem
+    }
+
     pub(crate) fn elems(&self) -> Elems<'_, T> {
         Elems::whole(&self.mem, self.len)
     }

@@ -97,6 +97,8 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
 /// - a stream that is capturing a CUDA graph (cudarc's `begin_capture`):
 ///   work recorded there runs later, at every launch of the graph, where
 ///   cuda-mem cannot order it (and may run after the buffer is freed).
+///   Only a capture of cuda-mem's own (`Graph::capture`, see `capture`)
+///   passes: its graph holds and orders the memory it records.
 pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
     match stream.cu_stream() as usize {
         0 | 1 => Err(Error::UnsupportedStream(
@@ -108,10 +110,12 @@ pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
             "it is the per-thread default stream, which is a different stream on every \
              thread behind one handle; use a stream from `ctx.new_stream()`",
         )),
-        _ if is_capturing(stream)? => Err(Error::UnsupportedStream(
-            "it is capturing a CUDA graph, and work recorded there would replay later \
+        _ if is_capturing(stream)? && !crate::capture::is_recording(stream) => {
+            Err(Error::UnsupportedStream(
+                "it is capturing a CUDA graph, and work recorded there would replay later \
              without cuda-mem's ordering; end the capture first (or record on another stream)",
-        )),
+            ))
+        }
         _ => Ok(()),
     }
 }

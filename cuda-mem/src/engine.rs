@@ -587,6 +587,11 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         }
     }
 
+    /// How [`Elems::fill`] would write `value` here.
+    pub(crate) fn fill_plan(&self, value: &T) -> fill::FillPlan {
+        fill::plan(bytes_of(value), &self.fill_region())
+    }
+
     /// Sets every element to `value` (only the elements: never row padding).
     pub(crate) fn fill(self, value: &T, stream: &Arc<CudaStream>) -> Result<()> {
         if self.len() == 0 || size_of::<T>() == 0 {

@@ -20,6 +20,7 @@ use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
+use crate::pinned_pages::{PinnedFlags, PinnedPages};
 
 /// The PTX of the fill kernels (`kernels/`), shipped inside this package so
 /// that building cuda-mem needs no nightly toolchain. The `ptx` test of the
@@ -47,6 +48,12 @@ struct FillKernels {
     small: FillKernel,
     medium: FillKernel,
     large: FillKernel,
+}
+
+/// Loads the fill kernels into `state`'s context, if they are not yet
+/// (before a graph capture, which then only records launches).
+pub(crate) fn preload(state: &ContextState) -> Result<()> {
+    kernels(state).map(drop)
 }
 
 /// The fill kernels of `state`'s context, loading the embedded PTX on first
@@ -414,19 +421,23 @@ fn enqueue_large(
     region: Region,
 ) -> Result<()> {
     let size = value.len() as u64;
-    // SAFETY: `value` is a live host slice; the copy from pageable memory is
-    // staged before the call returns; the destination is the region's first
-    // element, inside the region the caller vouched for.
-    unsafe {
-        sys::cuMemcpyAsync(
-            region.addr,
-            value.as_ptr() as u64,
-            value.len(),
-            stream.cu_stream(),
-        )
-        .result()
-    }
-    .op("cuMemcpyAsync (fill value)")?;
+    // Recorded into a graph, the copy runs at every launch: from pinned
+    // memory that the graph keeps, not from `value`, which is gone by then.
+    let source = if crate::capture::is_recording(stream) {
+        let kept = KeptValue::new(state, value)?;
+        let addr = kept.pages.as_ref().map_or(0, |p| p.dma() as u64);
+        crate::capture::keep(stream, Box::new(kept));
+        addr
+    } else {
+        value.as_ptr() as u64
+    };
+    // SAFETY: `source` is `value`, a live host slice (the copy from pageable
+    // memory is staged before the call returns), or pinned memory holding
+    // its bytes that the recording graph keeps while it lives; the
+    // destination is the region's first element, inside the region the
+    // caller vouched for.
+    unsafe { sys::cuMemcpyAsync(region.addr, source, value.len(), stream.cu_stream()).result() }
+        .op("cuMemcpyAsync (fill value)")?;
     let kernels = kernels(state)?;
     let src = region.addr;
     let rest_of_row0 = Region::linear(region.addr + size, region.row_bytes - size);
@@ -452,6 +463,44 @@ fn enqueue_large(
         launch(stream, &kernels.large, &part, value.len() as u64, params)?;
     }
     Ok(())
+}
+
+/// A fill value in pinned memory, for a fill recorded into a graph: the
+/// graph keeps it (and waits for its launches before dropping it).
+struct KeptValue {
+    ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+    pages: Option<PinnedPages>,
+}
+
+impl KeptValue {
+    fn new(state: &ContextState, value: &[u8]) -> Result<Self> {
+        // Write-combined: one `cuMemHostAlloc` block, which the host only writes.
+        let flags = PinnedFlags {
+            write_combined: true,
+            ..PinnedFlags::default()
+        };
+        let pages = PinnedPages::new(state, value.len(), flags)?;
+        // SAFETY: a fresh block of `value.len()` bytes that nothing else uses.
+        unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), pages.host(), value.len()) };
+        Ok(Self {
+            ctx: state.ctx.clone(),
+            pages: Some(pages),
+        })
+    }
+}
+
+impl Drop for KeptValue {
+    fn drop(&mut self) {
+        if let Some(pages) = self.pages.take() {
+            // The graph that kept it has waited for its launches.
+            let freed = self
+                .ctx
+                .bind_to_thread()
+                .op("cuCtxSetCurrent")
+                .and_then(|()| pages.free());
+            crate::error::record_in(&self.ctx, freed);
+        }
+    }
 }
 
 fn launch(

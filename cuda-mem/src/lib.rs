@@ -22,8 +22,8 @@
 //!
 //! The repository's `examples/` directory has a runnable program for each
 //! section below (`cargo run --release --example NAME`): `quickstart`,
-//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`
-//! and `nccl_allreduce`.
+//! `particles`, `pipeline`, `pool`, `image2d`, `allocator`, `device_vec`,
+//! `graph` and `nccl_allreduce`.
 //!
 //! # Memory kinds
 //!
@@ -284,6 +284,38 @@
 //! three `#[kernel]` fns), `examples/build.rs` and the `particles`,
 //! `pipeline` and `reduce` examples are a complete, tested setup.
 //!
+//! # CUDA graphs
+//!
+//! [`Graph::capture`] records the operations a closure queues (fills,
+//! copies, host copies through pinned memory, `#[kernel]` launches) into a
+//! CUDA graph once; [`Graph::launch`] replays them with one driver call. The
+//! graph holds the buffers it was given, `&mut` those it writes and `&`
+//! those it only reads, for as long as it lives, and orders each launch like
+//! an operation on them; between launches, [`Graph::buffers`] hands them out
+//! (host access waits for the launches). Pool memory that the graph
+//! allocates itself comes from the [`Recorder`]: [`temporary`](Recorder::temporary)
+//! and [`output`](Recorder::output). The `graph` example replays Jacobi
+//! sweeps over a pitched grid.
+//!
+//! ```no_run
+//! use cuda_mem::prelude::*;
+//! use cuda_mem::{DeviceBuffer, Graph, PinnedBuffer};
+//!
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let mut input = PinnedBuffer::<f32>::new(&ctx, 4096)?;
+//! let mut data = DeviceBuffer::<f32>::new(&ctx, 4096)?;
+//! let mut graph = Graph::capture(&stream, (&mut input, &mut data), |rec, (input, mut data)| {
+//!     data.copy_from_host_async(&*input, rec)?;
+//!     data.slice_mut(..16)?.fill_async(0.0, rec)
+//! })?;
+//! for step in 0..1000 {
+//!     graph.buffers().0.as_mut_slice()?.fill(step as f32); // waits for the last launch
+//!     graph.launch(&stream)?;
+//! }
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
 //! # Several GPUs
 //!
 //! Every buffer kind lives on any device: allocate it with that device's
@@ -326,7 +358,9 @@
 //! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
 //! | a pinned buffer dropped while a copy or kernel queued on it still runs, its block handed to the next buffer of that size by the pinned cache (the DMA lands in, or reads, the new buffer) | the block goes back with an event recorded behind every queued use (kernel arguments included, on a stream ordered after all of them) and is handed out only once `cuEventQuery` says it fired; staged copies wait for it | `tests/tests/pinned_cache.rs`: `a_block_a_running_kernel_reads_is_not_handed_out`, `a_block_a_running_kernel_writes_is_not_handed_out`, `buffers_freed_and_reallocated_while_dmas_run_keep_every_byte`; `differential.rs`: `a_pinned_cache_that_reuses_busy_blocks_is_caught` (CPU), `pinned_buffers_reallocated_under_running_copies_match_the_host_model` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
-//! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream, for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream (unless [`Graph::capture`] is recording on it), for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | a [`Graph`] replaying work on a buffer that was dropped, read by the host, or written elsewhere meanwhile | the graph holds `&mut` / `&` of every buffer it records (compile errors), hands them out only as [`Held`] handles (never the `&mut`, which a `mem::swap` could use to free the recorded memory) and only between launches; an operation on memory it does not hold, or a use of a held buffer elsewhere during the capture, is an `Err`; each launch is ordered after and before the buffers' other work; drop waits for the last launch | the `compile_fail` examples of [`Graph`] (drop, `as_slice`, `to_vec`, a handle escaping the closure); `tests/tests/graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs`, `errors_inside_a_capture_end_it_and_leave_the_stream_usable`, `launches_wait_for_other_streams_and_buffers_wait_for_launches`; `capture::tests` (CPU) |
+//! | replays reading what recording left behind: a fill value read from the caller's stack, a pool allocation recorded as a graph node that the buffer then frees (or uses) outside the graph | fill values that kernels read from memory are copied into pinned memory the graph keeps; `PoolBuffer::new` on a recording stream is an `Err`, and the graph's own allocations ([`Recorder::temporary`], [`Recorder::output`]) cannot leave it, exist for [`Graph::output`] only after a launch, and are never freed if no launch allocated them | `graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs` (a 292-byte fill), `pool_memory_inside_a_graph_temporaries_and_outputs`, `a_graph_dropped_before_any_launch_frees_nothing_it_never_allocated` |
 //! | cudarc's `memcpy_dtod` between two contexts with a cuda-mem source: cudarc synchronises `src.stream()`, not the stream that copies | buffers report a stream of their own that cuda-mem never uses; a cudarc call that passes it back gets address 0, and the driver fails it (use `copy_from`, a peer copy ordered on both sides) | `boundaries.rs`: `a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused` |
 //! | NCCL collectives into a receive buffer too short (cudarc's `Comm` checks no length) | `cuda_mem::nccl`'s functions (feature `nccl`) check every length against the communicator's size | `boundaries.rs`: `nccl_collectives_check_the_receive_length` |
 //! | NCCL on a stream that is capturing a graph or is the stream buffers report to cudarc (where they give address 0, which NCCL does not check), or with buffers of another device | `cuda_mem::nccl`'s functions return `Err` before NCCL runs | `boundaries.rs`: `nccl_refuses_streams_it_cannot_order` |
@@ -405,6 +439,8 @@ mod allocation;
 #[cfg(feature = "host")]
 mod buffer;
 #[cfg(feature = "host")]
+mod capture;
+#[cfg(feature = "host")]
 mod context;
 #[cfg(feature = "host")]
 mod device_vec;
@@ -414,6 +450,8 @@ mod engine;
 mod error;
 #[cfg(feature = "host")]
 mod fill;
+#[cfg(feature = "host")]
+mod graph;
 #[cfg(all(feature = "host", target_os = "linux"))]
 pub mod ipc;
 #[cfg(feature = "host")]
@@ -455,6 +493,7 @@ pub use {
     engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
+    graph::{FillParam, Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
     launch::{LaunchArg, Module},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},

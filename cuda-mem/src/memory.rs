@@ -237,6 +237,40 @@ impl RawMemory {
         stream: &Arc<CudaStream>,
         pool: Option<MemPool>,
     ) -> Result<Self> {
+        if crate::capture::is_recording(stream) {
+            return Err(Error::UnsupportedStream(
+                "it is recording a graph, where a pool allocation is a node of the graph; \
+                 allocate inside a capture with Recorder::temporary (freed inside the graph) or \
+                 Recorder::output (kept until the next launch)",
+            ));
+        }
+        let order = StreamOrder::after(stream, bytes);
+        Self::pool_allocation(state, bytes, stream, pool, order)
+    }
+
+    /// A graph memory node: `cuMemAllocAsync` of `bytes` bytes from the
+    /// device's current pool on `stream`, which is recording a graph for
+    /// cuda-mem (the caller checked). The address exists from the node's
+    /// execution at every launch; nothing runs now, so the order starts
+    /// empty. If no launch ever allocates it, [`RawMemory::never_allocated`]
+    /// drops it without a free.
+    pub(crate) fn graph_node(
+        state: Arc<ContextState>,
+        bytes: usize,
+        stream: &CudaStream,
+    ) -> Result<Self> {
+        Self::pool_allocation(state, bytes, stream, None, StreamOrder::default())
+    }
+
+    /// `bytes` bytes of stream-ordered memory on `stream` (checked), with
+    /// the order `order`.
+    fn pool_allocation(
+        state: Arc<ContextState>,
+        bytes: usize,
+        stream: &CudaStream,
+        pool: Option<MemPool>,
+        order: StreamOrder,
+    ) -> Result<Self> {
         allocation::check_pooled(&state, stream, pool.as_ref())?;
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Pool(pool)));
@@ -248,8 +282,14 @@ impl RawMemory {
             std::ptr::null_mut(),
             bytes,
             AllocKind::Pool(pool),
-            StreamOrder::after(stream, bytes),
+            order,
         ))
+    }
+
+    /// Drops a graph memory node's memory that no launch of its graph
+    /// allocated: there is nothing to free.
+    pub(crate) fn never_allocated(mut self) {
+        self.freed = true;
     }
 
     /// An address range for a [`DeviceVec`](crate::DeviceVec), with nothing

@@ -59,6 +59,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaEvent, CudaStream};
 
+use crate::capture::{self, Verdict};
 use crate::error::{DriverResultExt, Result};
 
 /// Every byte of an allocation: the range of operations on all of it.
@@ -418,11 +419,27 @@ impl StreamOrder {
         use_: Use,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        if self.recorded(&range, stream)? {
+            return enqueue();
+        }
         let mut state = self.lock();
         // Entered before `enqueue`: even if it fails part-way, the stream may
         // hold work now.
         state.order(range, stream, Some(use_))?;
         enqueue()
+    }
+
+    /// This allocation's identity in `capture`'s lists.
+    pub(crate) fn key(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    /// Whether an operation on `range` queued on `stream` is being recorded
+    /// into a graph by `Graph::capture` (then it enters no ledger: nothing
+    /// runs now, and the graph orders each of its launches), or `Err` when a
+    /// capture refuses it (see `capture`).
+    fn recorded(&self, range: &Range<usize>, stream: &CudaStream) -> Result<bool> {
+        Ok(capture::verdict(self.key(), range, Some(stream))? == Verdict::Record)
     }
 
     /// Like [`StreamOrder::run`] for an operation on two allocations (a copy
@@ -435,6 +452,11 @@ impl StreamOrder {
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        // Both recorded, or neither: a capturing stream records or refuses.
+        let recorded_a = a.recorded(&range_a, stream)?;
+        if b.recorded(&range_b, stream)? && recorded_a {
+            return enqueue();
+        }
         if std::ptr::eq(a, b) {
             // Held while `enqueue` queues the copy, as in `queue`: another
             // thread's operation must not record an event on `stream` (and
@@ -457,9 +479,43 @@ impl StreamOrder {
         enqueue()
     }
 
+    /// Like [`StreamOrder::run`] for one operation on many byte ranges of
+    /// many allocations (a graph launch): locks each allocation once, in
+    /// address order (so that two threads cannot deadlock), orders `stream`
+    /// after the earlier work on every range and enters it, and queues
+    /// `enqueue` while still holding every lock (see `run_pair`). Refused
+    /// when a capture records or holds one of the allocations.
+    pub(crate) fn run_all<R>(
+        parts: &mut [(&Self, Range<usize>)],
+        stream: &Arc<CudaStream>,
+        enqueue: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        for (order, range) in parts.iter() {
+            if order.recorded(range, stream)? {
+                return Err(crate::error::Error::UnsupportedStream(
+                    "it is recording a graph; launch graphs outside captures",
+                ));
+            }
+        }
+        parts.sort_by_key(|(order, range)| (order.key(), range.start, range.end));
+        let mut locked: Vec<MutexGuard<'_, OrderState>> = Vec::with_capacity(parts.len());
+        let mut last = None;
+        for (order, range) in parts.iter() {
+            if last != Some(order.key()) {
+                locked.push(order.lock());
+                last = Some(order.key());
+            }
+            if let Some(state) = locked.last_mut() {
+                state.order(range.clone(), stream, Some(Use::Now))?;
+            }
+        }
+        enqueue()
+    }
+
     /// Blocks the host until every queued operation on this allocation is
     /// done. An [`Access::Exclusive`] wait also ends the deferred uses.
     pub(crate) fn wait(&self, access: Access) -> Result<()> {
+        capture::verdict(self.key(), &WHOLE, None)?;
         let mut state = self.lock();
         let OrderState { ledger, events } = &mut *state;
         ledger.host_wait(access, |x| {
@@ -472,6 +528,11 @@ impl StreamOrder {
     /// without entering it: for cudarc's safe calls, whose guard synchronises
     /// `stream` before they return (`DevicePtr` / `DevicePtrMut`).
     pub(crate) fn wait_on(&self, range: Range<usize>, stream: &CudaStream) -> Result<()> {
+        if self.recorded(&range, stream)? {
+            return Err(crate::error::Error::UnsupportedStream(
+                "cudarc's calls are not recorded into cuda-mem's graphs; use cuda-mem's operations                  inside Graph::capture",
+            ));
+        }
         let mut state = self.lock();
         let OrderState { ledger, events } = &mut *state;
         let hit = |e: &Entry<Arc<CudaStream>>| {

@@ -4,15 +4,16 @@
 //! `ptxas` (no GPU): `bash .ci/test` installs it and sets `PTXAS`.
 
 use cuda_mem_tests::{ptx_fingerprint, ptx_kernel};
-use particles_shared::{particles_step, reduce::reduce_samples, scale_f32};
+use particles_shared::{jacobi::jacobi_sweep, particles_step, reduce::reduce_samples, scale_f32};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/particles-shared.ptx"));
 
 /// Every kernel with the host's name and fingerprint.
-const KERNELS: [(&str, u64); 3] = [
+const KERNELS: [(&str, u64); 4] = [
     (particles_step::NAME, particles_step::SIGNATURE),
     (scale_f32::NAME, scale_f32::SIGNATURE),
     (reduce_samples::NAME, reduce_samples::SIGNATURE),
+    (jacobi_sweep::NAME, jacobi_sweep::SIGNATURE),
 ];
 
 #[test]
@@ -91,4 +92,20 @@ fn the_reduction_uses_shuffles_shared_atomics_and_barriers() {
 #[test]
 fn the_kernels_assemble_for_sm80_and_sm90() {
     cuda_mem_tests::assemble_ptx(PTX, "particles-shared");
+}
+
+/// The Jacobi sweep (example `graph`) adds and multiplies by 0.25 with IEEE
+/// rounding and fuses nothing, so it equals the CPU's sweep bit for bit.
+#[test]
+fn the_jacobi_sweep_rounds_like_the_cpu() {
+    let sweep = ptx_kernel(PTX, jacobi_sweep::NAME);
+    assert!(
+        sweep.contains("add.rn.f32"),
+        "no IEEE addition in jacobi_sweep"
+    );
+    assert!(!sweep.contains("fma."), "jacobi_sweep fuses a multiply-add");
+    assert!(
+        !sweep.contains(".ftz"),
+        "jacobi_sweep flushes denormals to zero"
+    );
 }

@@ -17,6 +17,8 @@ use crate::device_copy::DeviceCopy;
 use crate::device_vec::DeviceVec;
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
+use crate::graph::Held;
+use crate::ops::{sealed::Engine, Memory, MemoryMut};
 use crate::pitched::PitchedBuffer;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
@@ -465,6 +467,20 @@ slice_args! { shared, DeviceSlice:
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }
 
+// A buffer a graph holds (`Graph::capture`'s closure, `Graph::buffers`).
+slice_args! { shared, DeviceSlice:
+    ['b, 'h, T: DeviceCopy, M: Memory<T> + ?Sized] &'b Held<'h, M>, |h| h.elems();
+    ['b, 'h, T: DeviceCopy, M: Memory<T> + ?Sized] &'b mut Held<'h, M>, |h| h.elems();
+}
+
+slice_args! { exclusive, DeviceSliceMut:
+    ['b, 'h, T: DeviceCopy, M: MemoryMut<T> + ?Sized] &'b mut Held<'h, M>, |h| h.elems();
+}
+
+slice_args! { atomic, DeviceAtomicSlice:
+    ['b, 'h, T: DeviceCopy, M: MemoryMut<T> + ?Sized] &'b mut Held<'h, M>, |h| h.elems();
+}
+
 slice_args! { exclusive, DeviceSliceMut:
     ['b, T: DeviceCopy, K: MemoryKind] &'b mut Buffer<T, K>, |b| b.elems();
     ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
@@ -511,6 +527,21 @@ fn non_null<T>(ptr: *mut T) -> *mut T {
     }
 }
 
+/// The `PitchedBuffer` behind a pitched argument.
+trait AsPitched<T> {
+    fn pitched(&self) -> &PitchedBuffer<T>;
+}
+impl<T> AsPitched<T> for PitchedBuffer<T> {
+    fn pitched(&self) -> &PitchedBuffer<T> {
+        self
+    }
+}
+impl<T> AsPitched<T> for Held<'_, PitchedBuffer<T>> {
+    fn pitched(&self) -> &PitchedBuffer<T> {
+        self.get()
+    }
+}
+
 macro_rules! pitched_args {
     ($($param:ident: $arg:ty, $ptr:ty;)*) => { $(
         // SAFETY: `height` rows of `width` elements, `pitch` bytes apart, of
@@ -524,7 +555,7 @@ macro_rules! pitched_args {
 
             #[inline]
             fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
-                let (ptr, pitch, width, height) = pitched(&*self, stream)?;
+                let (ptr, pitch, width, height) = pitched(AsPitched::pitched(&*self), stream)?;
                 // SAFETY: see above.
                 Ok(unsafe { $param::from_raw_parts(ptr as $ptr, pitch, width, height) })
             }
@@ -533,6 +564,10 @@ macro_rules! pitched_args {
 }
 
 pitched_args! {
+    PitchedSlice: &'b Held<'_, PitchedBuffer<T>>, *const T;
+    PitchedSlice: &'b mut Held<'_, PitchedBuffer<T>>, *const T;
+    PitchedSliceMut: &'b mut Held<'_, PitchedBuffer<T>>, *mut T;
+    PitchedRowsMut: &'b mut Held<'_, PitchedBuffer<T>>, *mut T;
     PitchedSlice: &'b PitchedBuffer<T>, *const T;
     PitchedSlice: &'b mut PitchedBuffer<T>, *const T;
     PitchedSliceMut: &'b mut PitchedBuffer<T>, *mut T;

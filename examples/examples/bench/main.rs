@@ -3,7 +3,8 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only]
+//!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
+//!          | --graph-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB]
 //!
@@ -20,6 +21,7 @@ mod alloc;
 mod copies;
 mod device_vec;
 mod fill;
+mod graph;
 mod harness;
 mod launch;
 mod peer;
@@ -41,6 +43,8 @@ struct Args {
     fill_only: bool,
     /// `--launch-only`: just the typed-launch row.
     launch_only: bool,
+    /// `--graph-only`: just the graph rows.
+    graph_only: bool,
     /// `--devvec-only`: just the `DeviceVec` rows.
     devvec_only: bool,
     /// `--copies-only`: just the host-copy and pinned-cache rows.
@@ -80,6 +84,7 @@ impl Args {
             peer_only: flag("--peer-only"),
             fill_only: flag("--fill-only"),
             launch_only: flag("--launch-only"),
+            graph_only: flag("--graph-only"),
             devvec_only: flag("--devvec-only"),
             copies_only: flag("--copies-only"),
             copy_sweep: flag("--copy-sweep"),
@@ -101,6 +106,10 @@ fn main() {
     let mut b = Bench::new(&ctx, args.quick);
     if args.launch_only {
         launch::typed_launch(&mut b, &ctx);
+        return;
+    }
+    if args.graph_only {
+        graph::rows(&mut b, &ctx);
         return;
     }
     println!(
@@ -143,6 +152,7 @@ fn main() {
     if !args.peer_only {
         small::fills(&mut b, &ctx);
         launch::typed_launch(&mut b, &ctx);
+        graph::rows(&mut b, &ctx);
         copies::host_copies(&mut b, &ctx);
         copies::halves_on_two_streams(&mut b, &ctx);
         unified::prefetch(&mut b, &ctx);

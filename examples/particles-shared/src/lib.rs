@@ -7,7 +7,9 @@
 //!   (example `particles`);
 //! - the kernel [`scale_f32`] (example `pipeline`);
 //! - [`reduce::Sample`] and the kernel [`reduce::reduce_samples`] (example
-//!   `reduce`).
+//!   `reduce`);
+//! - [`jacobi::relax`] and the kernel [`jacobi::jacobi_sweep`] (example
+//!   `graph`).
 //!
 //! The kernels are safe fns (`#[kernel]`): each thread writes only its own
 //! elements (`grid_stride_mut`), reads through `DeviceSlice`s and updates
@@ -39,6 +41,7 @@
 use cuda_mem::device::DeviceSliceMut;
 use cuda_mem::{kernel, DeviceCopy};
 
+pub mod jacobi;
 pub mod reduce;
 
 /// A point mass: position and velocity in metres and metres per second, mass
