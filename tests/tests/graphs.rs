@@ -41,7 +41,11 @@ fn a_captured_copy_fill_and_kernel_replay_with_new_inputs() {
     let ctx = gpu();
     let mut rng = Rng::from_env("graph_replay");
     // 1,000 launches; fewer under compute-sanitizer, which is slow.
-    let default = if cuda_mem_tests::under_sanitizer() { 50 } else { 1000 };
+    let default = if cuda_mem_tests::under_sanitizer() {
+        50
+    } else {
+        1000
+    };
     let launches = env_count("CUDA_MEM_GRAPH_LAUNCHES", default);
     let n = (1 + rng.below(20_000)) | 1;
     let k = rng.below(n + 1);
