@@ -773,6 +773,15 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// # Ok(()) }
     /// ```
     pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
+        if crate::capture::is_recording(stream) {
+            // Recorded, the free would be a free node of the graph: one of
+            // memory that no graph allocated (which the driver requires),
+            // run again at every launch.
+            return Err(Error::UnsupportedStream(
+                "it is recording a graph (Graph::capture), where a free would run at every \
+                 launch; free the buffer on another stream",
+            ));
+        }
         self.mem.free_on_stream(stream)
     }
 }

@@ -133,6 +133,34 @@ mod raw {
         unsafe { sys::cuDeviceGraphMemTrim(device).result() }.op("cuDeviceGraphMemTrim")
     }
 
+    /// The capture sequence `stream` is recording now: its unique id and
+    /// the graph it records into (`None` when it is not capturing; an
+    /// invalidated capture has the graph null).
+    pub(super) fn capture_info(stream: &CudaStream) -> Result<Option<(u64, sys::CUgraph)>> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let (mut id, mut graph) = (0, std::ptr::null_mut());
+        // SAFETY: a live stream; valid out-pointers (the dependencies are not asked for).
+        unsafe {
+            sys::cuStreamGetCaptureInfo_v2(
+                stream.cu_stream(),
+                &mut status,
+                &mut id,
+                &mut graph,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+            .result()
+        }
+        .op("cuStreamGetCaptureInfo")?;
+        Ok(match status {
+            sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Some((id, graph)),
+            sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_INVALIDATED => {
+                Some((id, std::ptr::null_mut()))
+            }
+            _ => None,
+        })
+    }
+
     /// The node the capture on `stream` recorded last
     /// (`cuStreamGetCaptureInfo`: its one current dependency).
     pub(super) fn last_node(stream: &CudaStream) -> Result<sys::CUgraphNode> {
@@ -604,12 +632,14 @@ unsafe impl<A: Recorded + Send> Send for Graph<A> {}
 struct Capturing<'s> {
     stream: &'s CudaStream,
     registration: Option<Registration>,
+    /// The capture sequence begun here: its id and graph.
+    ours: (u64, sys::CUgraph),
 }
 
 impl Capturing<'_> {
     /// Ends the capture: the graph, and what it must keep.
     fn end(mut self) -> (Result<sys::CUgraph>, Vec<Box<dyn Any + Send>>) {
-        let graph = raw::end_capture(self.stream);
+        let graph = self.end_ours();
         let kept = self
             .registration
             .take()
@@ -617,12 +647,50 @@ impl Capturing<'_> {
             .unwrap_or_default();
         (graph, kept)
     }
+
+    /// Ends the capture begun here, after checking that it is still the
+    /// one the stream records.
+    ///
+    /// The recording closure has the stream, and cudarc's safe
+    /// `CudaStream::end_capture` ends any capture: it would hand the user an
+    /// executable graph of the recorded operations, which entered no
+    /// allocation's order (nothing ran) and which nothing holds, so it could
+    /// be launched after the buffers are freed; and operations queued after
+    /// it would run at once, unordered. Neither can be undone, and the
+    /// buffers go back to the caller when this returns: the process is
+    /// aborted instead (a capture that the driver invalidated is still ours
+    /// and ends with an `Err`).
+    fn end_ours(&self) -> Result<sys::CUgraph> {
+        let now = raw::capture_info(self.stream);
+        let still_ours = matches!(now, Ok(Some((id, _))) if id == self.ours.0);
+        if !still_ours {
+            stolen();
+        }
+        let graph = raw::end_capture(self.stream);
+        if let Ok(graph) = graph {
+            if graph != self.ours.1 {
+                stolen();
+            }
+        }
+        graph
+    }
+}
+
+/// See [`Capturing::end_ours`].
+#[cold]
+fn stolen() -> ! {
+    eprintln!(
+        "cuda-mem: the capture of Graph::capture was ended by someone else (cudarc's \
+         end_capture on the capturing stream?); the operations it recorded hold no buffer and \
+         could run after the buffers are freed: aborting"
+    );
+    std::process::abort()
 }
 
 impl Drop for Capturing<'_> {
     fn drop(&mut self) {
         if self.registration.take().is_some() {
-            if let Ok(graph) = raw::end_capture(self.stream) {
+            if let Ok(graph) = self.end_ours() {
                 raw::destroy_graph(graph);
             }
         }
@@ -697,9 +765,22 @@ impl<A: Recorded> Graph<A> {
         let registration = Registration::begin(stream, allowed)?;
         state.bind()?;
         raw::begin_capture(stream)?;
+        let ours = match raw::capture_info(stream) {
+            Ok(Some(ours)) if !ours.1.is_null() => ours,
+            other => {
+                if let Ok(graph) = raw::end_capture(stream) {
+                    raw::destroy_graph(graph);
+                }
+                other?;
+                return Err(Error::InvalidArgument(
+                    "the stream did not start capturing (a bug in cuda-mem; please report it)",
+                ));
+            }
+        };
         let capturing = Capturing {
             stream,
             registration: Some(registration),
+            ours,
         };
         let recorder = Recorder {
             stream,
@@ -1084,11 +1165,14 @@ impl std::fmt::Debug for Recorder<'_> {
 /// A temporary graph node's buffer until it is freed in the graph: if the
 /// recording unwinds instead, the graph is discarded and nothing was ever
 /// allocated.
-struct Unfreed<T: DeviceCopy>(Option<Box<PoolBuffer<T>>>);
+struct Unfreed<'s, T: DeviceCopy>(Option<Box<PoolBuffer<T>>>, &'s CudaStream);
 
-impl<T: DeviceCopy> Drop for Unfreed<T> {
+impl<T: DeviceCopy> Drop for Unfreed<'_, T> {
     fn drop(&mut self) {
         if let Some(buffer) = self.0.take() {
+            // Off the capture's list before its box is freed: the key (the
+            // box's address) may name another allocation next.
+            crate::capture::forbid(self.1, buffer.elems().mem.order.key());
             buffer.into_raw().never_allocated();
         }
     }
@@ -1126,17 +1210,18 @@ impl Recorder<'_> {
         len: usize,
         use_: impl FnOnce(Held<'_, PoolBuffer<T>>) -> Result<R>,
     ) -> Result<R> {
-        let mut buffer = Unfreed(Some(self.node::<T>(len)?));
+        let mut buffer = Unfreed(Some(self.node::<T>(len)?), self.stream);
         let result = match buffer.0.as_mut() {
             Some(b) => use_(Held(&mut **b)),
             None => unreachable!("set above"),
         };
         if let Some(b) = buffer.0.take() {
-            let key = b.elems().mem.order.key();
+            // Off the capture's list while the box (whose address is the
+            // key) still lives: once it is freed, the key may name another
+            // allocation, of another thread, which must not be recorded.
+            crate::capture::forbid(self.stream, b.elems().mem.order.key());
             // The free node, after the recorded work (one stream: in order).
-            let freed = (*b).free_on_stream(self.stream);
-            crate::capture::forbid(self.stream, key);
-            freed?;
+            b.into_raw().free_on_stream(self.stream)?;
         }
         result
     }

@@ -515,3 +515,83 @@ fn a_kernel_first_launched_inside_a_capture_is_loaded_and_checked() {
     }
     println!("a kernel loaded inside a capture: {launches} launches over {n} words checked");
 }
+
+/// cudarc's safe `end_capture` on the capturing stream, inside the
+/// recording closure, would hand out an executable of the recorded work,
+/// which holds no buffer (launchable after `a` is freed): the capture
+/// aborts the process instead. Run in a child process (this test binary,
+/// filtered to this test, with `CUDA_MEM_GRAPH_STEAL_CHILD` set).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_capture_ended_through_cudarc_aborts_the_process() {
+    if std::env::var_os("CUDA_MEM_GRAPH_STEAL_CHILD").is_some() {
+        let ctx = gpu();
+        let s = ctx.new_stream().unwrap();
+        let mut a = DeviceBuffer::<u32>::new(&ctx, 1024).unwrap();
+        let mut stolen = None;
+        let captured = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
+            a.fill_async(7, rec)?;
+            let flags = cuda_mem::cudarc::driver::sys::CUgraphInstantiate_flags(0);
+            stolen = rec.end_capture(flags).ok().flatten();
+            Ok(())
+        });
+        // Not reached: had it returned, `a` could be freed and `stolen`
+        // launched over the freed memory.
+        drop(captured);
+        drop(a);
+        if let Some(g) = stolen {
+            let _ = g.launch();
+        }
+        std::process::exit(0);
+    }
+    let exe = std::env::current_exe().unwrap();
+    let status = std::process::Command::new(exe)
+        .args([
+            "a_capture_ended_through_cudarc_aborts_the_process",
+            "--exact",
+            "--include-ignored",
+            "--test-threads=1",
+        ])
+        .env("CUDA_MEM_GRAPH_STEAL_CHILD", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            Some(6),
+            "the child should abort: {status:?}"
+        );
+    }
+    assert!(!status.success());
+}
+
+/// A pool buffer that no graph holds cannot be freed on the capturing
+/// stream: the free would be a node of the graph (run at every launch).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_pool_buffer_is_not_freed_on_the_capturing_stream() {
+    let ctx = gpu();
+    let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut a = DeviceBuffer::<u32>::new(&ctx, 64).unwrap();
+    let mut pool = PoolBuffer::<u32>::new(64, &s).unwrap();
+    pool.fill_async(3, &s).unwrap();
+    let graph = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
+        expect_err(
+            pool.free_on_stream(rec),
+            &["recording a graph"],
+            "free in capture",
+        );
+        a.fill_async(1, rec)
+    });
+    let mut graph = graph.unwrap();
+    graph.launch(&other).unwrap();
+    drop(graph);
+    assert!(a.to_vec().unwrap().iter().all(|&x| x == 1));
+    // The stream stays usable.
+    let p2 = PoolBuffer::<u32>::new(8, &s).unwrap();
+    p2.free_on_stream(&s).unwrap();
+}
