@@ -133,10 +133,12 @@ mod raw {
         unsafe { sys::cuDeviceGraphMemTrim(device).result() }.op("cuDeviceGraphMemTrim")
     }
 
-    /// The capture sequence `stream` is recording now: its unique id and
-    /// the graph it records into (`None` when it is not capturing; an
-    /// invalidated capture has the graph null).
-    pub(super) fn capture_info(stream: &CudaStream) -> Result<Option<(u64, sys::CUgraph)>> {
+    /// The capture status of `stream`, and while it is active the unique
+    /// id of its capture sequence and the graph it records into (the driver
+    /// writes them only then).
+    pub(super) fn capture_info(
+        stream: &CudaStream,
+    ) -> Result<(sys::CUstreamCaptureStatus, u64, sys::CUgraph)> {
         let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         let (mut id, mut graph) = (0, std::ptr::null_mut());
         // SAFETY: a live stream; valid out-pointers (the dependencies are not asked for).
@@ -152,13 +154,7 @@ mod raw {
             .result()
         }
         .op("cuStreamGetCaptureInfo")?;
-        Ok(match status {
-            sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Some((id, graph)),
-            sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_INVALIDATED => {
-                Some((id, std::ptr::null_mut()))
-            }
-            _ => None,
-        })
+        Ok((status, id, graph))
     }
 
     /// The node the capture on `stream` recorded last
@@ -661,14 +657,19 @@ impl Capturing<'_> {
     /// aborted instead (a capture that the driver invalidated is still ours
     /// and ends with an `Err`).
     fn end_ours(&self) -> Result<sys::CUgraph> {
-        let now = raw::capture_info(self.stream);
-        let still_ours = matches!(now, Ok(Some((id, _))) if id == self.ours.0);
-        if !still_ours {
-            stolen();
-        }
+        use sys::CUstreamCaptureStatus::*;
+        let active = match raw::capture_info(self.stream) {
+            Ok((CU_STREAM_CAPTURE_STATUS_ACTIVE, id, _)) if id == self.ours.0 => true,
+            // The driver gives no id for an invalidated capture: taken as
+            // ours, which ends with an `Err`. (Not caught: a capture ended
+            // through cudarc, then a new one begun and invalidated on the
+            // same stream, inside the closure.)
+            Ok((CU_STREAM_CAPTURE_STATUS_INVALIDATED, _, _)) => false,
+            _ => stolen(),
+        };
         let graph = raw::end_capture(self.stream);
         if let Ok(graph) = graph {
-            if graph != self.ours.1 {
+            if !active || graph != self.ours.1 {
                 stolen();
             }
         }
@@ -766,7 +767,11 @@ impl<A: Recorded> Graph<A> {
         state.bind()?;
         raw::begin_capture(stream)?;
         let ours = match raw::capture_info(stream) {
-            Ok(Some(ours)) if !ours.1.is_null() => ours,
+            Ok((sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE, id, graph))
+                if !graph.is_null() =>
+            {
+                (id, graph)
+            }
             other => {
                 if let Ok(graph) = raw::end_capture(stream) {
                     raw::destroy_graph(graph);
