@@ -628,8 +628,8 @@ unsafe impl<A: Recorded + Send> Send for Graph<A> {}
 struct Capturing<'s> {
     stream: &'s CudaStream,
     registration: Option<Registration>,
-    /// The capture sequence begun here: its id and graph.
-    ours: (u64, sys::CUgraph),
+    /// The id of the capture sequence begun here.
+    ours: u64,
 }
 
 impl Capturing<'_> {
@@ -658,22 +658,20 @@ impl Capturing<'_> {
     /// and ends with an `Err`).
     fn end_ours(&self) -> Result<sys::CUgraph> {
         use sys::CUstreamCaptureStatus::*;
-        let active = match raw::capture_info(self.stream) {
-            Ok((CU_STREAM_CAPTURE_STATUS_ACTIVE, id, _)) if id == self.ours.0 => true,
-            // The driver gives no id for an invalidated capture: taken as
-            // ours, which ends with an `Err`. (Not caught: a capture ended
-            // through cudarc, then a new one begun and invalidated on the
-            // same stream, inside the closure.)
-            Ok((CU_STREAM_CAPTURE_STATUS_INVALIDATED, _, _)) => false,
-            _ => stolen(),
-        };
-        let graph = raw::end_capture(self.stream);
-        if let Ok(graph) = graph {
-            if !active || graph != self.ours.1 {
-                stolen();
-            }
+        match raw::capture_info(self.stream) {
+            // Ours, still recording.
+            Ok((CU_STREAM_CAPTURE_STATUS_ACTIVE, id, _)) if id == self.ours => {}
+            // Ended by someone else (and maybe another begun).
+            Ok((CU_STREAM_CAPTURE_STATUS_NONE | CU_STREAM_CAPTURE_STATUS_ACTIVE, _, _)) => stolen(),
+            // The driver gives no id for an invalidated capture, whose end
+            // is an `Err` (no graph comes out); a failed query leaves the
+            // end to say. Not caught: a capture ended through cudarc, then
+            // a new one begun and invalidated on the same stream inside the
+            // closure, or ended and re-begun by another thread between this
+            // check and the end below.
+            _ => {}
         }
-        graph
+        raw::end_capture(self.stream)
     }
 }
 
@@ -770,7 +768,7 @@ impl<A: Recorded> Graph<A> {
             Ok((sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE, id, graph))
                 if !graph.is_null() =>
             {
-                (id, graph)
+                id
             }
             other => {
                 if let Ok(graph) = raw::end_capture(stream) {
