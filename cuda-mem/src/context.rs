@@ -161,9 +161,12 @@ pub(crate) fn managed_support(managed: bool, concurrent_access: bool) -> Result<
 /// alias) uses it, because cudarc's safe copies through a host slice are in
 /// no allocation's order.
 ///
-/// Only `own`'s error is returned: a context whose synchronisation fails has
-/// a sticky error, and its queued work will never run, so it cannot touch the
-/// memory any more.
+/// `own`'s errors are returned, and another context's only when they are
+/// not sticky: a context whose synchronisation fails with a sticky error
+/// will never run its queued work, so that work cannot touch the memory any
+/// more; but a context with a stream capturing a CUDA graph refuses
+/// `cuCtxSynchronize` (`CUDA_ERROR_STREAM_CAPTURE_*`) and keeps running its
+/// work, which the caller then cannot know to be finished.
 pub(crate) fn synchronize_all_contexts(own: &ContextState) -> Result<()> {
     let states: Vec<Arc<ContextState>> = REGISTRY
         .lock()
@@ -177,6 +180,8 @@ pub(crate) fn synchronize_all_contexts(own: &ContextState) -> Result<()> {
             .and_then(|()| state.ctx.synchronize().op("cuCtxSynchronize"));
         if state.ctx.cu_ctx() == own.ctx.cu_ctx() {
             synced?;
+        } else {
+            refuse_capture_error(synced)?;
         }
     }
     for ordinal in 0..device_count()? {
@@ -184,10 +189,27 @@ pub(crate) fn synchronize_all_contexts(own: &ContextState) -> Result<()> {
             .iter()
             .any(|s| s.ctx.is_primary() && s.ctx.ordinal() == ordinal);
         if !known {
-            let _ = synchronize_primary(ordinal);
+            refuse_capture_error(synchronize_primary(ordinal))?;
         }
     }
     own.bind()
+}
+
+/// `Err` for a failed wait on another context that left its work running:
+/// a stream there is capturing a CUDA graph (`CUDA_ERROR_STREAM_CAPTURE_*`,
+/// 900-908, which are not sticky). Other failures are sticky errors of that
+/// context (its work will never run) and are ignored.
+fn refuse_capture_error(synced: Result<()>) -> Result<()> {
+    match synced {
+        Err(Error::Driver {
+            code: 900..=908, ..
+        }) => Err(Error::UnsupportedStream(
+            "another context has a stream capturing a CUDA graph, so its queued work cannot be \
+             waited for, and host access to this memory waits for every context's work (cudarc \
+             may copy into it from any); retry once that capture has ended",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Waits for the primary context of device `ordinal`, if it is active.
@@ -417,6 +439,34 @@ impl ContextState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_capture_errors_of_other_contexts_are_refused() {
+        use sys::CUresult::*;
+        let driver = |result: sys::CUresult| {
+            Err(Error::Driver {
+                op: "cuCtxSynchronize",
+                name: format!("{result:?}"),
+                code: result as u32,
+                description: String::new(),
+                source: cudarc::driver::DriverError(result),
+            })
+        };
+        for capture in [
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+        ] {
+            let refused = refuse_capture_error(driver(capture))
+                .unwrap_err()
+                .to_string();
+            assert!(refused.contains("capturing a CUDA graph"), "{refused}");
+        }
+        for sticky in [CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED] {
+            assert!(refuse_capture_error(driver(sticky)).is_ok());
+        }
+        assert!(refuse_capture_error(Ok(())).is_ok());
+    }
 
     #[test]
     fn managed_memory_needs_concurrent_access() {
