@@ -43,6 +43,21 @@ pub struct Bench {
     pub rows: Vec<Row>,
 }
 
+/// The medians of `measure(ours)` and `measure(raw)` over three alternating
+/// rounds, so that drifting clocks hit both.
+fn alternate(
+    measure: impl Fn(&mut dyn FnMut()) -> f64,
+    mut ours: impl FnMut(),
+    mut raw: impl FnMut(),
+) -> (f64, f64) {
+    let (mut o, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        o.push(measure(&mut ours));
+        r.push(measure(&mut raw));
+    }
+    (median(o), median(r))
+}
+
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -156,24 +171,14 @@ impl Bench {
 
     /// [`gpu_held_ms`](Self::gpu_held_ms) of `ours` and of `raw`, in three
     /// alternating rounds.
-    pub fn gpu_held_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
-        let (mut o, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            o.push(self.gpu_held_ms(&mut ours));
-            r.push(self.gpu_held_ms(&mut raw));
-        }
-        (median(o), median(r))
+    pub fn gpu_held_pair_ms(&self, ours: impl FnMut(), raw: impl FnMut()) -> (f64, f64) {
+        alternate(|op| self.gpu_held_ms(op), ours, raw)
     }
 
     /// Median GPU milliseconds of `ours` and of `raw`, measured in three
     /// alternating rounds so that drifting clocks hit both.
-    pub fn gpu_pair_ms(&self, mut ours: impl FnMut(), mut raw: impl FnMut()) -> (f64, f64) {
-        let (mut o, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            o.push(self.gpu_ms(&mut ours));
-            r.push(self.gpu_ms(&mut raw));
-        }
-        (median(o), median(r))
+    pub fn gpu_pair_ms(&self, ours: impl FnMut(), raw: impl FnMut()) -> (f64, f64) {
+        alternate(|op| self.gpu_ms(op), ours, raw)
     }
 
     /// GPU milliseconds of one run of `op` (for operations that need a reset in between).
