@@ -163,16 +163,22 @@ fn unhex(text: &str) -> Vec<u8> {
 /// checksum cannot stop this, only the import's check of the mapping can.
 fn forge_len<T>(bytes: &[u8], len: u64) -> Vec<u8> {
     let mut bytes = bytes.to_vec();
-    let n = bytes.len();
     bytes[72..80].copy_from_slice(&len.wrapping_mul(size_of::<T>() as u64).to_le_bytes());
     bytes[80..88].copy_from_slice(&len.to_le_bytes());
+    reseal(&mut bytes);
+    bytes
+}
+
+/// Recomputes the checksum (FNV-1a over all but the last 8 bytes) of a
+/// rewritten handle, as anyone who reads the format can.
+fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len();
     let sum = bytes[..n - 8]
         .iter()
         .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
     bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
-    bytes
 }
 
 /// `bytes` rewritten to name the running process `pid` as the exporter
@@ -187,15 +193,9 @@ fn forge_exporter(bytes: &[u8], pid: u32) -> Vec<u8> {
         .parse()
         .unwrap();
     let mut bytes = bytes.to_vec();
-    let n = bytes.len();
     bytes[112..116].copy_from_slice(&pid.to_le_bytes());
     bytes[116..124].copy_from_slice(&start.to_le_bytes());
-    let sum = bytes[..n - 8]
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    reseal(&mut bytes);
     bytes
 }
 
