@@ -381,9 +381,9 @@ pub(crate) fn enqueue(
             launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
         }
         FillPlan::MediumKernel => {
-            let mut pattern = Box::new(MediumPattern::repeating(value));
+            let mut pattern = MediumPattern::repeating(value);
             let kernel = &kernels(state)?.medium;
-            launch_by_parameter(stream, kernel, &region, value.len(), &mut *pattern)
+            launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
         }
         FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
     }
