@@ -463,7 +463,7 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// once `src` may be reused (as with `cuMemcpyHtoD`, the last part of
     /// the transfer may still be on its way: every later operation on the
     /// memory, host access included, comes after it). Large contiguous
-    /// copies (4 MiB and up) from ordinary pageable memory are staged
+    /// copies (32 MiB and up) from ordinary pageable memory are staged
     /// through pinned chunks on up to 16 persistent worker threads, several
     /// times faster than the driver's own pageable copy; the chunks are one
     /// block of the context's [`PinnedCache`](crate::PinnedCache), pinned by

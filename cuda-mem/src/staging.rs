@@ -47,18 +47,19 @@ static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 const DEFAULT_CHUNK_BYTES: usize = 2 << 20;
 /// Default thresholds: copies at least this large are staged, to the device
 /// and to the host. Measured on an H200 host (bench `--copy-sweep`): the
-/// driver's own pageable copy to the device ran at 13-15 GB/s from 2 to
-/// 8 MiB, where staging reached 12-13 (0.81-0.92 of it), and staging won
-/// from 16 MiB (1.17x); to the host, where the driver tops out at 10-12
-/// GB/s, staging won from 4 MiB (1.11x at 4 MiB, 1.22x at 8 MiB).
-const DEFAULT_MIN_BYTES: [usize; 2] = [16 << 20, 4 << 20];
+/// driver's own pageable copy to the device ran at 12-15 GB/s from 1 to
+/// 16 MiB, where staging reached 13-15 (0.93 of it at 16 MiB in one run,
+/// 1.17x in another), and staging won clearly from 32 MiB (1.87x); to the
+/// host, where the driver tops out at 8-12 GB/s, staging won from 4 MiB
+/// (1.51x at 4 MiB, 1.64x at 8 MiB).
+const DEFAULT_MIN_BYTES: [usize; 2] = [32 << 20, 4 << 20];
 /// Default most lanes, capped by the host's parallelism.
 const DEFAULT_MAX_LANES: usize = 16;
 
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
 /// the largest chunk, and the smallest staged copy, in bytes, in both
 /// directions; 0 restores each default (lanes: the host's parallelism, at
-/// most 16; chunks: 2 MiB; thresholds: 16 MiB to the device, 4 MiB to the
+/// most 16; chunks: 2 MiB; thresholds: 32 MiB to the device, 4 MiB to the
 /// host). `usize::MAX` as the threshold turns staging off.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]

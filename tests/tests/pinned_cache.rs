@@ -145,6 +145,9 @@ fn finished_blocks_are_reused_and_new_zeroes_them() {
     let cache = PinnedCache::of(&ctx).unwrap();
     let s = ctx.new_stream().unwrap();
     for _ in 0..20 {
+        // The cache hands out the oldest finished block of a class: emptied,
+        // so that `a`'s block is the only one `b` can get.
+        cache.trim_to(0).unwrap();
         let n = 1 + rng.below(3 << 20);
         let mut a = PinnedBuffer::<u8>::new(&ctx, n).unwrap();
         assert!(
@@ -347,10 +350,10 @@ fn a_staged_uploads_block_is_not_handed_out_while_its_dmas_wait() {
     cache.trim_to(0).unwrap();
     let s = ctx.new_stream().unwrap();
     let f = spin_copy(&ctx);
-    // Just over the 16 MiB staging threshold of uploads: every lane fills at
+    // Just over the 32 MiB staging threshold of uploads: every lane fills at
     // most its two chunks, so the copy returns without waiting for its own
     // DMAs.
-    let n = (4 << 20) + rng.below(1 << 18);
+    let n = (8 << 20) + rng.below(1 << 18);
     let old: Vec<u32> = rng.values(n);
     let data: Vec<u32> = rng.values(n);
     let mut dst = DeviceBuffer::from_slice(&ctx, &old).unwrap();

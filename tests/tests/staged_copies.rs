@@ -1,5 +1,5 @@
 //! GPU tests of the synchronous copies from and to *pageable* host memory
-//! that are large enough (16 MiB and up to the device, 4 MiB to the host; the
+//! that are large enough (32 MiB and up to the device, 4 MiB to the host; the
 //! smaller sizes here take the driver's path one way and staging the other)
 //! to be staged through pinned chunks:
 //! odd element sizes, odd lengths, unaligned views, every byte checked, the
@@ -15,12 +15,12 @@ use cuda_mem_tests::{gpu, Rng};
 /// A 12-byte element: chunk (2 MiB) and lane boundaries fall inside elements.
 type Elem = [u8; 12];
 
-/// Staged sizes: just over the threshold (small chunks, few lanes), a few
+/// Staged sizes: just over the thresholds (small chunks, few lanes), a few
 /// chunks per lane, many (70 MiB), partial chunks.
 fn staged_len(rng: &mut Rng) -> usize {
     const MIB: usize = 1 << 20;
     let bytes =
-        [4 * MIB, 8 * MIB + 4, 13 * MIB + 7, 21 * MIB, 70 * MIB + 5][rng.below(5)] + rng.below(MIB);
+        [4 * MIB, 8 * MIB + 4, 21 * MIB, 32 * MIB + 7, 70 * MIB + 5][rng.below(5)] + rng.below(MIB);
     bytes / size_of::<Elem>()
 }
 
