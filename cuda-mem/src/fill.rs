@@ -41,6 +41,9 @@ pub fn fill_kernels_ptx() -> &'static str {
 struct FillKernel {
     function: CudaFunction,
     capacity: Capacity,
+    /// Whether its threads' phases move from chunk to chunk (the medium
+    /// kernel): its grid need not keep them fixed (see [`grid`]).
+    cycling: bool,
 }
 
 /// The three fill kernels of this crate, loaded into one context.
@@ -65,7 +68,7 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
             .ctx
             .load_module(ptx)
             .op("cuModuleLoadData (cuda-mem fill kernels)")?;
-        let load = |name| -> Result<FillKernel> {
+        let load = |name, cycling| -> Result<FillKernel> {
             let function = module.load_function(name).op("cuModuleGetFunction")?;
             let per_sm = function
                 .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
@@ -76,12 +79,13 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
                     sm_count: (state.sm_count as u64).max(1),
                     per_sm: per_sm.max(1) as u64,
                 },
+                cycling,
             })
         };
         Ok(FillKernels {
-            small: load("cuda_mem_fill_small")?,
-            medium: load("cuda_mem_fill_medium")?,
-            large: load("cuda_mem_fill_large")?,
+            small: load("cuda_mem_fill_small", false)?,
+            medium: load("cuda_mem_fill_medium", true)?,
+            large: load("cuda_mem_fill_large", false)?,
         })
     })
 }
@@ -102,7 +106,7 @@ static TUNING: [AtomicU32; 5] = [
     AtomicU32::new(4),
     AtomicU32::new(4),
     AtomicU32::new(4),
-    AtomicU32::new(16),
+    AtomicU32::new(8),
     AtomicU32::new(0),
 ];
 
@@ -113,7 +117,7 @@ static TUNING: [AtomicU32; 5] = [
 /// ...); default 4 and 4; `medium`: the same for the medium by-parameter
 /// kernel (elements of 257 to 4013 bytes, whose blocks each stage up to 1008
 /// pattern words; default 4, raised to a chunk per 64 staged words); `large`: for the value-in-memory kernel
-/// (larger elements; default 16). 0 makes the grid one wave of long-lived
+/// (larger elements; default 8). 0 makes the grid one wave of long-lived
 /// blocks. `floor_per_sm`: the fewest blocks per multiprocessor a grid gets
 /// before chunks per thread set its size (default 0; capped by occupancy).
 ///
@@ -122,8 +126,9 @@ static TUNING: [AtomicU32; 5] = [
 /// chunks and a full wave, 1.006-1.011 of `cuMemsetD32`'s speed for 12-,
 /// 16-, 100- and 256-byte elements over 1 GiB against 0.981-0.996, and
 /// 0.75-0.78 at 1 MiB against 0.70-0.75; the value-in-memory kernel, whose
-/// threads read their 16 bytes from device memory, is best at 16 (0.960
-/// against 0.918-0.950 for 32-128).
+/// threads read their 16 bytes from device memory, is best at 8 (0.987 and
+/// 0.977 for 4096- and 8000-byte elements over 1 GiB, against 0.972 and
+/// 0.959 at 16 and 0.941-0.953 at 32 and 64).
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn __set_fill_tuning(short: u32, long: u32, medium: u32, large: u32, floor_per_sm: u32) {
@@ -246,7 +251,14 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// fixed when `T * 16` is a multiple of `size`, i.e. `T` is a multiple of the
 /// period `P = size / gcd(size, 16)` in chunks; `T = x * 256` is, when `x` is
 /// a multiple of `P / gcd(P, 256)`. Otherwise the grid must cover the row in
-/// one pass (every thread writes at most one chunk).
+/// one pass (every thread writes at most one chunk). A `cycling` kernel
+/// (the medium one) can move each thread's phase itself: its grid is sized
+/// by the work alone where keeping the phase would more than double the
+/// blocks (odd elements of thousands of bytes over a few MiB), and the
+/// kernel keeps the phase fixed whenever the grid allows it (measured on an
+/// H200: 0.85-0.88 of memset's speed for 257- to 1500-byte elements over
+/// 1 GiB when always moving, 0.99-1.00 fixed; 0.58 against 0.22 for
+/// 4013-byte elements over 16 MiB the other way round).
 ///
 /// Each thread writes about `chunks_per_thread` chunks, with at least
 /// `floor_per_sm` blocks per multiprocessor (capped by occupancy): many
@@ -263,6 +275,7 @@ pub(crate) fn grid(
     capacity: Capacity,
     chunks_per_thread: u64,
     floor_per_sm: u64,
+    cycling: bool,
 ) -> (u32, u32) {
     let rows_y = region.rows.clamp(1, 65_535) as u32;
     let chunks = region.row_bytes / 16 + 1;
@@ -274,9 +287,19 @@ pub(crate) fn grid(
     let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
     let x = if chunks_per_thread > 0 {
         let blocks = floor.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
-        blocks.div_ceil(step).saturating_mul(step)
+        let fixed = blocks.div_ceil(step).saturating_mul(step);
+        // A fixed phase is cheaper per chunk; a cycling kernel forgoes it
+        // only when keeping it would more than double the blocks (each
+        // staging the whole value).
+        if cycling && fixed > 2 * blocks {
+            blocks
+        } else {
+            fixed
+        }
     } else if wave >= step {
         wave / step * step
+    } else if cycling {
+        wave
     } else {
         // A period so long that one step of blocks exceeds a wave (values of
         // thousands of bytes): the smallest grid that keeps phases fixed.
@@ -517,6 +540,7 @@ fn launch(
         kernel.capacity,
         chunks_per_thread,
         floor_per_sm,
+        kernel.cycling,
     );
     // SAFETY: `params` matches the kernel's signature (built by the callers
     // above from the kernel crate's definitions) and points to locals that
@@ -538,7 +562,7 @@ fn launch(
 #[cfg(test)]
 mod tests {
     use crate::fill_pattern::{
-        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, Pattern,
+        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, ChunkCycle, Pattern,
         MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };
 
@@ -625,14 +649,28 @@ mod tests {
     ) -> Vec<u8> {
         let size = value.len() as u64;
         let pattern = Pattern::<W>::repeating(value);
-        let (gx, _) = grid(&region, size, capacity, chunks_per_thread, floor_per_sm);
+        let cycling = W == MEDIUM_PATTERN_WORDS;
+        let (gx, _) = grid(
+            &region,
+            size,
+            capacity,
+            chunks_per_thread,
+            floor_per_sm,
+            cycling,
+        );
         let threads = gx as u64 * BLOCK as u64;
         let split = split_row(region.addr, region.row_bytes);
         let mut row = vec![0u8; region.row_bytes as usize];
         for tid in 0..threads.min(split.chunks.max(CHUNK_ALIGN)) {
-            let chunk = chunk_of(&pattern, size, chunk_offset(split.head, tid, size) as u32);
+            let fixed = chunk_of(&pattern, size, chunk_offset(split.head, tid, size) as u32);
+            let mut cycle = ChunkCycle::new(split.head, tid, threads, size);
             let mut c = tid;
             while c < split.chunks {
+                let chunk = if cycling && cycle.moves() {
+                    chunk_of(&pattern, size, cycle.next_offset())
+                } else {
+                    fixed
+                };
                 for (k, w) in chunk.iter().enumerate() {
                     let at = (split.head + c * 16) as usize + 4 * k;
                     row[at..at + 4].copy_from_slice(&w.to_le_bytes());
@@ -718,20 +756,40 @@ mod tests {
             let resident = capacity.sm_count * capacity.per_sm;
             let chunks_per_thread = rng.below_u64(80);
             let floor_per_sm = rng.below_u64(20);
-            let (x, y) = grid(&region, size, capacity, chunks_per_thread, floor_per_sm);
+            let cycling = rng.below_u64(2) == 0;
+            let (x, y) = grid(
+                &region,
+                size,
+                capacity,
+                chunks_per_thread,
+                floor_per_sm,
+                cycling,
+            );
             assert_eq!(y, 1);
             let threads = x as u64 * BLOCK as u64;
             let chunks = region.row_bytes / 16;
             // The head before the first aligned chunk is one byte per thread.
             assert!(threads >= CHUNK_ALIGN, "size {size}, x {x}");
             assert!(
-                threads >= chunks || (threads * 16).is_multiple_of(size),
+                cycling || threads >= chunks || (threads * 16).is_multiple_of(size),
                 "size {size}, x {x}"
             );
+            // Never more than one pass; a cycling grid is sized by the work
+            // alone.
+            let one_pass = (chunks + 1).div_ceil(BLOCK as u64).max(1);
+            assert!(x as u64 <= one_pass, "size {size}, x {x}");
+            let phase_kept = (threads * 16).is_multiple_of(size);
+            if cycling && chunks_per_thread > 0 && !phase_kept && threads < chunks {
+                // Sized by the work alone, because keeping the phase would
+                // have more than doubled it.
+                let wanted = (chunks + 1).div_ceil(BLOCK as u64 * chunks_per_thread);
+                let floor = (capacity.sm_count * floor_per_sm.min(capacity.per_sm)).max(1);
+                assert_eq!(x as u64, wanted.max(floor).min(one_pass), "size {size}");
+            }
             // Long periods run as one wave whenever a phase-keeping one fits.
             let period = size / gcd(size, 16);
             let step = period / gcd(period, BLOCK as u64);
-            if chunks_per_thread == 0 && resident >= step {
+            if chunks_per_thread == 0 && (cycling || resident >= step) {
                 assert!(
                     x as u64 <= resident,
                     "size {size}: {x} blocks, {resident} resident"

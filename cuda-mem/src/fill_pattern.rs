@@ -164,3 +164,70 @@ pub fn split_row(start: u64, row_bytes: u64) -> RowSplit {
 pub fn chunk_offset(head: u64, chunk: u64, size: u64) -> u64 {
     ((chunk % size) * 16 + head) % size
 }
+
+/// The value offsets of one thread's chunks along a row when the thread's
+/// phase moves from chunk to chunk (the medium kernel, whose grid need not
+/// be a multiple of the period): chunk `tid + k * threads` starts at byte
+/// `(first + k * step) % size` of the value, with `step = 16 * threads %
+/// size`, kept by one addition and one conditional subtraction per chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkCycle {
+    first: u32,
+    offset: u32,
+    step: u32,
+    size: u32,
+}
+
+impl ChunkCycle {
+    /// The cycle of thread `tid` of `threads` along a row whose head is
+    /// `head` bytes long, for an element of `size` bytes (`1 <= size <
+    /// 2^31`).
+    ///
+    /// ```
+    /// use cuda_mem::fill_pattern::ChunkCycle;
+    /// // 3 threads, 10-byte elements: thread 1 writes chunks 1, 4, 7, ...
+    /// let mut c = ChunkCycle::new(0, 1, 3, 10);
+    /// assert_eq!([c.next_offset(), c.next_offset(), c.next_offset()], [6, 4, 2]);
+    /// c.restart();
+    /// assert_eq!(c.next_offset(), 6);
+    /// // 5 threads write 80 bytes per pass: 8 whole elements.
+    /// assert!(!ChunkCycle::new(0, 1, 5, 10).moves());
+    /// ```
+    #[inline(always)]
+    pub fn new(head: u64, tid: u64, threads: u64, size: u64) -> Self {
+        let first = chunk_offset(head, tid, size) as u32;
+        Self {
+            first,
+            offset: first,
+            step: ((threads % size) * 16 % size) as u32,
+            size: size as u32,
+        }
+    }
+
+    /// Whether the phase moves at all: not when the threads along a row
+    /// write a whole number of elements per pass (then every chunk of the
+    /// thread starts at the same offset).
+    #[inline(always)]
+    pub fn moves(&self) -> bool {
+        self.step != 0
+    }
+
+    /// Back to the thread's first chunk (of the next row).
+    #[inline(always)]
+    pub fn restart(&mut self) {
+        self.offset = self.first;
+    }
+
+    /// The offset of the thread's next chunk, then one step on.
+    #[inline(always)]
+    pub fn next_offset(&mut self) -> u32 {
+        let offset = self.offset;
+        let next = offset + self.step;
+        self.offset = if next >= self.size {
+            next - self.size
+        } else {
+            next
+        };
+        offset
+    }
+}

@@ -8,10 +8,14 @@
 //! Each kernel fills `rows` rows of `row_bytes` bytes, `pitch` bytes apart,
 //! starting at `base`, with a value of `size` bytes repeated from the start of
 //! every row. Stores are 16-byte, coalesced (consecutive threads write
-//! consecutive chunks) and every thread writes the same 16 bytes on each
-//! iteration: the host sizes the grid so that the number of threads along a row
-//! is a multiple of the pattern's period in chunks (or covers the row in one
-//! pass), which keeps each thread's phase fixed. The head of each row up to a
+//! consecutive chunks). In the small and large kernels every thread writes
+//! the same 16 bytes on each iteration: the host sizes the grid so that the
+//! number of threads along a row is a multiple of the pattern's period in
+//! chunks (or covers the row in one pass), which keeps each thread's phase
+//! fixed. The medium kernel's threads may also step through the value
+//! staged in shared memory (`ChunkCycle`), when the host sizes the grid
+//! freely: the period of an odd element of thousands of bytes would
+//! otherwise force thousands of blocks, each staging the whole value. The head of each row up to a
 //! 256-byte boundary (`CHUNK_ALIGN`) and the tail after the last 16-byte chunk
 //! are written byte by byte by the first threads (a row has at least 256).
 //! The host guarantees `pitch % 256 == 0` when `rows > 1`, so every row splits
@@ -36,7 +40,7 @@ mod device {
         sync_threads, thread_idx, GridStride,
     };
     use cuda_mem::fill_pattern::{
-        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, MediumPattern,
+        byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, ChunkCycle, MediumPattern,
         SmallPattern, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };
 
@@ -67,19 +71,23 @@ mod device {
         (global_idx().x as u64, grid_threads().x as u64)
     }
 
-    /// Writes this thread's share of every row it owns.
+    /// Writes this thread's share of every row it owns: chunk `c` of a row
+    /// gets `chunk(c)` (called for the thread's chunks in order, row after
+    /// row).
     ///
     /// # Safety
     /// The region described by `base`, `pitch`, `row_bytes`, `rows` is writable
-    /// device memory, `pitch % 256 == 0` when `rows > 1`, and the grid keeps the
-    /// thread's phase fixed (see the crate docs).
+    /// device memory, `pitch % 256 == 0` when `rows > 1`, and `chunk(c)` is
+    /// the value's bytes at chunk `c` (for the small and large kernels, a
+    /// fixed chunk: the grid keeps the thread's phase fixed; see the crate
+    /// docs).
     #[inline(always)]
     unsafe fn fill_rows(
         base: u64,
         pitch: u64,
         row_bytes: u64,
         rows: u64,
-        chunk: [u32; 4],
+        mut chunk: impl FnMut(u64) -> [u32; 4],
         head_byte: impl Fn(u64) -> u8,
         tail_byte: impl Fn(u64) -> u8,
     ) {
@@ -97,7 +105,7 @@ mod device {
                 .for_each_unrolled::<4>(|c| {
                     // SAFETY: the chunk is inside row `row` of the region and
                     // 16-byte aligned by construction of `split`.
-                    unsafe { store16(first + c as u64 * 16, chunk) }
+                    unsafe { store16(first + c as u64 * 16, chunk(c as u64)) }
                 });
             if let Some(b) = head {
                 // SAFETY: the byte is inside row `row` of the region.
@@ -111,7 +119,9 @@ mod device {
     }
 
     /// Defines a by-parameter fill kernel `$name` whose last parameter is a
-    /// `$pattern` of `$words` words (an even number).
+    /// `$pattern` of `$words` words (an even number). With `$cycling`, each
+    /// thread's phase moves from chunk to chunk (`ChunkCycle`), so the grid
+    /// may be any size; without, it is fixed.
     ///
     /// The block first copies the pattern words the fill reads into shared
     /// memory, one word per thread, and every thread then reads its 16 bytes
@@ -124,7 +134,7 @@ mod device {
     /// parameters): indexing the Rust parameter would copy it to a local
     /// frame.
     macro_rules! by_parameter_fill {
-        ($(#[$doc:meta])* $name:ident, $pattern:ty, $words:expr) => {
+        ($(#[$doc:meta])* $name:ident, $pattern:ty, $words:expr, $cycling:expr) => {
             $(#[$doc])*
             ///
             /// # Safety
@@ -178,16 +188,35 @@ mod device {
                 }
                 sync_threads();
                 let split = split_row(base, row_bytes);
-                let (tid, _) = thread_along_row();
+                let (tid, threads) = thread_along_row();
                 let size64 = size as u64;
                 // SAFETY: every index below is under `read` (offsets are
                 // below `size`, and a window reads words `offset / 4 ..=
                 // offset / 4 + 4`), written above before the barrier.
                 let word = |i: u32| unsafe { staged.read(i as usize) };
-                let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
                 let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
-                // SAFETY: forwarded from the caller.
-                unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+                let mut cycle = ChunkCycle::new(split.head, tid, threads, size64);
+                // Uniform over the grid: the host keeps the phase fixed
+                // unless that would take far more blocks than the work needs.
+                if $cycling && cycle.moves() {
+                    let chunk = |c: u64| {
+                        if c == tid {
+                            cycle.restart();
+                        }
+                        chunk_at(word, cycle.next_offset())
+                    };
+                    // SAFETY: forwarded from the caller; `chunk(c)` is the
+                    // value at chunk `c` (the cycle follows the thread's
+                    // chunks in order, from its first of each row).
+                    unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+                } else {
+                    let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
+                    // SAFETY: forwarded from the caller (the grid keeps the
+                    // phase fixed).
+                    unsafe {
+                        fill_rows(base, pitch, row_bytes, rows, |_| chunk, head_byte, head_byte)
+                    }
+                }
             }
         };
     }
@@ -197,7 +226,8 @@ mod device {
         /// (288 bytes).
         cuda_mem_fill_small,
         SmallPattern,
-        SMALL_PATTERN_WORDS
+        SMALL_PATTERN_WORDS,
+        false
     );
 
     by_parameter_fill!(
@@ -206,7 +236,8 @@ mod device {
         /// device accepts).
         cuda_mem_fill_medium,
         MediumPattern,
-        MEDIUM_PATTERN_WORDS
+        MEDIUM_PATTERN_WORDS,
+        true
     );
 
     /// Fills with a value of any size read from device memory at `src`.
@@ -241,6 +272,6 @@ mod device {
             j += 1;
         }
         // SAFETY: forwarded from the caller.
-        unsafe { fill_rows(base, pitch, row_bytes, rows, bytes, byte_at, byte_at) }
+        unsafe { fill_rows(base, pitch, row_bytes, rows, |_| bytes, byte_at, byte_at) }
     }
 }
