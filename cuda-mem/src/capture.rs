@@ -39,6 +39,10 @@ struct Active {
     /// What the recorded work reads at every replay (fill values), handed to
     /// the graph when the capture ends.
     kept: Vec<Box<dyn Any + Send>>,
+    /// What must outlive the recording but not the capture (memory dropped
+    /// while the stream recorded, behind work queued before), dropped as
+    /// soon as the capture has ended.
+    deferred: Vec<Box<dyn Any + Send>>,
 }
 
 /// The captures running now, in every thread.
@@ -89,28 +93,37 @@ impl Registration {
             stream: key,
             allowed,
             kept: Vec::new(),
+            deferred: Vec::new(),
         });
         COUNT.fetch_add(1, Ordering::SeqCst);
         Ok(Self { stream: key })
     }
 
-    /// Ends the registration and returns what the recording keeps alive.
+    /// Ends the registration (once the capture has ended) and returns what
+    /// the recorded work keeps alive; what was only deferred until the
+    /// capture's end is dropped here, outside the registry's lock.
     pub(crate) fn end(self) -> Vec<Box<dyn Any + Send>> {
-        let kept = remove(self.stream);
+        let (kept, deferred) = remove(self.stream);
         std::mem::forget(self);
+        drop(deferred);
         kept
     }
 }
 
-fn remove(stream: (usize, usize)) -> Vec<Box<dyn Any + Send>> {
-    let mut active = lock();
-    match active.iter().position(|a| a.stream == stream) {
-        Some(i) => {
-            COUNT.fetch_sub(1, Ordering::SeqCst);
-            active.swap_remove(i).kept
+type Lists = (Vec<Box<dyn Any + Send>>, Vec<Box<dyn Any + Send>>);
+
+fn remove(stream: (usize, usize)) -> Lists {
+    let removed = {
+        let mut active = lock();
+        match active.iter().position(|a| a.stream == stream) {
+            Some(i) => {
+                COUNT.fetch_sub(1, Ordering::SeqCst);
+                Some(active.swap_remove(i))
+            }
+            None => None,
         }
-        None => Vec::new(),
-    }
+    };
+    removed.map_or_else(Default::default, |a| (a.kept, a.deferred))
 }
 
 impl Drop for Registration {
@@ -138,9 +151,14 @@ pub(crate) fn forbid(stream: &CudaStream, key: usize) {
     }
 }
 
+/// Whether any capture is recording for cuda-mem now (one atomic load).
+pub(crate) fn any() -> bool {
+    COUNT.load(Ordering::SeqCst) > 0
+}
+
 /// Whether `stream` is recording a graph for cuda-mem.
 pub(crate) fn is_recording(stream: &CudaStream) -> bool {
-    if COUNT.load(Ordering::SeqCst) == 0 {
+    if !any() {
         return false;
     }
     let key = key_of(stream);
@@ -148,11 +166,27 @@ pub(crate) fn is_recording(stream: &CudaStream) -> bool {
 }
 
 /// Keeps `value` alive for the graph that `stream` is recording (if any;
-/// otherwise it is dropped at once).
+/// otherwise it is dropped at once): the graph drops it after its last
+/// launch.
 pub(crate) fn keep(stream: &CudaStream, value: Box<dyn Any + Send>) {
     let key = key_of(stream);
     if let Some(a) = lock().iter_mut().find(|a| a.stream == key) {
         a.kept.push(value);
+    }
+}
+
+/// Keeps `value` until the capture recording on `stream` has ended (if
+/// any; otherwise it is dropped at once): memory dropped while the stream
+/// records, whose earlier work nothing can be ordered after until then.
+pub(crate) fn defer(stream: &CudaStream, value: Box<dyn Any + Send>) {
+    let key = key_of(stream);
+    let mut active = lock();
+    match active.iter_mut().find(|a| a.stream == key) {
+        Some(a) => a.deferred.push(value),
+        None => {
+            drop(active);
+            drop(value);
+        }
     }
 }
 
@@ -221,6 +255,7 @@ mod tests {
                 })
                 .collect(),
             kept: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 

@@ -614,9 +614,14 @@ pub struct Graph<A: Recorded> {
     /// This graph's [`Output`]s' tag.
     id: u64,
     /// The memory nodes that the graph allocates and does not free
-    /// ([`Recorder::output`]): allocated by each launch, freed by the next
-    /// (or by `Drop`).
+    /// ([`Recorder::output`]): allocated by each launch, freed before the
+    /// next (or by `Drop`).
     outputs: Vec<Box<dyn OwnedMemory>>,
+    /// Whether `outputs` are allocated: by a launch, and not freed since.
+    outputs_live: bool,
+    /// The sum of the held memory's [`StreamOrder::changes`] right after
+    /// the latest launch ordered it (see `launch`).
+    ordered: Option<u64>,
 }
 
 // SAFETY: the driver handles may be used from any thread (never from two at
@@ -688,10 +693,13 @@ fn stolen() -> ! {
 
 impl Drop for Capturing<'_> {
     fn drop(&mut self) {
-        if self.registration.take().is_some() {
+        if let Some(registration) = self.registration.take() {
             if let Ok(graph) = self.end_ours() {
                 raw::destroy_graph(graph);
             }
+            // Released once the stream records no more: memory dropped
+            // inside the capture is freed behind its queued work.
+            drop(registration.end());
         }
     }
 }
@@ -790,9 +798,11 @@ impl<A: Recorded> Graph<A> {
             state: &state,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs: RefCell::new(Vec::new()),
+            temporaries: RefCell::new(Vec::new()),
             nodes: Cell::new(0),
         };
-        let recorded = record(&recorder, buffers.__held());
+        let recorded =
+            record(&recorder, buffers.__held()).and_then(|()| recorder.free_temporaries());
         let (graph, kept) = capturing.end();
         let (id, outputs, memory_nodes) = recorder.finish();
         let never_launched = |outputs: Vec<Box<dyn OwnedMemory>>| {
@@ -827,6 +837,8 @@ impl<A: Recorded> Graph<A> {
             exec,
             kept,
             last: None,
+            outputs_live: false,
+            ordered: None,
             memory_nodes,
             id,
             outputs,
@@ -863,21 +875,84 @@ impl<A: Recorded> Graph<A> {
                  operations into the new graph instead)",
             ));
         }
-        let mut listed = Vec::new();
+        let mut listed = Vec::with_capacity(16);
         self.buffers.list(&mut listed);
+        let first_output = listed.len();
         self.outputs.iter().for_each(|o| listed.push(o.part()));
-        let mut orders: Vec<(&StreamOrder, Range<usize>)> = listed
-            .iter()
-            .map(|p| (&p.mem.order, p.range.clone()))
-            .collect();
+        let changes = |listed: &[Part<'_>]| {
+            listed
+                .iter()
+                .fold(0u64, |sum, p| sum.wrapping_add(p.mem.order.changes()))
+        };
+        // The previous launch's outputs, freed here rather than by the
+        // driver at the launch (`AUTO_FREE_ON_LAUNCH`), so that every
+        // allocation of the graph has a free that tools see.
+        let freed = if self.outputs_live {
+            &listed[first_output..]
+        } else {
+            &[]
+        };
         let exec = self.exec;
-        self.state.bind()?;
-        StreamOrder::run_all(&mut orders, stream, || {
+        let outputs_live = &mut self.outputs_live;
+        let mut queue = || -> Result<()> {
+            // A failure below leaks what is left rather than freeing twice.
+            *outputs_live = false;
+            for output in freed.iter().filter(|o| o.mem.bytes > 0) {
+                // SAFETY: an output the graph's latest launch allocated,
+                // which nothing uses after the launch queued next (every
+                // use queued before is ordered before `stream`; the graph
+                // holds the output).
+                unsafe { crate::allocation::free_on_stream(output.mem.addr, stream) }?;
+            }
             // SAFETY: a live executable of the stream's context (checked
             // above); every buffer it touches is held by `self` and ordered
-            // on `stream` by `run_all`; what else it reads is in `kept`.
-            unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }.op("cuGraphLaunch")
-        })?;
+            // on `stream` (below); what else it reads is in `kept`.
+            unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }.op("cuGraphLaunch")?;
+            *outputs_live = true;
+            Ok(())
+        };
+        // Relaunched on the stream of the latest launch, with no operation
+        // ordered on any of the memory since that launch ordered it (and no
+        // capture that could hold some of it): the memory's ledgers already
+        // say what this launch would enter (work on `stream`, whose queue
+        // orders this launch after the last), so they are left as they are.
+        // Only reads of shared buffers can happen elsewhere meanwhile, which
+        // need no order with the launch's (every write to held memory goes
+        // through `&mut self`).
+        let same_stream = self
+            .last
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, stream));
+        let seen = changes(&listed);
+        let unchanged = same_stream && self.ordered == Some(seen) && !crate::capture::any();
+        self.state.bind()?;
+        fn orders_of<'a>(listed: &[Part<'a>]) -> Vec<(&'a StreamOrder, Range<usize>)> {
+            listed
+                .iter()
+                .map(|p| (&p.mem.order, p.range.clone()))
+                .collect()
+        }
+        let ordered = &mut self.ordered;
+        if unchanged {
+            queue()?;
+            if changes(&listed) != seen {
+                // Another thread used a shared buffer meanwhile (a host
+                // wait may have dropped the previous launch's entry): the
+                // launch is entered now, as the slow path would have.
+                *ordered = None;
+                StreamOrder::run_all(&mut orders_of(&listed), stream, || Ok(()))?;
+                *ordered = Some(changes(&listed));
+            }
+        } else {
+            *ordered = None;
+            StreamOrder::run_all(&mut orders_of(&listed), stream, || {
+                queue()?;
+                // Read while every order is locked: a change made after
+                // this launch was entered shows as a different sum.
+                *ordered = Some(changes(&listed));
+                Ok(())
+            })?;
+        }
         if !self
             .last
             .as_ref()
@@ -952,10 +1027,10 @@ impl<A: Recorded> Graph<A> {
                 "this Output belongs to another graph; ask the graph that recorded it",
             ));
         }
-        if self.last.is_none() {
+        if !self.outputs_live {
             return Err(Error::InvalidArgument(
-                "the graph has not been launched yet, and its outputs are allocated by its \
-                 launches; call launch first",
+                "the graph has not been launched yet (or its latest launch failed), and its \
+                 outputs are allocated by its launches; call launch first",
             ));
         }
         output_of(&mut self.outputs, output)
@@ -1129,6 +1204,9 @@ pub struct Recorder<'s> {
     id: u64,
     /// Each in its own cell, so that work may use several at once.
     outputs: RefCell<Vec<SharedOutput>>,
+    /// The temporaries whose use has been recorded, freed (free nodes) at
+    /// the end of the recording.
+    temporaries: RefCell<Vec<RawMemory>>,
     /// Memory nodes recorded so far.
     nodes: Cell<usize>,
 }
@@ -1142,6 +1220,10 @@ impl Drop for Recorder<'_> {
                 output.into_inner().never_allocated();
             }
         }
+        self.temporaries
+            .take()
+            .into_iter()
+            .for_each(RawMemory::never_allocated);
     }
 }
 
@@ -1183,9 +1265,12 @@ impl<T: DeviceCopy> Drop for Unfreed<'_, T> {
 
 impl Recorder<'_> {
     /// `len` elements that the graph allocates (a memory node), hands to
-    /// `use_` to record work on, and frees (a free node) after that work,
-    /// at every launch. Their contents are unspecified at first (any bytes
-    /// are a valid `T`).
+    /// `use_` to record work on, and frees (a free node) at the end of the
+    /// graph, at every launch. Their contents are unspecified at first (any
+    /// bytes are a valid `T`). Each is freed at the end of the graph rather
+    /// than right after its use, so that no later allocation of the graph
+    /// reuses its address (compute-sanitizer's memcheck misreports that as
+    /// a leak): the temporaries of one graph do not share memory.
     ///
     /// ```no_run
     /// use cuda_mem::prelude::*;
@@ -1223,8 +1308,7 @@ impl Recorder<'_> {
             // key) still lives: once it is freed, the key may name another
             // allocation, of another thread, which must not be recorded.
             crate::capture::forbid(self.stream, b.elems().mem.order.key());
-            // The free node, after the recorded work (one stream: in order).
-            b.into_raw().free_on_stream(self.stream)?;
+            self.temporaries.borrow_mut().push(b.into_raw());
         }
         result
     }
@@ -1391,6 +1475,23 @@ impl Recorder<'_> {
         Ok(buffer)
     }
 
+    /// Records the temporaries' free nodes, after all the recorded work (one
+    /// stream: in order). At the end rather than after each one's use, so
+    /// that no later allocation of the graph takes a temporary's address:
+    /// compute-sanitizer's memcheck reports such an allocation (an output
+    /// recorded after a temporary) as leaked once the graph is launched
+    /// again. The price: the temporaries of one graph do not share memory.
+    fn free_temporaries(&self) -> Result<()> {
+        let mut pending = self.temporaries.take().into_iter();
+        for temporary in pending.by_ref() {
+            if let Err(e) = temporary.free_graph_node(self.stream) {
+                pending.for_each(RawMemory::never_allocated);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// The tag, the outputs and whether there are memory nodes, for the
     /// graph (every `with_output` has returned).
     fn finish(self) -> (u64, Vec<Box<dyn OwnedMemory>>, bool) {
@@ -1421,7 +1522,7 @@ impl<A: Recorded> Drop for Graph<A> {
             return;
         }
         for output in std::mem::take(&mut self.outputs) {
-            if self.last.is_some() {
+            if self.outputs_live {
                 // Freed stream-ordered behind its latest use, as any pool
                 // buffer is.
                 drop(output);

@@ -342,6 +342,20 @@ impl RawMemory {
     }
 
     /// Frees a stream-ordered allocation on `stream`, after its queued work.
+    /// Frees a memory node of a graph being recorded on `stream` (a free
+    /// node: nothing runs now). Never freed again, whatever the result: on
+    /// a failure the recording fails and its graph, which alone would have
+    /// allocated the memory, is discarded.
+    pub(crate) fn free_graph_node(mut self, stream: &CudaStream) -> Result<()> {
+        self.freed = true;
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: recorded after every recorded use of the node (one
+        // stream, in order); the node is consumed.
+        unsafe { allocation::free_on_stream(self.addr, stream) }
+    }
+
     pub(crate) fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.state.check_stream(stream)?;
         if self.bytes == 0 {
@@ -405,6 +419,16 @@ impl RawMemory {
 
 impl Drop for RawMemory {
     fn drop(&mut self) {
+        if let Some(stream) = self.order.recording_stream().filter(|_| !self.freed) {
+            // Dropped inside a `Graph::capture` while work queued on the
+            // capturing stream before the capture may still use it: nothing
+            // can be ordered after that work until the capture ends, so the
+            // capture keeps the memory and releases it (as below, behind
+            // that work) as soon as it has ended.
+            let moved = std::mem::replace(self, Self::empty(self.state.clone(), AllocKind::Device));
+            crate::capture::defer(&stream, Box::new(moved));
+            return;
+        }
         // Never panics: a failure (say, a context poisoned by a faulting kernel)
         // leaks the memory instead and is reported to the context, as cudarc does.
         let result = self.release();

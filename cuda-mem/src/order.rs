@@ -55,6 +55,7 @@
 //! on the CPU against a model of the driver's stream semantics.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaEvent, CudaStream};
@@ -71,6 +72,8 @@ const MAX_ENTRIES: usize = 32;
 #[derive(Default)]
 pub(crate) struct StreamOrder {
     state: Mutex<OrderState>,
+    /// How many times `state` has been locked (see [`StreamOrder::changes`]).
+    locks: AtomicU64,
 }
 
 #[derive(Default)]
@@ -368,11 +371,25 @@ impl StreamOrder {
                 ledger: Ledger::after(stream.clone(), 0..bytes),
                 events: Vec::new(),
             }),
+            locks: AtomicU64::new(0),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, OrderState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // Counted once held: a count read under the lock covers every
+        // change made before it.
+        self.locks.fetch_add(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// A count that grows whenever an operation is ordered on the memory
+    /// or the host waits for it (every change of the ledger, and more):
+    /// unchanged since a graph launch ordered it, no operation has
+    /// touched the memory since, and the ledger still says what it said
+    /// after the launch.
+    pub(crate) fn changes(&self) -> u64 {
+        self.locks.load(Ordering::SeqCst)
     }
 
     /// Runs `enqueue` (which queues work on `stream` over the byte `range`
@@ -395,6 +412,7 @@ impl StreamOrder {
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        *self.locks.get_mut() += 1;
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         state.order(range, stream, Some(Use::Now))?;
         enqueue()
@@ -530,7 +548,8 @@ impl StreamOrder {
     pub(crate) fn wait_on(&self, range: Range<usize>, stream: &CudaStream) -> Result<()> {
         if self.recorded(&range, stream)? {
             return Err(crate::error::Error::UnsupportedStream(
-                "cudarc's calls are not recorded into cuda-mem's graphs; use cuda-mem's operations                  inside Graph::capture",
+                "cudarc's calls are not recorded into cuda-mem's graphs; use cuda-mem's operations \
+                 inside Graph::capture",
             ));
         }
         let mut state = self.lock();
@@ -554,7 +573,8 @@ impl StreamOrder {
     /// A free queued on a capturing stream would be a node of the graph:
     /// nothing freed now, and a free at every launch of the graph. Waiting
     /// for such a stream from `own` fails instead (see `record_on`), and the
-    /// caller leaks the memory.
+    /// caller leaks the memory (unless cuda-mem itself records on that
+    /// stream: then `RawMemory`'s drop hands the memory to the graph first).
     pub(crate) fn stream_for_free(&self, own: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
         let mut state = self.lock();
         let stream = match state.ledger.latest() {
@@ -569,6 +589,26 @@ impl StreamOrder {
         state.order(WHOLE, &stream, Some(Use::Now))?;
         state.ledger.end_deferred();
         Ok(stream)
+    }
+}
+
+impl StreamOrder {
+    /// A stream with a queued use of the memory that is recording a graph
+    /// for cuda-mem right now (`Graph::capture`), if any. That use was
+    /// queued before the recording began, and nothing can be ordered after
+    /// it until the recording ends (an event recorded there would be a node
+    /// of the graph).
+    pub(crate) fn recording_stream(&self) -> Option<Arc<CudaStream>> {
+        if !crate::capture::any() {
+            return None;
+        }
+        let state = self.lock();
+        let recording = state
+            .ledger
+            .streams(|_| true)
+            .find(|s| crate::capture::is_recording(s))
+            .cloned();
+        recording
     }
 }
 

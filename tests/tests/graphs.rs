@@ -14,7 +14,8 @@
 use cuda_mem::prelude::*;
 
 use cuda_mem::{
-    CudaContext, DeviceBuffer, Graph, LaunchConfig, Module, PinnedBuffer, PitchedBuffer, PoolBuffer,
+    CudaContext, DeviceBuffer, Graph, LaunchConfig, MemPool, Module, PinnedBuffer, PitchedBuffer,
+    PoolBuffer,
 };
 use cuda_mem_launch_kernels::{
     churn, churned, pitched_add, transform, transform_items, Item, Params,
@@ -354,6 +355,69 @@ fn launches_wait_for_other_streams_and_buffers_wait_for_launches() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn relaunches_on_one_stream_stay_ordered_against_every_other_use() {
+    // Relaunches on the stream of the previous launch, with nothing else
+    // on the memory in between, skip re-ordering the buffers: every other
+    // use (another stream, the host, a launch elsewhere) must still wait.
+    let ctx = gpu();
+    let mut rng = Rng::from_env("graph_relaunch");
+    let n = (1 << 20) + rng.below(1 << 18);
+    let rounds = 200 + rng.below(200) as u32;
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let start: Vec<u32> = rng.values(n);
+    let mut x = DeviceBuffer::from_slice(&ctx, &start).unwrap();
+    let seed: Vec<u32> = rng.values(n);
+    let y = DeviceBuffer::from_slice(&ctx, &seed).unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
+    churn.check(&KERNELS, &ctx).unwrap();
+    let mut graph = Graph::capture(&s1, (&mut x,), |rec, (mut x,)| {
+        churn.launch(&KERNELS, rec, config, (&mut x, rounds))
+    })
+    .unwrap();
+    let mut want = start;
+    let mut launches = 0;
+    for step in 0..6 {
+        let burst = 1 + rng.below(4);
+        for _ in 0..burst {
+            graph.launch(&s1).unwrap();
+        }
+        launches += burst;
+        for w in want.iter_mut() {
+            *w = (0..burst).fold(*w, |v, _| churned(v, rounds));
+        }
+        match step % 3 {
+            // A launch on another stream waits for the burst on s1.
+            0 => {
+                graph.launch(&s2).unwrap();
+                launches += 1;
+                want.iter_mut().for_each(|w| *w = churned(*w, rounds));
+            }
+            // Work on the held buffer on another stream waits too.
+            1 => {
+                let (mut x,) = graph.buffers();
+                x.copy_from_async(&y, &s2).unwrap();
+                want.copy_from_slice(&seed);
+            }
+            // The host read waits for every launch.
+            _ => {
+                let (x,) = graph.buffers();
+                let got = x.to_vec().unwrap();
+                for i in 0..n {
+                    assert_eq!(got[i], want[i], "step {step}: element {i} of {n}");
+                }
+            }
+        }
+    }
+    drop(graph);
+    let got = x.to_vec().unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], want[i], "after the graph: element {i} of {n}");
+    }
+    println!("{launches} launches of {rounds} rounds over {n} words, each ordered");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn pool_memory_inside_a_graph_temporaries_and_outputs() {
     let ctx = gpu();
     let mut rng = Rng::from_env("graph_pool");
@@ -366,7 +430,7 @@ fn pool_memory_inside_a_graph_temporaries_and_outputs() {
     let mut result = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
     let config = LaunchConfig::for_num_elems(n as u32);
     churn.check(&KERNELS, &ctx).unwrap();
-    let mut out = None;
+    let (mut out, mut empty) = (None, None);
     let mut graph = Graph::capture(&s, (&mut input, &mut result), |rec, (input, mut result)| {
         // Allocated, used and freed inside the graph, at every launch.
         rec.temporary::<u32, _>(n, |mut tmp| {
@@ -374,6 +438,8 @@ fn pool_memory_inside_a_graph_temporaries_and_outputs() {
             churn.launch(&KERNELS, rec, config, (&mut tmp, rounds))?;
             result.copy_from_async(&tmp, rec)
         })?;
+        // An empty output: nothing to allocate or free at any launch.
+        empty = Some(rec.output::<u64>(0)?);
         // Allocated by every launch, kept until the next one.
         let o = rec.output::<u32>(n)?;
         rec.with_output(&o, |mut o| {
@@ -428,6 +494,7 @@ fn pool_memory_inside_a_graph_temporaries_and_outputs() {
             assert_eq!(got[i], want, "launch {launch}: output {i} of {n} (k {k})");
         }
         checked += 2 * n;
+        assert_eq!(graph.output(empty.as_ref().unwrap()).unwrap().len(), 0);
     }
     drop(graph); // frees the last launch's output, stream-ordered
     let after: Vec<u32> = result.to_vec().unwrap();
@@ -575,22 +642,64 @@ fn a_capture_ended_through_cudarc_aborts_the_process() {
 #[ignore = "needs a CUDA device"]
 fn a_pool_buffer_is_not_freed_on_the_capturing_stream() {
     let ctx = gpu();
+    let mut rng = Rng::from_env("graph_free_in_capture");
     let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let mut a = DeviceBuffer::<u32>::new(&ctx, 64).unwrap();
-    let mut pool = PoolBuffer::<u32>::new(64, &s).unwrap();
-    pool.fill_async(3, &s).unwrap();
+    let pool = MemPool::new(&ctx).unwrap();
+    let (n1, n2) = (1 + rng.below(1 << 20), 1 + rng.below(1 << 20));
+    let (v1, v2): (u32, u32) = (rng.value(), rng.value());
+    let mut freed = PoolBuffer::<u32>::from_pool(&pool, n1, &s).unwrap();
+    let mut dropped = PoolBuffer::<u32>::from_pool(&pool, n2, &s).unwrap();
+    freed.fill_async(v1, &s).unwrap();
+    dropped.fill_async(v2, &s).unwrap();
+    // Copies queued before the capture, which may still run inside it.
+    let (mut out1, mut out2) = (
+        PinnedBuffer::<u32>::new(&ctx, n1).unwrap(),
+        PinnedBuffer::<u32>::new(&ctx, n2).unwrap(),
+    );
+    freed.copy_to_host_async(&mut out1, &s).unwrap();
+    dropped.copy_to_host_async(&mut out2, &s).unwrap();
+    let used = pool.usage().unwrap().used_current;
+    assert!(used >= 4 * (n1 + n2) as u64);
     let graph = Graph::capture(&s, (&mut a,), |rec, (mut a,)| {
         expect_err(
-            pool.free_on_stream(rec),
+            freed.free_on_stream(rec),
             &["recording a graph"],
             "free in capture",
+        );
+        // Dropped while the copy queued on the capturing stream before
+        // the capture may still read it: kept until the capture has ended.
+        drop(dropped);
+        assert_eq!(
+            pool.usage()?.used_current,
+            used,
+            "memory dropped inside a capture is kept while it records"
         );
         a.fill_async(1, rec)
     });
     let mut graph = graph.unwrap();
+    // Freed once the capture ended, behind the copies queued before it.
+    s.synchronize().unwrap();
+    assert_eq!(
+        pool.usage().unwrap().used_current,
+        0,
+        "what was dropped inside the capture is freed once it has ended"
+    );
+    assert!(out1.as_slice().unwrap().iter().all(|&x| x == v1));
+    assert!(out2.as_slice().unwrap().iter().all(|&x| x == v2));
     graph.launch(&other).unwrap();
     drop(graph);
     assert!(a.to_vec().unwrap().iter().all(|&x| x == 1));
+    // Dropped inside a capture that fails: freed once it has ended.
+    let mut kept = PoolBuffer::<u32>::from_pool(&pool, n1, &s).unwrap();
+    kept.fill_async(v1, &s).unwrap();
+    let failed = Graph::capture(&s, (&mut a,), |_, _| {
+        drop(kept);
+        Err::<(), _>(cuda_mem::Error::InvalidArgument("the recording gives up"))
+    });
+    expect_err(failed.map(drop), &["gives up"], "a failed capture");
+    s.synchronize().unwrap();
+    assert_eq!(pool.usage().unwrap().used_current, 0);
     // The stream stays usable.
     let p2 = PoolBuffer::<u32>::new(8, &s).unwrap();
     p2.free_on_stream(&s).unwrap();
