@@ -54,26 +54,37 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 /// SHORT,LONG,MEDIUM,LARGE,FLOOR`: the tuning for the run. The sweep's rows
 /// are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
-    const DEFAULT: [u32; 5] = [4, 4, 4, 16, 0];
+    const DEFAULT: [u32; 5] = [4, 4, 4, 8, 0];
     if sweep {
-        let configs: [[u32; 5]; 4] = [
+        // The launch floor: 100 back-to-back fills of 4 KiB, where the
+        // per-launch cost is all there is, against memset's.
+        print!("sweep floor ");
+        sized_row::<12>(b, ctx, 4096, 100);
+        print!("sweep floor ");
+        sized_row::<1000>(b, ctx, 4000, 100);
+        let configs: [[u32; 5]; 5] = [
             DEFAULT,
-            [4, 4, 8, 16, 0],
-            [4, 4, 16, 16, 0],
-            [4, 4, 4, 16, 2],
+            [4, 4, 4, 4, 0],
+            [4, 4, 4, 6, 0],
+            [4, 4, 8, 12, 0],
+            [4, 4, 4, 16, 0],
         ];
         for [short, long, medium, large, floor] in configs {
             cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
             let tag = format!("sweep {short}/{long}/{medium}/{large}/{floor}");
-            for (bytes, batch) in [(GIB, 1), (16 * MIB, 20), (MIB, 100)] {
+            for (bytes, batch) in [(GIB, 1), (16 * MIB, 20)] {
                 print!("{tag} ");
-                sized_row::<300>(b, ctx, bytes, batch);
+                sized_row::<1500>(b, ctx, bytes, batch);
                 print!("{tag} ");
-                sized_row::<1000>(b, ctx, bytes, batch);
+                sized_row::<2048>(b, ctx, bytes, batch);
                 print!("{tag} ");
-                sized_row::<4000>(b, ctx, bytes, batch);
+                sized_row::<3000>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<4013>(b, ctx, bytes, batch);
                 print!("{tag} ");
                 sized_row::<4096>(b, ctx, bytes, batch);
+                print!("{tag} ");
+                sized_row::<8000>(b, ctx, bytes, batch);
             }
         }
         b.rows.clear();
@@ -137,7 +148,11 @@ fn sized_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize
     let gbps = |ms: f64| (len * N * batch) as f64 / ms / 1e6;
     b.push(
         "fill",
-        format!("fill {N:>3} B elements, {} MiB", bytes / MIB),
+        if bytes >= MIB {
+            format!("fill {N:>3} B elements, {} MiB", bytes / MIB)
+        } else {
+            format!("fill {N:>3} B elements, {} KiB", bytes / 1024)
+        },
         "GB/s",
         gbps(ours),
         gbps(raw),

@@ -1,7 +1,10 @@
 //! The pageable-copy rows: `copy_from_host` / `copy_to_host` of a `Vec`
-//! (staged through the pinned cache from 4 MiB) at 64 MiB, 256 MiB and 1 GiB
-//! against a pinned DMA of the same size and against the raw pageable call,
-//! and (`--copy-sweep`) the same three from 4 KiB to 1 GiB.
+//! (staged through the pinned cache from 32 MiB to the device and 4 MiB to
+//! the host) at 64 MiB, 256 MiB and 1 GiB against a pinned DMA of the same
+//! size, against the raw pageable call and against the host's own memcpy
+//! between the `Vec` and pinned memory on as many threads (the ceiling of
+//! staging's host side), and (`--copy-sweep`) the first two from 4 KiB to
+//! 1 GiB.
 //!
 //! Every figure is host wall-clock time of a synchronous copy followed by
 //! `cuCtxSynchronize` (the driver's pageable copy to the device, like ours,
@@ -121,6 +124,7 @@ fn rows_for(b: &mut Bench, ctx: &Arc<CudaContext>, len: usize, sweep: bool) {
         (pin, "pinned cuMemcpyHtoDAsync"),
         (pageable, "cuMemcpyHtoD (pageable)"),
     );
+    let ours_up = ours;
 
     host.iter_mut().for_each(|x| *x = x.wrapping_mul(13) ^ 0x5a);
     dev.copy_from_host(&host).unwrap();
@@ -162,6 +166,69 @@ fn rows_for(b: &mut Bench, ctx: &Arc<CudaContext>, len: usize, sweep: bool) {
         (pin, "pinned cuMemcpyDtoHAsync"),
         (pageable, "cuMemcpyDtoH (pageable)"),
     );
+    if !sweep {
+        // What the host side of staging can reach at best: the same bytes
+        // copied between the Vec and pinned memory by as many threads as
+        // staging has lanes, with no DMA at all.
+        let mut pinned = pinned;
+        let up = host_memcpy_gbps(pinned.as_mut_slice().unwrap(), &host, rounds);
+        b.push(
+            group,
+            format!("copy_from_host(Vec) {name} vs host memcpy ceiling"),
+            "GB/s",
+            ours_up,
+            up,
+            "Vec -> pinned memcpy, 16 threads",
+            true,
+            None,
+        );
+        let down = host_memcpy_gbps(&mut out, pinned.as_slice().unwrap(), rounds);
+        b.push(
+            group,
+            format!("copy_to_host(Vec) {name} vs host memcpy ceiling"),
+            "GB/s",
+            ours,
+            down,
+            "pinned -> Vec memcpy, 16 threads",
+            true,
+            None,
+        );
+    }
+}
+
+/// Median GB/s of copying `src` into `dst` on as many threads as staged
+/// copies use (the host's parallelism, at most 16), each copying its share
+/// in 2 MiB pieces; each thread times its own share, so thread start-up is
+/// not counted.
+fn host_memcpy_gbps(dst: &mut [u8], src: &[u8], rounds: usize) -> f64 {
+    let lanes = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(16);
+    let share = dst.len().div_ceil(lanes).next_multiple_of(4096);
+    let mut rates = Vec::new();
+    for _ in 0..=rounds {
+        let slowest = std::thread::scope(|scope| {
+            let handles: Vec<_> = dst
+                .chunks_mut(share)
+                .zip(src.chunks(share))
+                .map(|(d, s)| {
+                    scope.spawn(move || {
+                        let t = std::time::Instant::now();
+                        for (d, s) in d.chunks_mut(2 << 20).zip(s.chunks(2 << 20)) {
+                            d.copy_from_slice(s);
+                        }
+                        t.elapsed().as_secs_f64()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .fold(0.0, f64::max)
+        });
+        rates.push(src.len() as f64 / slowest / 1e9);
+    }
+    median(rates)
 }
 
 /// `copy_from_host` / `copy_to_host` of a `Vec` at 64 MiB, 256 MiB and
