@@ -953,11 +953,7 @@ impl<A: Recorded> Graph<A> {
                 Ok(())
             })?;
         }
-        if !self
-            .last
-            .as_ref()
-            .is_some_and(|last| Arc::ptr_eq(last, stream))
-        {
+        if !same_stream {
             self.last = Some(stream.clone());
         }
         Ok(())
