@@ -206,9 +206,12 @@ pub(crate) enum FillPlan {
 }
 
 /// The smallest period (1, 2 or 4) with which `bytes` repeats, if any.
+/// `bytes` repeats with period `p` exactly when every byte equals the one
+/// `p` bytes further on: no division per byte, and most values fail at
+/// their first pair (this runs on every fill's launch path).
 pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
     [1, 2, 4].into_iter().find(|&p| {
-        bytes.len().is_multiple_of(p) && bytes.iter().enumerate().all(|(i, &b)| b == bytes[i % p])
+        bytes.len().is_multiple_of(p) && bytes.iter().zip(bytes.iter().skip(p)).all(|(a, b)| a == b)
     })
 }
 
@@ -602,6 +605,35 @@ mod tests {
         assert_eq!(byte_period(&[1, 2, 3]), None);
         assert_eq!(byte_period(&[1, 2, 1]), None);
         assert_eq!(byte_period(&1.0f64.to_le_bytes()), None);
+    }
+
+    /// `byte_period` against its definition (`bytes[i] == bytes[i % p]`
+    /// for every `i`) on values built to repeat with a random period, some
+    /// with one byte changed, of every length up to 64.
+    #[test]
+    fn byte_period_matches_its_definition() {
+        let seed = seed();
+        let mut rng = Rng(seed);
+        let defined = |bytes: &[u8]| {
+            [1, 2, 4].into_iter().find(|&p| {
+                bytes.len().is_multiple_of(p) && (0..bytes.len()).all(|i| bytes[i] == bytes[i % p])
+            })
+        };
+        for _ in 0..20_000 {
+            let len = rng.below(65);
+            let period = 1 + rng.below(8);
+            let base: Vec<u8> = (0..period).map(|_| rng.below(3) as u8).collect();
+            let mut bytes: Vec<u8> = (0..len).map(|i| base[i % period]).collect();
+            if len > 0 && rng.below(2) == 0 {
+                let i = rng.below(len);
+                bytes[i] = bytes[i].wrapping_add(1 + rng.below(255) as u8);
+            }
+            assert_eq!(
+                byte_period(&bytes),
+                defined(&bytes),
+                "{bytes:?} (FILL_SEED={seed})"
+            );
+        }
     }
 
     #[test]

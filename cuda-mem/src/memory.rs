@@ -362,7 +362,7 @@ impl RawMemory {
             return Ok(());
         }
         let addr = self.addr;
-        let result = self.order.run_owned(0..self.bytes, stream, || {
+        let result = self.order.free_owned(stream, || {
             // SAFETY: stream-ordered free after every queued use (the order above);
             // the buffer is consumed, so nothing uses it afterwards.
             unsafe { allocation::free_on_stream(addr, stream) }

@@ -46,7 +46,9 @@
 //! call and is not affected by later records (CUDA runtime and driver docs,
 //! `cudaEventRecord`), so recording on X, waiting on S, then recording on Y
 //! and waiting on S orders S after both. Nothing is allocated per operation
-//! once the ledger has grown to its working size. A peer copy queues work on
+//! once the ledger has grown to its working size, and its first two entries
+//! live inside the allocation's own bookkeeping (no heap allocation for a
+//! buffer used on one stream). A peer copy queues work on
 //! an allocation from a stream of another context; an event can only be
 //! recorded on a stream of its own context, so an allocation keeps one event
 //! per context whose streams have used it (almost always just one).
@@ -59,6 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaEvent, CudaStream};
+use smallvec::SmallVec;
 
 use crate::capture::{self, Verdict};
 use crate::error::{DriverResultExt, Result};
@@ -68,6 +71,10 @@ pub(crate) const WHOLE: Range<usize> = 0..usize::MAX;
 
 /// The most entries a ledger holds before it joins them (see the module docs).
 const MAX_ENTRIES: usize = 32;
+
+/// How many entries a ledger holds without a heap allocation: one use on one
+/// stream, and a kernel-argument claim beside it, are the common cases.
+const INLINE_ENTRIES: usize = 2;
 
 #[derive(Default)]
 pub(crate) struct StreamOrder {
@@ -134,23 +141,29 @@ fn covers(outer: &Range<usize>, inner: &Range<usize>) -> bool {
 /// streams an operation must wait for, and what it leaves behind.
 #[derive(Debug)]
 pub(crate) struct Ledger<S> {
-    entries: Vec<Entry<S>>,
+    entries: SmallVec<[Entry<S>; INLINE_ENTRIES]>,
 }
 
 impl<S> Default for Ledger<S> {
     fn default() -> Self {
         Self {
-            entries: Vec::new(),
+            entries: SmallVec::new(),
         }
     }
 }
 
 impl<S: StreamId> Ledger<S> {
     /// A ledger whose first operation on `range` must come after work
-    /// already queued on `stream`.
+    /// already queued on `stream`: its one entry (none for an empty range).
     pub(crate) fn after(stream: S, range: Range<usize>) -> Self {
         let mut ledger = Self::default();
-        ledger.enter(range, &stream, Use::Now);
+        if !range.is_empty() {
+            ledger.entries.push(Entry {
+                range,
+                stream,
+                use_: Use::Now,
+            });
+        }
         ledger
     }
 
@@ -180,6 +193,21 @@ impl<S: StreamId> Ledger<S> {
         use_: Option<Use>,
         mut wait: impl FnMut(&S) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        // The common case, one buffer used again and again on one stream:
+        // its one entry is on `stream`, so there is nothing to wait for, and
+        // it already stands for this operation (or none is entered).
+        if let [only] = self.entries.as_slice() {
+            if only.stream.same(stream)
+                && only.use_ == Use::Now
+                && match use_ {
+                    None => true,
+                    Some(Use::Now) => range.is_empty() || covers(&only.range, &range),
+                    Some(Use::Deferred) => false,
+                }
+            {
+                return Ok(());
+            }
+        }
         if use_.is_some() && self.entries.len() >= MAX_ENTRIES {
             self.join_per_stream();
             if self.entries.len() >= MAX_ENTRIES {
@@ -404,18 +432,21 @@ impl StreamOrder {
         self.queue(range, stream, Use::Now, enqueue)
     }
 
-    /// [`StreamOrder::run`] by the allocation's owner (freeing it): `&mut`
-    /// proves no other thread holds the order, so no lock is taken.
-    pub(crate) fn run_owned<R>(
+    /// Runs `free` on `stream` after every queued use of the allocation, by
+    /// its owner: `&mut` proves that no other thread holds the order (so no
+    /// lock is taken) and that every kernel argument has been launched. The
+    /// free itself is not entered: nothing uses the memory after it, and if
+    /// it fails, it queued nothing, while the waits it asked for stay
+    /// harmless (a later free orders again).
+    pub(crate) fn free_owned<R>(
         &mut self,
-        range: Range<usize>,
         stream: &Arc<CudaStream>,
-        enqueue: impl FnOnce() -> Result<R>,
+        free: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         *self.locks.get_mut() += 1;
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        state.order(range, stream, Some(Use::Now))?;
-        enqueue()
+        state.order(WHOLE, stream, None)?;
+        free()
     }
 
     /// Like [`StreamOrder::run`] for a deferred use: `claim` returns what the
@@ -457,6 +488,9 @@ impl StreamOrder {
     /// runs now, and the graph orders each of its launches), or `Err` when a
     /// capture refuses it (see `capture`).
     fn recorded(&self, range: &Range<usize>, stream: &CudaStream) -> Result<bool> {
+        if !capture::any() {
+            return Ok(false);
+        }
         Ok(capture::verdict(self.key(), range, Some(stream))? == Verdict::Record)
     }
 
