@@ -108,12 +108,15 @@ mod output_tests;
 /// * the checks (a never-called `proof` function and constants that rustc
 ///   evaluates while checking your crate);
 /// * `unsafe impl DeviceCopy` (with the struct's layout fingerprint);
-/// * `bytemuck::Zeroable` and `bytemuck::Pod` (`Pod` for the struct's
-///   `'static` instantiations: all of them unless it has lifetime
-///   parameters), so `bytemuck::bytes_of`, `cast_slice` & co. work with no
-///   second derive. **Do not also derive `bytemuck::Pod` or `Zeroable`**:
-///   that is now a conflicting-impl error (E0119); remove the bytemuck
-///   derives, `DeviceCopy` brings them;
+/// * `bytemuck::Zeroable`, and for a struct without type or const
+///   parameters `bytemuck::Pod` (for its `'static` instantiations: all of
+///   them unless it has lifetime parameters), so `bytemuck::bytes_of`,
+///   `cast_slice` & co. work with no second derive. **Do not also derive
+///   `bytemuck::Pod` or `Zeroable`**: that is now a conflicting-impl error
+///   (E0119); remove the bytemuck derives, `DeviceCopy` brings them. A
+///   generic struct is not `Pod`: its layout is re-checked per instantiation
+///   by cuda-mem's own byte views (`cuda_mem::bytes_of`), which bytemuck's
+///   would skip;
 /// * on host builds of cuda-mem (feature `host`), cudarc's `DeviceRepr` and
 ///   `ValidAsZeroBits`, so the struct can be a kernel argument.
 ///

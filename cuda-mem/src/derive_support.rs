@@ -24,8 +24,9 @@
 //! call can only fail to compile or prove what it claims.
 
 /// Proves that a struct is `DeviceCopy` and implements it (with bytemuck's
-/// `Zeroable` and `Pod`, and cudarc's `DeviceRepr` and `ValidAsZeroBits` on
-/// host builds). Emitted by `#[derive(DeviceCopy)]`; not for direct use.
+/// `Zeroable`, and `Pod` for a non-generic struct, and cudarc's `DeviceRepr`
+/// and `ValidAsZeroBits` on host builds). Emitted by `#[derive(DeviceCopy)]`;
+/// not for direct use.
 ///
 /// Whatever the input, the impls only exist if the proof holds:
 ///
@@ -187,8 +188,14 @@ macro_rules! __derive_device_copy {
             {
             }
 
+            // `Pod` only where the layout was proved for the struct itself
+            // (the exact plan): bytemuck reads a value's bytes without
+            // `__LAYOUT`, so a generic plan, whose `repr` is taken on trust,
+            // cannot promise no padding for every instantiation.
+            $crate::__derive_device_copy! { @pod $plan {
             #[doc = " SAFETY: `DeviceCopy` is `Pod` without the `'static` bound: `Copy`, no padding, \
-                     every bit pattern valid, `repr(C)` or `repr(transparent)`."]
+                     every bit pattern valid, `repr(C)` or `repr(transparent)`; this struct's layout \
+                     was proved exactly (a non-generic struct)."]
             #[automatically_derived]
             // SAFETY: see the `#[doc]` above (the proof is this expansion).
             unsafe impl<$($lt,)* $($tp,)* $(const $cp: $cty,)*> $crate::__private::bytemuck::Pod
@@ -199,6 +206,7 @@ macro_rules! __derive_device_copy {
                 $name<$($lt,)* $($arg),*>: $crate::DeviceCopy + 'static,
             {
             }
+            } }
 
             $crate::__device_copy_host_impls! {
                 struct $name
@@ -218,6 +226,13 @@ macro_rules! __derive_device_copy {
             }
         };
     };
+
+    // bytemuck's `Pod`: for the exact plan only (see its use above).
+    // `Zeroable` needs no such care: the all-zero pattern is a valid value of
+    // every `DeviceCopy` type, padding or not; nor do cudarc's marker traits,
+    // which cudarc implements for padded tuples itself.
+    (@pod exact { $($impls:tt)* }) => { $($impls)* };
+    (@pod $plan:ident { $($impls:tt)* }) => {};
 
     // Layout checks in the anonymous constant, per plan. A non-generic
     // struct gets the exact ones: bare `$name` names no generic arguments, so
@@ -241,6 +256,10 @@ macro_rules! __derive_device_copy {
             $crate::__private::core::mem::offset_of!($name, $f),
             $crate::__private::size_of_field(|__cuda_mem_s: $name| __cuda_mem_s.$f),
         )),+]);
+        // The fields' own layouts: a field of a derived generic struct is
+        // checked at this instantiation (its padding is inside the field,
+        // where the size arithmetic above cannot see it).
+        let _: u64 = <$name as $crate::DeviceCopy>::__LAYOUT;
     };
     (@layout transparent $name:ident [$($arg:ident),+] [$($f:tt),+]) => {};
     (@layout packed $name:ident [$($arg:ident),+] [$($f:tt),+]) => {};

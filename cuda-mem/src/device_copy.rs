@@ -131,13 +131,19 @@ use core::num::Wrapping;
 /// opt-in feature for the same reason) and `align <= 256`. bytemuck is the
 /// byte-view foundation of cuda-mem:
 ///
-/// * `#[derive(DeviceCopy)]` also implements `bytemuck::Zeroable` and
-///   `bytemuck::Pod` (for the struct's `'static` instantiations, which are
-///   all of them unless it has lifetime parameters), so `bytemuck::bytes_of`,
-///   `cast_slice`, `pod_read_unaligned` & co. work on derived structs with no
-///   second derive. A struct that also derives `bytemuck::Pod` or
-///   `bytemuck::Zeroable` now gets a conflicting-impl error (E0119): remove
-///   the bytemuck derives, `DeviceCopy` brings them.
+/// * `#[derive(DeviceCopy)]` also implements `bytemuck::Zeroable` and, for
+///   a struct without type or const parameters, `bytemuck::Pod` (for its
+///   `'static` instantiations, which are all of them unless it has lifetime
+///   parameters), so `bytemuck::bytes_of`, `cast_slice`, `pod_read_unaligned`
+///   & co. work on derived structs with no second derive. A struct that also
+///   derives `bytemuck::Pod` or `bytemuck::Zeroable` now gets a
+///   conflicting-impl error (E0119): remove the bytemuck derives,
+///   `DeviceCopy` brings them.
+/// * A *generic* derived struct (`Vec3<T>`) is not `Pod`: its layout is
+///   proved from its `repr` and re-checked for each instantiation where
+///   cuda-mem views a value as bytes (`__LAYOUT`, below), which bytemuck's
+///   functions would not do. Use [`bytes_of`] and [`bytes_of_slice`] for
+///   its byte views.
 /// * [`DevicePtr<T>`](crate::DevicePtr) is `Pod` (for `T: 'static`).
 /// * A foreign type that is `Pod` but not `DeviceCopy` goes into device
 ///   memory wrapped in [`DevicePod<T>`].

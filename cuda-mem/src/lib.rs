@@ -74,10 +74,11 @@
 //! implements cudarc's `DeviceRepr`, so the struct can be a kernel argument.
 //! With `default-features = false` this crate is `#![no_std]` and builds for
 //! `nvptx64-nvidia-cuda`, so a kernel crate can share the struct definitions
-//! (see [below](#your-own-kernels-in-rust)). A derived struct is also
-//! `bytemuck::Pod`, so bytemuck's byte views work on it; [`bytes_of`] and
-//! [`bytes_of_slice`] give them for every `DeviceCopy` type, lifetime-tagged
-//! ones included, and [`DevicePod<T>`] brings a foreign `Pod` type in.
+//! (see [below](#your-own-kernels-in-rust)). A derived struct without type
+//! parameters is also `bytemuck::Pod`, so bytemuck's byte views work on it;
+//! [`bytes_of`] and [`bytes_of_slice`] give them for every `DeviceCopy` type,
+//! generic and lifetime-tagged ones included, and [`DevicePod<T>`] brings a
+//! foreign `Pod` type in.
 //! Features `glam` and `mint` make those crates' vectors and matrices
 //! `DeviceCopy`.
 //!
@@ -355,6 +356,7 @@
 //! | class | closed by | test |
 //! | --- | --- | --- |
 //! | `#[derive(DeviceCopy)]` fooled: a `crate = "..."` module with forged witnesses; a module named like the expansion's internal alias; an attribute macro that rewrites a field after the derive; a hidden macro that implements cudarc's traits for any type | the proof runs in cuda-mem's own `macro_rules!` through `$crate` (the crate path only locates it), on the real, expanded struct (its fields by destructuring, its layout by `size_of` / `offset_of!`), and every impl (cuda-mem's, bytemuck's, cudarc's) comes only from there | `cuda-mem-derive/tests/ui/fail/attack_{a,b,c,d}_*.rs` and `direct_call_*.rs` (trybuild) |
+//! | a *generic* derived struct whose real `repr` is not the one the derive read (an attribute macro after the derive, or the derive's hidden macro called with a false plan) viewed as bytes with padding: through `bytemuck::bytes_of` (the derive made it `Pod`), a warp shuffle, or a non-generic derived struct with it as a field | `Pod` only for non-generic structs (their layout is proved exactly); the warp shuffles and every byte view of cuda-mem re-check a generic struct's real layout at the instantiation (`__LAYOUT`), and the exact plan evaluates every field's layout | `cuda-mem-derive/tests/ui/fail/`: `attack_c_attribute_changes_generic_repr.rs`, `direct_call_generic_plan_lies.rs`, `nested_generic_padding.rs`, `warp_shuffle_checks_the_layout.rs` |
 //! | a pinned or unified host slice given to cudarc's safe copies, which treat every `&[T]` as pageable and neither wait nor record: the DMA ran on after the call (read before written, overwritten later, freed under it) | pinned memory's host view is a second, unregistered mapping of the same pages, which the driver copies synchronously (cuda-mem's own copies still DMA from the registered mapping); host access to managed memory (and to write-combined or non-Linux pinned memory, which has no alias) waits for every context | `tests/tests/boundaries.rs`: `host_slices_given_to_cudarc_copies_are_done_when_cudarc_returns` |
 //! | a pinned buffer dropped while a copy or kernel queued on it still runs, its block handed to the next buffer of that size by the pinned cache (the DMA lands in, or reads, the new buffer) | the block goes back with an event recorded behind every queued use (kernel arguments included, on a stream ordered after all of them) and is handed out only once `cuEventQuery` says it fired; staged copies wait for it | `tests/tests/pinned_cache.rs`: `a_block_a_running_kernel_reads_is_not_handed_out`, `a_block_a_running_kernel_writes_is_not_handed_out`, `buffers_freed_and_reallocated_while_dmas_run_keep_every_byte`; `differential.rs`: `a_pinned_cache_that_reuses_busy_blocks_is_caught` (CPU), `pinned_buffers_reallocated_under_running_copies_match_the_host_model` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |

@@ -373,6 +373,9 @@ fn shfl<T: DeviceCopy>(kind: Kind, mask: u32, value: T, lane: u32) -> T {
             "warp shuffles move values of 4 or 8 bytes"
         )
     };
+    // The bytes of `T` are moved as words: a derived generic struct's real
+    // layout is re-checked for this `T` (no padding), as the byte views do.
+    const { crate::private::check_layout::<T>() };
     if size_of::<T>() == 4 {
         // SAFETY: `T` has 4 bytes (checked above), read unaligned as a `u32`.
         let bits: u32 = unsafe { core::mem::transmute_copy(&value) };

@@ -1,5 +1,7 @@
 // A derived struct is `bytemuck::Pod` with no bytemuck derive: bytemuck's
-// byte views and casts work on it, and agree with cuda-mem's.
+// byte views and casts work on it, and agree with cuda-mem's. A generic one
+// is `Zeroable` but not `Pod` (its layout is checked per instantiation,
+// which bytemuck would not do): cuda-mem's byte views serve it.
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
@@ -32,6 +34,7 @@ fn main() {
     let back: Vertex = bytemuck::pod_read_unaligned(&bytes[..16]);
     assert_eq!(back, vertex);
     let points = [Vec2 { x: 1_u16, y: 2 }, Vec2 { x: 3, y: 4 }];
-    let flat: &[u16] = bytemuck::cast_slice(&points);
-    assert_eq!(flat, &[1, 2, 3, 4]);
+    assert_eq!(cm_renamed::bytes_of_slice(&points), &[1, 0, 2, 0, 3, 0, 4, 0]);
+    let origin: Vec2<u16> = bytemuck::Zeroable::zeroed();
+    assert_eq!(origin, Vec2 { x: 0, y: 0 });
 }
