@@ -66,6 +66,38 @@ fn a_struct_of_another_layout_changes_the_fingerprint() {
     assert_ne!(skewed, transform_items::SIGNATURE);
 }
 
+/// A kernel whose `crate = "..."` path forges the fingerprint function
+/// (`launch-kernels`' `forged` module: its own `__kernel_signature` returns
+/// the source hash alone, and its parameter is a `DeviceSliceMut<u8>` in the
+/// PTX but a `[u64; 2]` on the host). The host's `SIGNATURE` constant goes
+/// through the forged path, but the PTX's fingerprint and the launch's come
+/// from cuda-mem's own macros, over the real parameter types: they differ,
+/// so a launch is refused (`a_kernel_whose_crate_path_forges_the_fingerprint_is_refused`).
+/// Before the fingerprint moved into those macros the PTX held the forged
+/// value, equal to the host's.
+#[test]
+fn a_forged_crate_path_cannot_forge_the_ptx_fingerprint() {
+    use cuda_mem::device::DeviceSliceMut;
+    use cuda_mem::launch::__kernel_signature;
+    use cuda_mem::KernelParam;
+    use cuda_mem_launch_kernels::forged::forged_scribble;
+    // The forged function returns the source hash: that is the host constant.
+    let source = forged_scribble::SIGNATURE;
+    let in_ptx = ptx_fingerprint(KERNELS.ptx(), forged_scribble::NAME)
+        .expect("the PTX has forged_scribble's fingerprint");
+    let real = __kernel_signature(false, source, &[<DeviceSliceMut<'_, u8>>::SIGNATURE]);
+    let pushed = __kernel_signature(false, source, &[<[u64; 2]>::SIGNATURE]);
+    assert_eq!(
+        in_ptx, real,
+        "the PTX's fingerprint is not the one of its parameter types"
+    );
+    assert_ne!(in_ptx, forged_scribble::SIGNATURE);
+    assert_ne!(
+        in_ptx, pushed,
+        "a launch pushing [u64; 2] would be accepted"
+    );
+}
+
 #[test]
 fn the_simple_kernels_use_no_local_memory() {
     for name in [
@@ -594,6 +626,50 @@ fn a_doctored_fingerprint_is_refused() {
         )
         .unwrap();
     assert_eq!(out.to_vec().unwrap(), [5, 6, 7]);
+}
+
+/// The launch side of `a_forged_crate_path_cannot_forge_the_ptx_fingerprint`:
+/// the host passes a `[u64; 2]` of its choosing (here the real address and
+/// length of a poisoned buffer) where the PTX takes a `DeviceSliceMut<u8>`;
+/// the fingerprint the launch computes from what it pushes is not the PTX's,
+/// so nothing runs and the buffer keeps its poison.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_kernel_whose_crate_path_forges_the_fingerprint_is_refused() {
+    use cuda_mem::device::DeviceSliceMut;
+    use cuda_mem::KernelParam;
+    use cuda_mem_launch_kernels::forged::forged_scribble;
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("a_kernel_whose_crate_path_forges_the_fingerprint_is_refused");
+    let n = 1 + rng.below(5000);
+    let poison: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8 | 1).collect();
+    let target = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+    let raw = [target.as_device_ptr().addr(), n as u64];
+    let problem = expect_mismatch(
+        forged_scribble.launch(
+            &KERNELS,
+            &stream,
+            LaunchConfig::for_num_elems(n as u32),
+            (raw,),
+        ),
+        "forged_scribble",
+        "launch-kernels",
+    );
+    let source = forged_scribble::SIGNATURE;
+    assert_eq!(
+        problem,
+        KernelProblem::Fingerprint {
+            expected: cuda_mem::launch::__kernel_signature(false, source, &[<[u64; 2]>::SIGNATURE]),
+            found: cuda_mem::launch::__kernel_signature(
+                false,
+                source,
+                &[<DeviceSliceMut<'_, u8>>::SIGNATURE]
+            ),
+        }
+    );
+    stream.synchronize().unwrap();
+    assert_eq!(target.to_vec().unwrap(), poison, "the forged kernel ran");
 }
 
 #[test]

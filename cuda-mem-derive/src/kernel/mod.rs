@@ -5,17 +5,27 @@
 //! * **nvptx64**: inside an anonymous `const`, the entry point
 //!   `#[no_mangle] unsafe extern "ptx-kernel" fn <name>(…)` that calls the
 //!   user's fn (kept as written, nested, `#[inline(always)]`), and the
-//!   fingerprint static `__cuda_mem_sig_<name>: u64`.
+//!   fingerprint static `__cuda_mem_sig_<name>: u64`, which cuda-mem's
+//!   `__kernel_fingerprint_static!` emits.
 //! * **host**: the user's fn, never called, so that the host build type-checks
 //!   the kernel body (`cargo check` reports kernel errors without a nightly),
 //!   and, through `cuda_mem::__kernel_host!` (which drops its input without
 //!   cuda-mem's `host` feature), a unit struct named like the kernel with the
-//!   constants `NAME` and `SIGNATURE` and the method `launch`.
+//!   constants `NAME` and `SIGNATURE` and the method `launch`, whose body is
+//!   cuda-mem's `__kernel_launch!`.
 //!
-//! The signature fingerprint is computed in const evaluation from the same
-//! tokens on both sides: each parameter's `KernelParam::SIGNATURE` (spelled
+//! The signature fingerprint is computed in const evaluation on both sides:
+//! each parameter's `KernelParam::SIGNATURE` (spelled
 //! `__param_signature::<fn(Type), _>()`, so that elided lifetimes need no
 //! names), the kernel's safety, and a hash of its tokens ([`fingerprint`]).
+//! The two values that decide a launch, the PTX's and the one the launch
+//! checks it against, are computed inside cuda-mem's `macro_rules!` macros
+//! with `$crate` paths, from the declared parameter types on the device and
+//! from the very parameter types pushed on the host; so is every `unsafe`
+//! of a launch. A `crate = "..."` path only says where those macros are: a
+//! module that supplied its own would have to write the `unsafe` itself
+//! (which `#![forbid(unsafe_code)]` rejects). The host's `SIGNATURE`
+//! constant, spanned on the parameter types for the errors, is informational.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -61,6 +71,9 @@ struct Kernel {
     params: Vec<Type>,
     /// `for<'a, …>` over the fn's lifetime parameters, or nothing.
     binder: TokenStream,
+    /// The fn's lifetime parameters, `'a, …` (for cuda-mem's macros, which
+    /// make the binder themselves).
+    lifetimes: TokenStream,
     /// Hash of the fn's tokens (signature and body).
     source: u64,
 }
@@ -140,6 +153,7 @@ impl Kernel {
         } else {
             quote!(for<#(#lifetimes),*>)
         };
+        let lifetimes = quote!(#(#lifetimes),*);
         let mut tokens = sig.to_token_stream();
         function.block.to_tokens(&mut tokens);
         Ok(Self {
@@ -148,11 +162,27 @@ impl Kernel {
             is_unsafe: sig.unsafety.is_some(),
             params,
             binder,
+            lifetimes,
             source: fingerprint::of_tokens(tokens),
         })
     }
 
-    /// `__kernel_signature(…)`: the fingerprint expression, the same on both sides.
+    /// What cuda-mem's macros compute the fingerprint from: the safety, the
+    /// source hash, the lifetime parameters and the parameter types.
+    fn signature_parts(&self) -> (bool, proc_macro2::Literal, &TokenStream, &[Type]) {
+        (
+            self.is_unsafe,
+            proc_macro2::Literal::u64_suffixed(self.source),
+            &self.lifetimes,
+            &self.params,
+        )
+    }
+
+    /// `__kernel_signature(…)`: the fingerprint expression of the host's
+    /// `SIGNATURE` constant, spanned on each parameter type so that a type
+    /// that cannot be a parameter is reported there. (The launch computes
+    /// its own, in cuda-mem's `__kernel_launch!`, from the parameters it
+    /// pushes.)
     fn signature(&self) -> TokenStream {
         let krate = &self.krate;
         let binder = &self.binder;
@@ -208,6 +238,10 @@ impl Kernel {
         } else {
             call
         };
+        // The fingerprint static comes from cuda-mem's own macro (computed
+        // with `$crate` paths): a crate path cannot make the PTX claim
+        // another signature without writing the `unsafe(no_mangle)` itself.
+        let (is_unsafe, source, lifetimes, params) = self.signature_parts();
         let device = quote! {
             #[cfg(target_arch = "nvptx64")]
             #(#cfgs)*
@@ -221,11 +255,13 @@ impl Kernel {
                     #call
                 }
 
-                /// The kernel's signature fingerprint, read by the host before
-                /// the first launch in a context.
-                #[unsafe(no_mangle)]
-                #[used]
-                pub static #static_name: u64 = #signature;
+                #krate::__kernel_fingerprint_static! {
+                    static #static_name,
+                    unsafe #is_unsafe,
+                    source #source,
+                    lifetimes [#lifetimes],
+                    params [#(#params),*]
+                }
             };
         };
 
@@ -362,25 +398,26 @@ impl Kernel {
                     quote! {
                         #fn_type: #core::ops::Fn(#p),
                         #a: #krate::LaunchArg<#p>,
+                        #p: #krate::KernelParam,
                     },
                     ty.span(),
                 )
             });
-        let pointers = values
-            .iter()
-            .zip(&params)
-            .map(|(v, p)| quote!((&mut #v as *mut #p).cast::<#core::ffi::c_void>()));
-        let finish = quote! {
-            __cuda_mem_launch.__finish(config, &mut [#(#pointers),*])
-        };
-        // SAFETY (of the generated block): each parameter was made by
-        // `param` for this launch from an argument of its declared type
-        // (borrowed for the call, ordered on `stream`), and the PTX's
-        // fingerprint matched the declaration. A safe kernel has no
-        // preconditions (see `cuda_mem::launch`); for an `unsafe fn` kernel
-        // the caller of the `unsafe fn launch` upholds them.
-        let finish = quote! {
-            unsafe { #finish }
+        // The body is cuda-mem's: the fingerprint of the parameters pushed,
+        // their claims and the launch, every `unsafe` of it, come from its
+        // `__kernel_launch!` (see there).
+        let is_unsafe = self.is_unsafe;
+        let source = proc_macro2::Literal::u64_suffixed(self.source);
+        let body = quote! {
+            #krate::__kernel_launch! {
+                module module,
+                stream stream,
+                config config,
+                name Self::NAME,
+                unsafe #is_unsafe,
+                source #source,
+                args args [#(#values: #args => #params),*]
+            }
         };
         let launch_doc = self.launch_doc(function);
         let check_doc = [
@@ -416,10 +453,7 @@ impl Kernel {
                 where
                     #(#bounds)*
                 {
-                    let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
-                    let (#(#values,)*) = args;
-                    #(let mut #values = __cuda_mem_launch.param::<#args, #params>(#values)?;)*
-                    #finish
+                    #body
                 }
             }
         }

@@ -292,9 +292,15 @@ pub struct Launch<'s> {
 
 impl Launch<'_> {
     /// The parameter value of `arg`, ordered on the launch's stream.
+    ///
+    /// # Safety
+    ///
+    /// As for [`LaunchArg::__into_param`]: the value goes to this launch's
+    /// [`__finish`](Launch::__finish) only, while `arg`'s borrow lasts.
     #[doc(hidden)]
-    pub fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
-        let param = arg.__into_param(self.stream)?;
+    pub unsafe fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
+        // SAFETY: the caller's promise, passed on.
+        let param = unsafe { arg.__into_param(self.stream) }?;
         if A::__CHECKS_STREAM {
             self.stream_checked.set(true);
         }
@@ -379,14 +385,23 @@ pub unsafe trait LaunchArg<P> {
     const __CHECKS_STREAM: bool = false;
 
     /// The parameter value, ordered on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// The value is a kernel parameter and nothing else: it goes to one
+    /// kernel launched on `stream` next, while `self`'s borrow of the memory
+    /// lasts. A slice parameter points into device memory under a lifetime
+    /// of its own, so on the host it could outlive the buffer, alias another
+    /// `DeviceSliceMut` of the same memory, or be read as host memory; only
+    /// the launchers that `#[kernel]` generates call this.
     #[doc(hidden)]
-    fn __into_param(self, stream: &Arc<CudaStream>) -> Result<P>;
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<P>;
 }
 
 // SAFETY: a `DeviceCopy` value is its own parameter, pushed byte for byte.
 unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     #[inline]
-    fn __into_param(self, _stream: &Arc<CudaStream>) -> Result<T> {
+    unsafe fn __into_param(self, _stream: &Arc<CudaStream>) -> Result<T> {
         Ok(self)
     }
 }
@@ -448,7 +463,7 @@ macro_rules! slice_args {
             const __CHECKS_STREAM: bool = true;
 
             #[inline]
-            fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
+            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
                 let elems: fn(&Self) -> Elems<'_, T> = $elems;
                 $make(elems(&self), stream)
             }
@@ -554,7 +569,7 @@ macro_rules! pitched_args {
             const __CHECKS_STREAM: bool = true;
 
             #[inline]
-            fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
+            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
                 let (ptr, pitch, width, height) = pitched(AsPitched::pitched(&*self), stream)?;
                 // SAFETY: see above.
                 Ok(unsafe { $param::from_raw_parts(ptr as $ptr, pitch, width, height) })

@@ -63,6 +63,14 @@
 //! depend on the grid covering the data exactly once) has preconditions that
 //! no type can express, so its `launch` is an `unsafe fn` whose caller
 //! promises them; everything else above still holds.
+//!
+//! The fingerprints and every `unsafe` step of a launch live in cuda-mem's
+//! own macros ([`__kernel_fingerprint_static!`](crate::__kernel_fingerprint_static)
+//! in the PTX, [`__kernel_launch!`](crate::__kernel_launch) on the host),
+//! reached through `$crate`, so a `#[kernel(crate = "...")]` path cannot
+//! forge them without `unsafe` of its own; and a parameter value
+//! ([`LaunchArg::__into_param`], `Launch::param`) is made only in `unsafe`
+//! code, so no device slice of an unchecked lifetime reaches safe host code.
 
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
@@ -246,6 +254,124 @@ pub const fn __kernel_signature(is_unsafe: bool, source: u64, params: &[u64]) ->
     }
     mix(mix(hash, is_unsafe as u64), source)
 }
+
+/// A [`#[kernel]`](macro@crate::kernel) fn's signature fingerprint, from its
+/// safety, its source hash and its parameter types (under the fn's lifetime
+/// parameters), with `$crate` paths only: the expression behind the kernel's
+/// `SIGNATURE` and its PTX fingerprint.
+///
+/// ```
+/// use cuda_mem::device::DeviceSliceMut;
+/// let a = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes [], params [DeviceSliceMut<f32>, f32]);
+/// let b = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes ['a], params [DeviceSliceMut<'a, f32>, f32]);
+/// let c = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes [], params [[u64; 2], f32]);
+/// assert_eq!(a, b);
+/// assert_ne!(a, c);
+/// ```
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_signature {
+    (unsafe $is_unsafe:literal, source $source:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
+        $crate::launch::__kernel_signature(
+            $is_unsafe,
+            $source,
+            &[$($crate::__kernel_signature!(@param $lifetimes $param)),*],
+        )
+    };
+    (@param [$($lifetime:lifetime),*] $param:ty) => {
+        $crate::launch::__param_signature::<for<$($lifetime),*> fn($param), _>()
+    };
+}
+
+/// The PTX's copy of a kernel's signature fingerprint: a `no_mangle` static
+/// that the host reads before the kernel's first launch in a context. Emitted
+/// by [`#[kernel]`](macro@crate::kernel) on nvptx64 through the crate path,
+/// and computed here (`$crate`): a module given as `crate = "..."` that
+/// supplied a macro of this name would have to write the `unsafe(no_mangle)`
+/// static itself, which `#![forbid(unsafe_code)]` rejects, so it cannot make
+/// the PTX claim another signature than its parameters'.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_fingerprint_static {
+    (static $name:ident, $($signature:tt)*) => {
+        /// The kernel's signature fingerprint, read by the host before the
+        /// first launch in a context.
+        #[unsafe(no_mangle)]
+        #[used]
+        pub static $name: u64 = $crate::__kernel_signature!($($signature)*);
+    };
+}
+
+/// The body of a [`#[kernel]`](macro@crate::kernel) fn's host launcher: the
+/// kernel checked against the PTX with a fingerprint computed here, from the
+/// parameter types the arguments are turned into (`$crate` paths only), the
+/// arguments claimed on the stream, and the launch.
+///
+/// Everything `unsafe` about a launch happens in here, so a `crate = "..."`
+/// path cannot route a launch through functions of its own without writing
+/// `unsafe` itself: the module, the launch and the parameters are cuda-mem's
+/// own types (called by path, not by method), and the fingerprint checked is
+/// the one of the very parameters pushed. An `unsafe fn` kernel's launch
+/// (`unsafe true`) compiles only in an unsafe context (its `unsafe fn launch`).
+#[cfg(feature = "host")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_launch {
+    (
+        module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
+        unsafe $is_unsafe:tt, source $source:literal,
+        args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
+    ) => {{
+        $crate::__kernel_launch!(@unsafe_kernel $is_unsafe);
+        let __cuda_mem_launch = $crate::Module::__begin(
+            $module,
+            $name,
+            const {
+                $crate::launch::__kernel_signature(
+                    $is_unsafe,
+                    $source,
+                    &[$($crate::launch::__param_signature::<fn($param), $param>()),*],
+                )
+            },
+            $stream,
+        )?;
+        let ($($value,)*) = $args;
+        $(
+            // SAFETY: the parameter goes to this launch only (below), while
+            // the argument's borrow lasts (this call).
+            let mut $value = unsafe {
+                $crate::launch::Launch::param::<$arg, $param>(&__cuda_mem_launch, $value)
+            }?;
+        )*
+        // SAFETY: each parameter was made by `param` for this launch, and the
+        // PTX's fingerprint matched the one of these very parameter types
+        // (their kinds and layouts); a safe kernel has no preconditions (see
+        // `cuda_mem::launch`), and an unsafe one's caller promised them.
+        unsafe {
+            $crate::launch::Launch::__finish(
+                __cuda_mem_launch,
+                $config,
+                &mut [$((&mut $value as *mut $param).cast::<$crate::__private::core::ffi::c_void>()),*],
+            )
+        }
+    }};
+    (@unsafe_kernel true) => {
+        $crate::launch::__unsafe_kernel_launch();
+    };
+    (@unsafe_kernel false) => {};
+}
+
+/// Called by [`__kernel_launch!`](crate::__kernel_launch) for an `unsafe fn`
+/// kernel, outside any `unsafe` block: the launch compiles only where the
+/// caller is in an unsafe context already (the kernel's `unsafe fn launch`).
+///
+/// # Safety
+///
+/// The kernel's own preconditions hold for the launch.
+#[cfg(feature = "host")]
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn __unsafe_kernel_launch() {}
 
 /// Passes its tokens through on host builds (feature `host`), where they are
 /// the launcher of a [`#[kernel]`](macro@crate::kernel); drops them without

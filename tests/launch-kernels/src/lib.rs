@@ -116,3 +116,51 @@ pub unsafe fn poke(target: DevicePtr<u32>, value: u32) {
         unsafe { *target.as_raw() = value };
     }
 }
+
+/// A `crate = "..."` path that forges the fingerprint (the attack of a
+/// review): a module that re-exports cuda-mem but supplies its own
+/// `launch::__kernel_signature`, returning the source hash alone, and a
+/// parameter type that is a `DeviceSliceMut<u8>` in the PTX but a `[u64; 2]`
+/// on the host, so that the host could push any `{ptr, len}` for the kernel
+/// to write through. No `unsafe` is written. cuda-mem's macros compute the
+/// PTX's fingerprint and the launch's from the real parameter types, so the
+/// host's `SIGNATURE` is forged but nothing that decides a launch is: the
+/// launch is refused (`tests/tests/kernels.rs`).
+#[forbid(unsafe_code)]
+pub mod forged {
+    /// cuda-mem, but for one function of its `launch` module.
+    pub mod fake_cuda_mem {
+        pub use cuda_mem::*;
+
+        /// cuda-mem's `launch`, with a forged fingerprint function.
+        pub mod launch {
+            pub use cuda_mem::launch::*;
+
+            /// Forged: the source hash alone, whatever the parameters.
+            pub const fn __kernel_signature(_unsafe: bool, source: u64, _params: &[u64]) -> u64 {
+                source
+            }
+        }
+    }
+
+    /// The parameter as the PTX sees it.
+    #[cfg(target_arch = "nvptx64")]
+    pub type Scribble<'a> = cuda_mem::device::DeviceSliceMut<'a, u8>;
+    /// The parameter as the host sees it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub type Scribble<'a> = [u64; 2];
+
+    /// Writes 0xAB into every byte of `out` (in the PTX).
+    #[cuda_mem::kernel(crate = "crate::forged::fake_cuda_mem")]
+    pub fn forged_scribble(out: Scribble<'_>) {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let mut out = out;
+            for (_, byte) in out.grid_stride_mut() {
+                *byte = 0xAB;
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        let _ = out;
+    }
+}

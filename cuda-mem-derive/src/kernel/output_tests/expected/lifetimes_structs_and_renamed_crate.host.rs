@@ -132,42 +132,27 @@ impl step {
             DeviceSliceMut<'a, Particle>,
         )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam0),
         __CudaMemArg0: ::cm_renamed::LaunchArg<__CudaMemParam0>,
+        __CudaMemParam0: ::cm_renamed::KernelParam,
         (for<'a> fn(
             DeviceSlice<'a, Particle>,
         )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam1),
         __CudaMemArg1: ::cm_renamed::LaunchArg<__CudaMemParam1>,
+        __CudaMemParam1: ::cm_renamed::KernelParam,
         (for<'a> fn(
             crate::Params,
         )): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam2),
         __CudaMemArg2: ::cm_renamed::LaunchArg<__CudaMemParam2>,
+        __CudaMemParam2: ::cm_renamed::KernelParam,
         (for<'a> fn(u32)): ::cm_renamed::__private::core::ops::Fn(__CudaMemParam3),
         __CudaMemArg3: ::cm_renamed::LaunchArg<__CudaMemParam3>,
+        __CudaMemParam3: ::cm_renamed::KernelParam,
     {
-        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
-        let (__cuda_mem_arg0, __cuda_mem_arg1, __cuda_mem_arg2, __cuda_mem_arg3) = args;
-        let mut __cuda_mem_arg0 = __cuda_mem_launch
-            .param::<__CudaMemArg0, __CudaMemParam0>(__cuda_mem_arg0)?;
-        let mut __cuda_mem_arg1 = __cuda_mem_launch
-            .param::<__CudaMemArg1, __CudaMemParam1>(__cuda_mem_arg1)?;
-        let mut __cuda_mem_arg2 = __cuda_mem_launch
-            .param::<__CudaMemArg2, __CudaMemParam2>(__cuda_mem_arg2)?;
-        let mut __cuda_mem_arg3 = __cuda_mem_launch
-            .param::<__CudaMemArg3, __CudaMemParam3>(__cuda_mem_arg3)?;
-        unsafe {
-            __cuda_mem_launch
-                .__finish(
-                    config,
-                    &mut [
-                        (&mut __cuda_mem_arg0 as *mut __CudaMemParam0)
-                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
-                        (&mut __cuda_mem_arg1 as *mut __CudaMemParam1)
-                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
-                        (&mut __cuda_mem_arg2 as *mut __CudaMemParam2)
-                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
-                        (&mut __cuda_mem_arg3 as *mut __CudaMemParam3)
-                            .cast::<::cm_renamed::__private::core::ffi::c_void>(),
-                    ],
-                )
+        ::cm_renamed::__kernel_launch! {
+            module module, stream stream, config config, name Self::NAME, unsafe false,
+            source 1523033959801330723u64, args args[__cuda_mem_arg0 : __CudaMemArg0 =>
+            __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 => __CudaMemParam1,
+            __cuda_mem_arg2 : __CudaMemArg2 => __CudaMemParam2, __cuda_mem_arg3 :
+            __CudaMemArg3 => __CudaMemParam3]
         }
     }
 }

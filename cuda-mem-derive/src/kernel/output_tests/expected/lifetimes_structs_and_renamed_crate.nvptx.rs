@@ -23,24 +23,9 @@ const _: () = {
         }
         step(__cuda_mem_param0, __cuda_mem_param1, __cuda_mem_param2, __cuda_mem_param3)
     }
-    /// The kernel's signature fingerprint, read by the host before
-    /// the first launch in a context.
-    #[unsafe(no_mangle)]
-    #[used]
-    pub static __cuda_mem_sig_step: u64 = ::cm_renamed::launch::__kernel_signature(
-        false,
-        1523033959801330723u64,
-        &[
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSliceMut<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<
-                for<'a> fn(DeviceSlice<'a, Particle>),
-                _,
-            >(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(crate::Params), _>(),
-            ::cm_renamed::launch::__param_signature::<for<'a> fn(u32), _>(),
-        ],
-    );
+    ::cm_renamed::__kernel_fingerprint_static! {
+        static __cuda_mem_sig_step, unsafe false, source 1523033959801330723u64,
+        lifetimes['a], params[DeviceSliceMut < 'a, Particle >, DeviceSlice < 'a, Particle
+        >, crate ::Params, u32]
+    }
 };

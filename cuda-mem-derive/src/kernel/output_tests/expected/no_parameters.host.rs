@@ -87,8 +87,9 @@ impl tick {
         config: ::cuda_mem::LaunchConfig,
         args: (),
     ) -> ::cuda_mem::Result<()> {
-        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
-        let () = args;
-        unsafe { __cuda_mem_launch.__finish(config, &mut []) }
+        ::cuda_mem::__kernel_launch! {
+            module module, stream stream, config config, name Self::NAME, unsafe false,
+            source 8761116119685133851u64, args args[]
+        }
     }
 }

@@ -5,13 +5,8 @@ const _: () = {
         fn tick() {}
         tick()
     }
-    /// The kernel's signature fingerprint, read by the host before
-    /// the first launch in a context.
-    #[unsafe(no_mangle)]
-    #[used]
-    pub static __cuda_mem_sig_tick: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        8761116119685133851u64,
-        &[],
-    );
+    ::cuda_mem::__kernel_fingerprint_static! {
+        static __cuda_mem_sig_tick, unsafe false, source 8761116119685133851u64,
+        lifetimes[], params[]
+    }
 };

@@ -13,16 +13,8 @@ const _: () = {
         }
         scale(__cuda_mem_param0, __cuda_mem_param1)
     }
-    /// The kernel's signature fingerprint, read by the host before
-    /// the first launch in a context.
-    #[unsafe(no_mangle)]
-    #[used]
-    pub static __cuda_mem_sig_scale: u64 = ::cuda_mem::launch::__kernel_signature(
-        false,
-        16737446012672916488u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DeviceSliceMut<f32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(f32), _>(),
-        ],
-    );
+    ::cuda_mem::__kernel_fingerprint_static! {
+        static __cuda_mem_sig_scale, unsafe false, source 16737446012672916488u64,
+        lifetimes[], params[DeviceSliceMut < f32 >, f32]
+    }
 };

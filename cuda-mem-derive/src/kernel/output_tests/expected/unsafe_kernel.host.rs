@@ -106,26 +106,15 @@ impl poke {
     where
         fn(DevicePtr<u32>): ::cuda_mem::__private::core::ops::Fn(__CudaMemParam0),
         __CudaMemArg0: ::cuda_mem::LaunchArg<__CudaMemParam0>,
+        __CudaMemParam0: ::cuda_mem::KernelParam,
         fn(u32): ::cuda_mem::__private::core::ops::Fn(__CudaMemParam1),
         __CudaMemArg1: ::cuda_mem::LaunchArg<__CudaMemParam1>,
+        __CudaMemParam1: ::cuda_mem::KernelParam,
     {
-        let __cuda_mem_launch = module.__begin(Self::NAME, Self::SIGNATURE, stream)?;
-        let (__cuda_mem_arg0, __cuda_mem_arg1) = args;
-        let mut __cuda_mem_arg0 = __cuda_mem_launch
-            .param::<__CudaMemArg0, __CudaMemParam0>(__cuda_mem_arg0)?;
-        let mut __cuda_mem_arg1 = __cuda_mem_launch
-            .param::<__CudaMemArg1, __CudaMemParam1>(__cuda_mem_arg1)?;
-        unsafe {
-            __cuda_mem_launch
-                .__finish(
-                    config,
-                    &mut [
-                        (&mut __cuda_mem_arg0 as *mut __CudaMemParam0)
-                            .cast::<::cuda_mem::__private::core::ffi::c_void>(),
-                        (&mut __cuda_mem_arg1 as *mut __CudaMemParam1)
-                            .cast::<::cuda_mem::__private::core::ffi::c_void>(),
-                    ],
-                )
+        ::cuda_mem::__kernel_launch! {
+            module module, stream stream, config config, name Self::NAME, unsafe true,
+            source 1287833718837152191u64, args args[__cuda_mem_arg0 : __CudaMemArg0 =>
+            __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 => __CudaMemParam1]
         }
     }
 }

@@ -14,16 +14,8 @@ const _: () = {
         }
         unsafe { poke(__cuda_mem_param0, __cuda_mem_param1) }
     }
-    /// The kernel's signature fingerprint, read by the host before
-    /// the first launch in a context.
-    #[unsafe(no_mangle)]
-    #[used]
-    pub static __cuda_mem_sig_poke: u64 = ::cuda_mem::launch::__kernel_signature(
-        true,
-        1287833718837152191u64,
-        &[
-            ::cuda_mem::launch::__param_signature::<fn(DevicePtr<u32>), _>(),
-            ::cuda_mem::launch::__param_signature::<fn(u32), _>(),
-        ],
-    );
+    ::cuda_mem::__kernel_fingerprint_static! {
+        static __cuda_mem_sig_poke, unsafe true, source 1287833718837152191u64,
+        lifetimes[], params[DevicePtr < u32 >, u32]
+    }
 };
