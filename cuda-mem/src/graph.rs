@@ -788,11 +788,10 @@ impl<A: Recorded> Graph<A> {
                 ));
             }
         };
-        let capturing = Capturing {
-            stream,
-            registration: Some(registration),
-            ours,
-        };
+        // Declared before `capturing`, so dropped after it if `record`
+        // unwinds: the capture ends and its list of allowed memory goes
+        // before the outputs and temporaries are freed (a freed output's key,
+        // still listed, could match a new allocation at the same address).
         let recorder = Recorder {
             stream,
             state: &state,
@@ -800,6 +799,11 @@ impl<A: Recorded> Graph<A> {
             outputs: RefCell::new(Vec::new()),
             temporaries: RefCell::new(Vec::new()),
             nodes: Cell::new(0),
+        };
+        let capturing = Capturing {
+            stream,
+            registration: Some(registration),
+            ours,
         };
         let recorded =
             record(&recorder, buffers.__held()).and_then(|()| recorder.free_temporaries());
