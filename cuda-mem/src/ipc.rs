@@ -47,9 +47,11 @@
 //!
 //! A handle cannot be opened in the process that exported it (CUDA refuses);
 //! [`IpcHandle::open`] says so with an `Err` instead of the driver's
-//! `CUDA_ERROR_INVALID_CONTEXT`. Nor can it be opened twice in one context:
-//! the driver would map the same memory again, and two buffers over it would
-//! not be ordered against each other, so the second open is an `Err` too.
+//! `CUDA_ERROR_INVALID_CONTEXT`. Nor can it be opened twice in one process,
+//! in one context or in contexts of two devices: the driver would map the
+//! same memory again, and two buffers over it would not be ordered against
+//! each other, so the second open is an `Err` too (use the one import on
+//! every GPU through copies: `copy_from` orders both sides).
 //!
 //! Work in the two processes is ordered only through [`IpcEvent`]s (or by
 //! waiting and telling the other side): like any two processes sharing
@@ -417,6 +419,14 @@ impl<T: DeviceCopy> IpcHandle<T> {
         })
     }
 
+    /// Claims this handle for an import in this process (see
+    /// `open_imports`), or `Err` when it is open already.
+    fn claim(&self) -> Result<open_imports::Claim> {
+        let Exporter { pid, start, pid_ns } = self.exporter;
+        open_imports::claim((self.kind as u8, self.raw, pid, start, pid_ns))
+            .ok_or_else(already_open)
+    }
+
     /// Refuses a handle this process exported, and one whose exporter has
     /// exited.
     fn check_openable(&self) -> Result<()> {
@@ -476,6 +486,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
             }
         }
         let bytes = byte_len::<T>(self.len)?;
+        let claim = self.claim()?;
         let handle = sys::CUipcMemHandle {
             reserved: self.raw.map(|b| b as core::ffi::c_char),
         };
@@ -509,18 +520,15 @@ impl<T: DeviceCopy> IpcHandle<T> {
             r.op("cuIpcCloseMemHandle")?;
             return Err(e);
         }
-        if !open_imports::opened(ctx.cu_ctx() as usize, addr) {
-            // The driver counted a second reference to the same mapping: give
-            // it back, leaving the existing import as it is.
+        if !claim.mapped(ctx.cu_ctx() as usize, addr) {
+            // Other bytes for an allocation open here already: the driver
+            // counted a second reference to the same mapping. Give it back,
+            // leaving the existing import as it is.
             // SAFETY: `addr` was returned by the successful open above, which
             // added the reference this call removes.
             let r = unsafe { sys::cuIpcCloseMemHandle(addr).result() };
             r.op("cuIpcCloseMemHandle")?;
-            return Err(Error::Ipc {
-                problem: "this handle is already open in this process".into(),
-                remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead \
-                         of opening the handle again",
-            });
+            return Err(already_open());
         }
         Ok(Buffer::from_raw(
             RawMemory::imported(
@@ -591,6 +599,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
             });
         }
         let bytes = byte_len::<T>(self.len)?;
+        let claim = self.claim()?;
         let mut data = sys::CUmemPoolPtrExportData { reserved: self.raw };
         state.bind()?;
         let mut addr = MaybeUninit::uninit();
@@ -607,15 +616,23 @@ impl<T: DeviceCopy> IpcHandle<T> {
         // SAFETY: written by the successful call above.
         let addr = unsafe { addr.assume_init() };
         let ctx = state.ctx.cu_ctx() as usize;
-        // A second import of the same allocation: the driver handed out
-        // the address of the first again, and freeing it here would free
-        // the first import's memory, so it is left as it is.
-        if !open_imports::opened(ctx, addr) {
+        // This process's own allocation, through a descriptor of one of its
+        // own pools imported back (and a handle whose exporter was forged):
+        // freeing the import would free memory that a buffer here owns, so
+        // it is left as it is.
+        if crate::pool::owner_created_here(addr) {
             return Err(Error::Ipc {
-                problem: "this pool allocation's handle is already open in this process".into(),
-                remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead \
-                         of opening the handle again",
+                problem: "this handle is of an allocation of a pool created in this very \
+                          process (its descriptor was imported back here)"
+                    .into(),
+                remedy: "use the original buffer here; open the handle in another process",
             });
+        }
+        // Other bytes for an allocation open here already: the driver handed
+        // out the address of the first import again, and freeing it here
+        // would free the first import's memory, so it is left as it is.
+        if !claim.mapped(ctx, addr) {
+            return Err(already_open());
         }
         let imported = Buffer::from_raw(
             RawMemory::imported(
@@ -633,6 +650,18 @@ impl<T: DeviceCopy> IpcHandle<T> {
         // buffer frees the import.
         mapped_range(addr).and_then(|range| check_fits(addr, bytes, range))?;
         Ok(imported)
+    }
+}
+
+/// The `Err` for a second import of an allocation open in this process.
+fn already_open() -> Error {
+    Error::Ipc {
+        problem: "this handle is already open in this process (in this context or another: \
+                  two imports of one allocation would not be ordered against each other)"
+            .into(),
+        remedy: "use the existing ImportedBuffer (its views: slice, slice_mut) instead of opening \
+                 the handle again; for another GPU, copy between it and a buffer there \
+                 (copy_from orders both)",
     }
 }
 
@@ -1168,7 +1197,16 @@ impl MemPool {
         .op("cuMemPoolImportFromShareableHandle")?;
         drop(fd);
         // SAFETY: written by the successful call above.
-        let pool = Self::from_imported(state, unsafe { handle.assume_init() });
+        let handle = unsafe { handle.assume_init() };
+        if crate::pool::is_created_here(handle) {
+            // The driver handed back this process's own pool: a second owner
+            // would destroy it under the first (left as it is).
+            return Err(Error::Ipc {
+                problem: "this descriptor is of a pool created in this very process".into(),
+                remedy: "use the pool itself here; import its descriptor in another process",
+            });
+        }
+        let pool = Self::from_imported(state, handle);
         pool.grant_own_device()?;
         Ok(pool)
     }

@@ -3,7 +3,7 @@
 //! default pool for cuda-mem's `PoolBuffer`s.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaContext};
 
@@ -50,6 +50,39 @@ struct PoolInner {
     imported: bool,
 }
 
+/// The handles of the pools this process created (`cuMemPoolCreate`) that
+/// are still alive. A descriptor of one of them imported back into this
+/// process (`ipc`) must not become a second owner, nor a pointer imported
+/// from it a second owner of this process's own allocation.
+static CREATED_HERE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn created_here() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    CREATED_HERE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether `handle` is a live pool created in this process.
+pub(crate) fn is_created_here(handle: sys::CUmemoryPool) -> bool {
+    created_here().contains(&(handle as usize))
+}
+
+/// Whether the pool that owns the allocation at `addr` (its
+/// `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`) was created in this process. A
+/// failed query answers `false`: only a positive answer changes anything.
+pub(crate) fn owner_created_here(addr: u64) -> bool {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: the attribute is a `CUmemoryPool`, written to a valid
+    // out-pointer of that type; any address may be queried.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut pool as *mut sys::CUmemoryPool).cast::<c_void>(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+            addr,
+        )
+        .result()
+    };
+    r.is_ok() && !pool.is_null() && is_created_here(pool)
+}
+
 // SAFETY: a CUmemoryPool handle may be used from any thread; the driver
 // synchronises access to the pool.
 unsafe impl Send for PoolInner {}
@@ -58,6 +91,10 @@ unsafe impl Sync for PoolInner {}
 
 impl Drop for PoolInner {
     fn drop(&mut self) {
+        if self.owned && !self.imported {
+            // Forgotten before the handle is destroyed (and may be reused).
+            created_here().retain(|&h| h != self.handle as usize);
+        }
         if self.owned {
             // Outstanding stream-ordered frees are fine: the driver releases the
             // pool once they complete.
@@ -175,6 +212,7 @@ impl MemPool {
         props.handleTypes = handle_types;
         // SAFETY: `props` is fully initialised.
         let handle = unsafe { result::mem_pool::create(&props) }.op("cuMemPoolCreate")?;
+        created_here().push(handle as usize);
         let pool = Self {
             inner: Arc::new(PoolInner {
                 state,
