@@ -66,18 +66,21 @@ fn dangling(layout: Layout) -> NonNull<[u8]> {
     NonNull::slice_from_raw_parts(ptr, 0)
 }
 
-/// Page-locked host memory (`cuMemHostAlloc`) for allocator-aware code:
+/// Page-locked host memory for allocator-aware code:
 /// `allocator_api2::vec::Vec<T, PinnedAllocator>`, `allocator_api2::boxed::Box`,
 /// hashbrown maps. Data in it is copied to and from the device at full
 /// bandwidth by the ordinary synchronous copies (`copy_from_host(&vec)`).
 ///
-/// Every allocation is one `cuMemHostAlloc` call (pinned allocation is slow,
-/// milliseconds for large blocks: reserve capacity up front rather than
-/// growing element by element), zeroed before it is handed out, and freed with
-/// `cuMemFreeHost`. Alignments up to [`PINNED_MAX_ALIGN`] are honoured; larger
-/// ones, and driver failures, are `AllocError`. Zero-size layouts get a
-/// dangling aligned pointer without a driver call. The allocator keeps its
-/// context alive; clones share it and may free each other's blocks.
+/// Every allocation is pinned on its own (on Linux: pages registered with
+/// `cuMemHostRegister`, handed out through a second, unregistered mapping of
+/// the same pages, so that cudarc's copies through a slice of it are
+/// synchronous; not from [`PinnedCache`](crate::PinnedCache)). Pinning is
+/// slow, milliseconds for large blocks: reserve capacity up front rather than
+/// grow element by element. Blocks are zeroed before they are handed out.
+/// Alignments up to [`PINNED_MAX_ALIGN`] are honoured; larger ones, and
+/// driver failures, are `AllocError`. Zero-size layouts get a dangling
+/// aligned pointer without a driver call. The allocator keeps its context
+/// alive; clones share it and may free each other's blocks.
 ///
 /// ```no_run
 /// use allocator_api2::vec::Vec;
@@ -106,8 +109,14 @@ impl PinnedAllocator {
         Self::with_flags(ctx, PinnedFlags::default())
     }
 
-    /// An allocator with `cuMemHostAlloc` flags (portable, mapped,
-    /// write-combined; write-combined memory is very slow for the CPU to read).
+    /// An allocator with host-allocation flags (portable, mapped).
+    ///
+    /// `Err(NotSupported)` for write-combined memory, and for any flags off
+    /// Linux: that memory has no unregistered alias, so a copy that cudarc
+    /// queues through a slice of the `Vec` would still run after cudarc
+    /// returns, while the `Vec`'s host code (which never waits) reads and
+    /// writes the same bytes. A [`PinnedBuffer`](crate::PinnedBuffer) takes
+    /// any flags: its host access waits for such copies.
     ///
     /// ```no_run
     /// let flags = cuda_mem::PinnedFlags { portable: true, ..Default::default() };
@@ -115,6 +124,7 @@ impl PinnedAllocator {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn with_flags(ctx: &Arc<CudaContext>, flags: PinnedFlags) -> Result<Self> {
+        allocator_flags(flags)?;
         Ok(Self {
             state: ContextState::of(ctx)?,
             flags,
@@ -131,6 +141,22 @@ impl PinnedAllocator {
     /// ```
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.state.ctx
+    }
+}
+
+/// `Err(NotSupported)` for pinned flags a [`PinnedAllocator`] cannot hand
+/// out: memory without an unregistered host alias (see
+/// [`PinnedAllocator::with_flags`]).
+fn allocator_flags(flags: PinnedFlags) -> Result<()> {
+    if flags.aliased() {
+        Ok(())
+    } else {
+        Err(Error::NotSupported(
+            "a PinnedAllocator of write-combined pinned memory (or of any pinned memory off \
+             Linux): its blocks have no unregistered host alias, so cudarc's copies through a \
+             slice of the Vec would run unordered with its host code; use a PinnedBuffer with \
+             these flags, whose host access waits for them",
+        ))
     }
 }
 
@@ -300,9 +326,16 @@ unsafe impl Allocator for UnifiedAllocator {
         if layout.size() == 0 {
             return;
         }
-        // SAFETY: the caller guarantees `ptr` came from `allocate` of this
-        // allocator or a clone (`allocation::managed`) and is no longer used.
-        let result = unsafe { allocation::free_device(&self.state, ptr.as_ptr() as usize as u64) };
+        // A copy cudarc queued through a slice of it (managed memory is
+        // device memory to the driver: the copy runs on after cudarc
+        // returns) may still run; `cuMemFree`'s own synchronisation is not
+        // the driver's promise for another context's queued work.
+        let result = crate::context::synchronize_all_contexts(&self.state).and_then(|()| {
+            // SAFETY: the caller guarantees `ptr` came from `allocate` of this
+            // allocator or a clone (`allocation::managed`) and is no longer
+            // used; every context's queued work is done (waited for above).
+            unsafe { allocation::free_device(&self.state, ptr.as_ptr() as usize as u64) }
+        });
         record_in(&self.state.ctx, result);
     }
 }
@@ -607,6 +640,32 @@ mod tests {
 
     fn layout(size: usize, align: usize) -> Layout {
         Layout::from_size_align(size, align).unwrap()
+    }
+
+    /// Every flag combination: the allocator takes exactly the ones whose
+    /// blocks have an unregistered alias (cudarc's copies through them are
+    /// synchronous), and says why for the others.
+    #[test]
+    fn the_allocator_takes_only_aliased_pinned_memory() {
+        for bits in 0..8u8 {
+            let flags = PinnedFlags {
+                portable: bits & 1 != 0,
+                device_map: bits & 2 != 0,
+                write_combined: bits & 4 != 0,
+            };
+            let aliased = cfg!(target_os = "linux") && !flags.write_combined;
+            match allocator_flags(flags) {
+                Ok(()) => assert!(aliased, "{flags:?} has no alias"),
+                Err(e) => {
+                    assert!(!aliased, "{flags:?} refused");
+                    let text = e.to_string();
+                    assert!(
+                        text.contains("write-combined") && text.contains("PinnedBuffer"),
+                        "{text}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

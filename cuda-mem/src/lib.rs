@@ -368,10 +368,13 @@
 //! | NCCL collectives into a receive buffer too short (cudarc's `Comm` checks no length) | `cuda_mem::nccl`'s functions (feature `nccl`) check every length against the communicator's size | `boundaries.rs`: `nccl_collectives_check_the_receive_length` |
 //! | NCCL on a stream that is capturing a graph or is the stream buffers report to cudarc (where they give address 0, which NCCL does not check), or with buffers of another device | `cuda_mem::nccl`'s functions return `Err` before NCCL runs | `boundaries.rs`: `nccl_refuses_streams_it_cannot_order` |
 //! | dropping pool memory whose latest stream began capturing a graph: the free recorded into the graph, run at every launch | the free never goes to a capturing stream; the memory is leaked instead | `boundaries.rs`: `dropping_pool_memory_whose_last_stream_is_capturing_records_no_free_in_the_graph` |
-//! | an IPC handle forged longer (its checksum recomputed): an imported buffer past the exporter's allocation | `open` / `open_in_pool` check the length against the mapping the driver made (`cuMemGetAddressRange`); a pool allocation is imported once per context | `ipc.rs` (CPU): `a_forged_length_passes_the_checksum_but_not_the_mapping`; GPU: `a_device_buffer_crosses_processes_both_ways`, `a_pool_allocation_crosses_processes_with_its_pool_descriptor` |
+//! | an IPC handle forged longer (its checksum recomputed): an imported buffer past the exporter's allocation | `open` / `open_in_pool` check the length against the mapping the driver made (`cuMemGetAddressRange`) | `ipc.rs` (CPU): `a_forged_length_passes_the_checksum_but_not_the_mapping`; GPU: `a_device_buffer_crosses_processes_both_ways`, `a_pool_allocation_crosses_processes_with_its_pool_descriptor` |
+//! | one exported allocation imported twice: in two contexts of two devices (the driver maps it once per device), or again while an earlier import of it is being closed; two buffers over it, each with its own stream order, so unordered | a handle (the exporter and its driver bytes) is claimed process-wide from the start of an open until its import is closed, and a mapping already open is refused too | `ipc::open_imports::tests` (CPU) |
+//! | a pool's own descriptor imported back into the exporting process (`MemPool::import_fd`), then a handle with a forged exporter opened from it: a second owner of this process's allocation, freed under it | a pool handle the driver gives back that this process created is refused, and so is a pointer import whose owning pool (`CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`) was created here; neither is freed | (by reading; the driver's answer for a self-import is not known) |
 //! | zero-sized element types: a 10-element `PinnedBuffer<PhantomData<u32>>` had an empty `as_slice` and a `to_vec` of length `usize::MAX` | refused at compile time | the `compile_fail` example of [`Buffer`] |
 //! | managed memory on a device without concurrent managed access (the host may not touch it while any kernel runs) | `UnifiedBuffer::new` returns `Err(NotSupported)`, as the allocator did | `context::tests::managed_memory_needs_concurrent_access` |
 //! | `to_vec` made a `&mut [T]` over uninitialised memory | zeroes through the raw pointer first | (by reading; Miri does not flag it) |
+//! | a safe typed launch through a `#[kernel(crate = "...")]` path whose module supplies its own fingerprint functions (the PTX and the host then agreed on a forged value while the host pushed a `[u64; 2]` where the PTX took a `DeviceSliceMut`); a launch argument's parameter value taken by hand (`LaunchArg::__into_param`: a `DeviceSlice<'static>` over a buffer, read after its free or held twice mutably) | the PTX's fingerprint and the launch's are computed in cuda-mem's own macros (`$crate` paths), the launch's from the parameter types it pushes, and every `unsafe` of a launch is in there, so a forged path must write `unsafe` itself; `__into_param` and `Launch::param` are `unsafe fn`s | `tests/tests/kernels.rs`: `a_forged_crate_path_cannot_forge_the_ptx_fingerprint` (CPU), `a_kernel_whose_crate_path_forges_the_fingerprint_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/`: `forged_crate_path_launch_needs_unsafe.rs`, `into_param_is_unsafe.rs`, `launch_param_is_unsafe.rs`, `launch_macro_unsafe_kernel_in_safe_fn.rs` |
 //! | a safe typed launch ([`#[kernel]`](macro@kernel)) of a PTX that is not what the host declares: stale, built with another struct layout, a kernel missing, another crate's kernel of the same name | each kernel's signature fingerprint (parameter kinds, layouts, safety, source tokens) read from the loaded module at its first launch in a context, cached per name and fingerprint; `Module::new` of arbitrary PTX is `unsafe`; arguments claimed like `kernel_arg`; the device API gives threads disjoint elements (see [`launch`]) | `tests/tests/kernels.rs`: `a_ptx_built_with_another_struct_layout_is_refused`, `a_doctored_fingerprint_is_refused`, `a_missing_kernel_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/*.rs` |
 //!
 //! Limits that remain, because the hole is cudarc's own (it has them with its
@@ -384,6 +387,25 @@
 //! - A kernel launched through cudarc (`launch_builder`, `unsafe`) with a
 //!   [`KernelArg`] must be launched on the stream the argument was taken for,
 //!   and not into a graph capture begun after it was taken.
+//! - Host memory the driver copies asynchronously, managed memory
+//!   ([`UnifiedBuffer`], a `Vec` of [`UnifiedAllocator`]) and write-combined
+//!   pinned memory: a copy that cudarc queues through a slice of it is still
+//!   running when cudarc returns. A slice taken *after* it waits for it
+//!   (host access waits for every context), but one taken before and still
+//!   held, and a `UnifiedAllocator` `Vec` (whose derefs cannot wait), see the
+//!   copy race with the host. Use cuda-mem's copies for such memory, or
+//!   synchronise the stream before touching it. [`PinnedAllocator`] refuses
+//!   write-combined memory for this reason, and the allocator's `deallocate`
+//!   waits for every context before freeing.
+//! - Streams handed to cudarc's capture calls from *inside*
+//!   [`Graph::capture`]'s closure or from another thread: a capture ended
+//!   with cudarc's `end_capture` aborts the process (see the table), except
+//!   when a new capture is then begun and invalidated on the same stream
+//!   before the closure returns (the driver gives no id for an invalidated
+//!   capture to compare), and a capture begun on another thread between an
+//!   operation's check and its enqueue records that operation. Do not share
+//!   a capturing stream with other threads, nor call cudarc's capture
+//!   functions on the recording stream.
 //!
 //! # Errors
 //!

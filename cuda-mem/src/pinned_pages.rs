@@ -62,6 +62,13 @@ pub struct PinnedFlags {
 }
 
 impl PinnedFlags {
+    /// Whether memory with these flags gets an unregistered host alias
+    /// (every flag combination on Linux but write-combined): then the driver
+    /// copies through a host slice of it synchronously, like pageable memory.
+    pub(crate) fn aliased(self) -> bool {
+        cfg!(target_os = "linux") && !self.write_combined
+    }
+
     /// The `cuMemHostAlloc` flag bits.
     pub(crate) fn alloc_bits(self) -> u32 {
         let mut bits = 0;
@@ -138,7 +145,7 @@ impl PinnedPages {
     pub(crate) fn new(state: &ContextState, bytes: usize, flags: PinnedFlags) -> Result<Self> {
         debug_assert!(bytes > 0);
         state.bind()?;
-        if cfg!(target_os = "linux") && !flags.write_combined {
+        if flags.aliased() {
             Self::aliased(bytes, flags)
         } else {
             Self::allocated(bytes, flags)
