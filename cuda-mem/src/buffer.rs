@@ -369,7 +369,8 @@ impl<T: DeviceCopy> Buffer<T, Pinned> {
     /// [`PinnedCache`](crate::PinnedCache) without zeroing them: the
     /// contents are unspecified, as for [`DeviceBuffer::new`]. A freshly
     /// pinned block holds zeroes; a reused one holds the bytes its previous
-    /// buffer left (never uninitialised memory, and every bit pattern is a
+    /// user left: a buffer's, or a chunk of a staged `Vec` copy of this
+    /// context (never uninitialised memory, and every bit pattern is a
     /// valid `T`). Use it when every element is written before it is read
     /// (a download target, a buffer filled by the host): it skips the
     /// memset that [`new`](Self::new) does on a reused block (about 1 ms for

@@ -319,8 +319,16 @@ impl RawMemory {
     }
 
     /// Whether this is a stream-ordered (pool) allocation.
+    /// Whether this is memory of a stream-ordered pool: a pool allocation,
+    /// or a pointer imported from another process's pool (whose access
+    /// other devices need granted on the pool, like a pool allocation's).
     pub(crate) fn is_pool(&self) -> bool {
-        matches!(self.kind, AllocKind::Pool(_))
+        match &self.kind {
+            AllocKind::Pool(_) => true,
+            #[cfg(target_os = "linux")]
+            AllocKind::Imported { pool, .. } => pool.is_some(),
+            _ => false,
+        }
     }
 
     /// The host pointer, when the host may access this memory.

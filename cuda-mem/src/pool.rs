@@ -69,18 +69,25 @@ pub(crate) fn is_created_here(handle: sys::CUmemoryPool) -> bool {
 /// `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`) was created in this process. A
 /// failed query answers `false`: only a positive answer changes anything.
 pub(crate) fn owner_created_here(addr: u64) -> bool {
+    pool_of(addr).is_ok_and(|pool| !pool.is_null() && is_created_here(pool))
+}
+
+/// The pool that owns the stream-ordered allocation at `addr`
+/// (`CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`).
+fn pool_of(addr: u64) -> Result<sys::CUmemoryPool> {
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     // SAFETY: the attribute is a `CUmemoryPool`, written to a valid
     // out-pointer of that type; any address may be queried.
-    let r = unsafe {
+    unsafe {
         sys::cuPointerGetAttribute(
             (&mut pool as *mut sys::CUmemoryPool).cast::<c_void>(),
             sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
             addr,
         )
         .result()
-    };
-    r.is_ok() && !pool.is_null() && is_created_here(pool)
+    }
+    .op("cuPointerGetAttribute(MEMPOOL_HANDLE)")?;
+    Ok(pool)
 }
 
 // SAFETY: a CUmemoryPool handle may be used from any thread; the driver
@@ -151,18 +158,7 @@ fn device_location(ordinal: usize) -> sys::CUmemLocation {
 /// (`cuMemPoolSetAccess`), unless it already may. Pool memory does not follow
 /// `cuCtxEnablePeerAccess`; peer copies of it need this.
 pub(crate) fn grant_peer_access(addr: u64, peer_ordinal: usize) -> Result<()> {
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: `addr` is a live stream-ordered allocation; the out-pointer holds
-    // a `CUmemoryPool`, which is what this attribute writes.
-    unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut pool as *mut sys::CUmemoryPool).cast::<c_void>(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-            addr,
-        )
-        .result()
-    }
-    .op("cuPointerGetAttribute(MEMPOOL_HANDLE)")?;
+    let pool = pool_of(addr)?;
     let mut location = device_location(peer_ordinal);
     let mut flags = std::mem::MaybeUninit::<sys::CUmemAccess_flags>::uninit();
     // SAFETY: valid out-pointer, pool handle from the driver, a device location.

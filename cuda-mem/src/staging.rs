@@ -64,8 +64,9 @@ const DEFAULT_MAX_LANES: usize = 16;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize) {
-    LANES.store(lanes, Ordering::Relaxed);
-    CHUNK_BYTES.store(chunk_bytes, Ordering::Relaxed);
+    // Bounded, so that the chunk and slot arithmetic cannot overflow.
+    LANES.store(lanes.min(1024), Ordering::Relaxed);
+    CHUNK_BYTES.store(chunk_bytes.min(1 << 30), Ordering::Relaxed);
     MIN_BYTES.store(min_bytes, Ordering::Relaxed);
 }
 
