@@ -239,11 +239,12 @@ pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
     }
 }
 
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
+/// `a` with every factor 2 that it shares with the power of two `p`
+/// divided out: `a / gcd(a, p)`, by a shift (this runs on every fill's
+/// launch path, and a 64-bit division costs tens of cycles).
+fn odd_part(a: u64, p: u64) -> u64 {
+    debug_assert!(p.is_power_of_two());
+    a >> a.trailing_zeros().min(p.trailing_zeros())
 }
 
 /// The grid `(x, y)` for a kernel fill of `region` with an element of `size`
@@ -283,9 +284,15 @@ pub(crate) fn grid(
     let rows_y = region.rows.clamp(1, 65_535) as u32;
     let chunks = region.row_bytes / 16 + 1;
     let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
-    let period = size / gcd(size, 16);
-    let step = period / gcd(period, BLOCK as u64);
-    let per_row = |blocks: u64| (blocks / rows_y as u64).max(1);
+    let period = odd_part(size, 16);
+    let step = odd_part(period, BLOCK as u64);
+    let per_row = |blocks: u64| {
+        if rows_y == 1 {
+            blocks.max(1)
+        } else {
+            (blocks / rows_y as u64).max(1)
+        }
+    };
     let wave = per_row(capacity.sm_count * capacity.per_sm);
     let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
     let x = if chunks_per_thread > 0 {
@@ -319,7 +326,7 @@ fn tuning(size: u64) -> (u64, u64) {
     } else if size > SMALL_PATTERN_MAX as u64 {
         2
     } else {
-        usize::from(size / gcd(size, 16) > SHORT_PERIOD)
+        usize::from(odd_part(size, 16) > SHORT_PERIOD)
     };
     let get = |i: usize| TUNING[i].load(Ordering::Relaxed) as u64;
     let chunks = match class {
@@ -595,6 +602,27 @@ mod tests {
         crate::test_rng::seed("FILL_SEED")
     }
 
+    /// The greatest common divisor, by Euclid (the reference of `odd_part`).
+    fn euclid(mut a: u64, mut b: u64) -> u64 {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+
+    #[test]
+    fn odd_part_divides_by_the_gcd_with_a_power_of_two() {
+        let mut rng = Rng(seed());
+        for _ in 0..10_000 {
+            let a = ((1 + rng.below_u64(1 << 40)) >> rng.below(40)).max(1);
+            let p = 1u64 << rng.below(12);
+            assert_eq!(odd_part(a, p), a / euclid(a, p), "a {a}, p {p}");
+        }
+        assert_eq!(odd_part(12, 16), 3);
+        assert_eq!(odd_part(4096, 256), 16);
+        assert_eq!(odd_part(100, 16), 25);
+    }
+
     #[test]
     fn byte_period_finds_the_smallest_repeat() {
         assert_eq!(byte_period(&[7]), Some(1));
@@ -819,8 +847,8 @@ mod tests {
                 assert_eq!(x as u64, wanted.max(floor).min(one_pass), "size {size}");
             }
             // Long periods run as one wave whenever a phase-keeping one fits.
-            let period = size / gcd(size, 16);
-            let step = period / gcd(period, BLOCK as u64);
+            let period = size / euclid(size, 16);
+            let step = period / euclid(period, BLOCK as u64);
             if chunks_per_thread == 0 && (cycling || resident >= step) {
                 assert!(
                     x as u64 <= resident,

@@ -73,14 +73,17 @@ impl<const W: usize> Pattern<W> {
     pub fn repeating(value: &[u8]) -> Self {
         let read = pattern_words_read(value.len() as u32, W as u32) as usize;
         let mut pattern = Self { words: [0; W] };
-        // Whole copies of the value, then the words: not a branch per byte
-        // on every fill's launch path (4 KiB of them for a medium pattern).
-        let mut bytes = [[0u8; 4]; W];
-        for piece in bytes[..read].as_flattened_mut().chunks_mut(value.len()) {
+        // Whole copies of the value into the words' own bytes, then each
+        // word read as little-endian (nothing to do on a little-endian
+        // host): not a branch per byte on every fill's launch path (4 KiB of
+        // them for a medium pattern), and no second buffer.
+        let words = &mut pattern.words[..read];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
+        for piece in bytes.chunks_mut(value.len()) {
             piece.copy_from_slice(&value[..piece.len()]);
         }
-        for (word, b) in pattern.words[..read].iter_mut().zip(&bytes) {
-            *word = u32::from_le_bytes(*b);
+        for word in words {
+            *word = u32::from_le(*word);
         }
         pattern
     }

@@ -195,14 +195,18 @@ impl<S: StreamId> Ledger<S> {
     ) -> std::result::Result<(), E> {
         // The common case, one buffer used again and again on one stream:
         // its one entry is on `stream`, so there is nothing to wait for, and
-        // it already stands for this operation (or none is entered).
+        // it already stands for this operation (see `enter`: an entry of
+        // either kind stands for a now use it covers, only a deferred one
+        // for a deferred use), or none is entered.
         if let [only] = self.entries.as_slice() {
             if only.stream.same(stream)
-                && only.use_ == Use::Now
                 && match use_ {
                     None => true,
-                    Some(Use::Now) => range.is_empty() || covers(&only.range, &range),
-                    Some(Use::Deferred) => false,
+                    Some(_) if range.is_empty() => true,
+                    Some(use_) => {
+                        covers(&only.range, &range)
+                            && (only.use_ == Use::Deferred || use_ == Use::Now)
+                    }
                 }
             {
                 return Ok(());
