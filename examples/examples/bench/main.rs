@@ -6,7 +6,7 @@
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
 //!          | --graph-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
-//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]]
 //!
 //! `--copies-only` runs just the host-copy rows (pinned, `Vec` copies at
 //! 64 MiB-1 GiB against pinned and pageable, cached pinned alloc+free), plus
@@ -51,7 +51,7 @@ struct Args {
     copies_only: bool,
     /// `--copy-sweep`: the `Vec` copy rows from 4 KiB to 1 GiB.
     copy_sweep: bool,
-    /// `--staging LANES,CHUNK_KIB,MIN_KIB`: the staged copies' knobs.
+    /// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: the staged copies' knobs.
     staging: Option<String>,
     /// `--max-gib N`: how far the `DeviceVec` growth rows grow (default 16,
     /// 1 with `--quick`).
