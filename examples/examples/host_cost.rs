@@ -22,27 +22,16 @@
 //! with a buffer and an `f32`). With a real driver and GPU the program runs
 //! the same loops (the benchmark's `small` rows time them).
 
-use std::ffi::c_void;
 use std::hint::black_box;
 use std::process::ExitCode;
 
 use cuda_mem::cudarc::driver::{result, sys};
 use cuda_mem::prelude::*;
 use cuda_mem::{DeviceBuffer, LaunchConfig, PoolBuffer};
+use cuda_mem_examples::raw::{self, FillPattern};
 
 /// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
 static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("particles-shared");
-
-/// The fill kernel's pattern parameter as `cuda_mem_fill_small` reads it.
-#[repr(C, align(16))]
-struct Pattern([u32; 72]);
-
-/// `DeviceSliceMut<f32>` as a kernel reads it.
-#[repr(C)]
-struct RawSlice {
-    ptr: u64,
-    len: usize,
-}
 
 const MODES: [&str; 8] = [
     "pool",
@@ -106,9 +95,7 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let fill_small = fills.load_function("cuda_mem_fill_small")?;
     let typed = ctx.load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(KERNELS.ptx()))?;
     let scale = typed.load_function(scale_f32::NAME)?;
-    let pattern = Pattern(std::array::from_fn(|i| {
-        u32::from_le_bytes(std::array::from_fn(|j| value[(4 * i + j) % 16]))
-    }));
+    let pattern = FillPattern::repeating(&value);
     let (words_addr, structs_addr) = (words.as_device_ptr().addr(), structs.as_device_ptr().addr());
     let floats_addr = floats.as_device_ptr().addr();
     s.synchronize()?;
@@ -127,54 +114,31 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
                     .result()?
             },
             "fill-kernel" => structs.fill_async(black_box(value), &s)?,
-            "fill-kernel-raw" => {
-                let (mut a, mut p, mut w, mut r, mut size) =
-                    (black_box(structs_addr), 4096u64, 4096u64, 1u64, 16u32);
-                let mut pat = Pattern(pattern.0);
-                let params: &mut [*mut c_void] = &mut [
-                    (&mut a as *mut u64).cast(),
-                    (&mut p as *mut u64).cast(),
-                    (&mut w as *mut u64).cast(),
-                    (&mut r as *mut u64).cast(),
-                    (&mut size as *mut u32).cast(),
-                    (&mut pat as *mut Pattern).cast(),
-                ];
-                // SAFETY: the fill kernel's exact signature, over the live 4 KiB buffer.
-                unsafe {
-                    result::launch_kernel(
-                        fill_small.cu_function(),
-                        (1, 1, 1),
-                        (256, 1, 1),
-                        0,
-                        s.cu_stream(),
-                        params,
-                    )?
-                }
-            }
+            // SAFETY: the fill kernel, over the live 4 KiB buffer of
+            // 16-byte elements, on the stream that filled it.
+            "fill-kernel-raw" => unsafe {
+                raw::fill_small(
+                    fill_small.cu_function(),
+                    &s,
+                    black_box(structs_addr),
+                    4096,
+                    16,
+                    &pattern,
+                )?
+            },
             "launch" => scale_f32.launch(&KERNELS, &s, config, (&mut floats, black_box(1.0)))?,
-            "launch-raw" => {
-                let mut slice = RawSlice {
-                    ptr: black_box(floats_addr),
-                    len: 1024,
-                };
-                let mut factor = black_box(1.0f32);
-                let params: &mut [*mut c_void] = &mut [
-                    (&mut slice as *mut RawSlice).cast(),
-                    (&mut factor as *mut f32).cast(),
-                ];
-                // SAFETY: `scale_f32`'s parameters (the live 1024-float
-                // buffer as `{ptr, len}`, a factor), on the typed launches' stream.
-                unsafe {
-                    result::launch_kernel(
-                        scale.cu_function(),
-                        config.grid_dim,
-                        config.block_dim,
-                        0,
-                        s.cu_stream(),
-                        params,
-                    )?
-                }
-            }
+            // SAFETY: `scale_f32` over the live 1024-float buffer, on the
+            // typed launches' stream.
+            "launch-raw" => unsafe {
+                raw::slice_and_scalar(
+                    scale.cu_function(),
+                    &s,
+                    config,
+                    black_box(floats_addr),
+                    1024,
+                    black_box(1.0),
+                )?
+            },
             _ => unreachable!("checked in main"),
         }
     }

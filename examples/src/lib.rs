@@ -1,6 +1,7 @@
 //! Shared helpers of the examples.
 
 pub mod ranks;
+pub mod raw;
 
 use std::fmt::Display;
 

@@ -2,11 +2,10 @@
 //! `cuLaunchKernel` of the same kernel.
 
 use cuda_mem::prelude::*;
-use std::ffi::c_void;
 use std::sync::Arc;
 
-use cuda_mem::cudarc::driver::result;
 use cuda_mem::{CudaContext, DeviceBuffer};
+use cuda_mem_examples::raw;
 
 use crate::harness::Bench;
 
@@ -35,12 +34,6 @@ pub fn typed_launch(b: &mut Bench, ctx: &Arc<CudaContext>) {
         .unwrap();
     let f = module.load_function(scale_f32::NAME).unwrap();
     let addr = data.as_device_ptr().addr();
-    /// `DeviceSliceMut<f32>` as the kernel reads it.
-    #[repr(C)]
-    struct RawSlice {
-        ptr: u64,
-        len: usize,
-    }
     let (ours, raw) = b.host_pair_us(
         n,
         || {
@@ -48,30 +41,9 @@ pub fn typed_launch(b: &mut Bench, ctx: &Arc<CudaContext>) {
                 .launch(&KERNELS, &s, config, (&mut data, 1.0))
                 .unwrap()
         },
-        || {
-            let mut slice = RawSlice {
-                ptr: addr,
-                len: 1024,
-            };
-            let mut factor = 1.0f32;
-            let params: &mut [*mut c_void] = &mut [
-                (&mut slice as *mut RawSlice).cast(),
-                (&mut factor as *mut f32).cast(),
-            ];
-            // SAFETY: `scale_f32`'s parameters (the live 1024-float buffer
-            // as `{ptr, len}`, a factor), on the stream the typed launches use.
-            unsafe {
-                result::launch_kernel(
-                    f.cu_function(),
-                    config.grid_dim,
-                    config.block_dim,
-                    0,
-                    s.cu_stream(),
-                    params,
-                )
-                .unwrap()
-            }
-        },
+        // SAFETY: `scale_f32` over the live 1024-float buffer, on the
+        // stream the typed launches use.
+        || unsafe { raw::slice_and_scalar(f.cu_function(), &s, config, addr, 1024, 1.0).unwrap() },
         sync,
     );
     assert!(data.to_vec().unwrap().iter().all(|&x| x == 0.0));

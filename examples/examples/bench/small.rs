@@ -2,11 +2,11 @@
 //! call it dispatches to, on the memset path and on the kernel path.
 
 use cuda_mem::prelude::*;
-use std::ffi::c_void;
 use std::sync::Arc;
 
-use cuda_mem::cudarc::driver::{result, sys};
+use cuda_mem::cudarc::driver::sys;
 use cuda_mem::{CudaContext, DeviceBuffer};
+use cuda_mem_examples::raw::{self, FillPattern};
 
 use crate::harness::{value, Bench};
 
@@ -51,38 +51,13 @@ pub fn fills(b: &mut Bench, ctx: &Arc<CudaContext>) {
         ))
         .unwrap();
     let f = module.load_function("cuda_mem_fill_small").unwrap();
-    #[repr(C, align(16))]
-    struct Pattern([u32; 72]);
-    let pattern = Pattern(std::array::from_fn(|i| {
-        u32::from_le_bytes(std::array::from_fn(|j| v[(4 * i + j) % 16]))
-    }));
+    let pattern = FillPattern::repeating(&v);
     let (ours, raw) = b.host_pair_us(
         n,
         || structs.fill_async(v, &s).unwrap(),
-        || {
-            let (mut a, mut p, mut w, mut r, mut sz) = (addr, 4096u64, 4096u64, 1u64, 16u32);
-            let mut pat = Pattern(pattern.0);
-            let params: &mut [*mut c_void] = &mut [
-                (&mut a as *mut u64).cast(),
-                (&mut p as *mut u64).cast(),
-                (&mut w as *mut u64).cast(),
-                (&mut r as *mut u64).cast(),
-                (&mut sz as *mut u32).cast(),
-                (&mut pat as *mut Pattern).cast(),
-            ];
-            // SAFETY: the fill kernel's exact signature, over the live 4 KiB buffer.
-            unsafe {
-                result::launch_kernel(
-                    f.cu_function(),
-                    (1, 1, 1),
-                    (256, 1, 1),
-                    0,
-                    s.cu_stream(),
-                    params,
-                )
-                .unwrap()
-            }
-        },
+        // SAFETY: the fill kernel, over the live 4 KiB buffer of 16-byte
+        // elements, on the stream that fills it.
+        || unsafe { raw::fill_small(f.cu_function(), &s, addr, 4096, 16, &pattern).unwrap() },
         sync,
     );
     b.push(
