@@ -80,6 +80,44 @@ fn pinned_vec_grows_to_100k_elements() {
     assert_eq!(bytes(&p3), bytes(&model));
 }
 
+/// Portable and mapped pinned memory grows like the default; write-combined
+/// memory is refused (it has no unregistered alias, so cudarc's copies
+/// through a slice of the Vec would run unordered with the Vec's host code).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pinned_allocator_flags_and_write_combined_refused() {
+    use cuda_mem::PinnedFlags;
+    let ctx = cuda_mem::context(0).expect("GPU");
+    let mut rng = Rng::from_env("pinned_allocator_flags_and_write_combined_refused");
+    for flags in [
+        PinnedFlags {
+            portable: true,
+            ..Default::default()
+        },
+        PinnedFlags {
+            device_map: true,
+            ..Default::default()
+        },
+    ] {
+        let alloc = PinnedAllocator::with_flags(&ctx, flags).unwrap();
+        let n = 1 + rng.below(20_000);
+        grow(&mut rng, alloc, n, &format!("{flags:?}"));
+    }
+    let refused = PinnedAllocator::with_flags(
+        &ctx,
+        PinnedFlags {
+            write_combined: true,
+            ..Default::default()
+        },
+    );
+    match refused {
+        Err(e @ Error::NotSupported(_)) => {
+            assert!(e.to_string().contains("PinnedBuffer"), "{e}")
+        }
+        other => panic!("write-combined PinnedAllocator: {:?}", other.map(drop)),
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn unified_vec_grows_to_100k_elements() {
