@@ -261,11 +261,13 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
         AllocKind::Device | AllocKind::Unified => unsafe { free_device(state, addr) },
         #[cfg(target_os = "linux")]
         AllocKind::Imported { pool: None, .. } => {
-            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
             state.bind()?;
             // SAFETY: the caller's promise: `addr` was opened by
             // `cuIpcOpenMemHandle` in this context and nothing uses it.
-            unsafe { sys::cuIpcCloseMemHandle(addr).result() }.op("cuIpcCloseMemHandle")
+            unsafe { sys::cuIpcCloseMemHandle(addr).result() }.op("cuIpcCloseMemHandle")?;
+            // Forgotten only once closed (as for pool imports below).
+            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
+            Ok(())
         }
         // A pointer imported from a pool is freed like a pool allocation
         // (`cuMemFreeAsync`), and waited for: the exporter may free the

@@ -267,16 +267,33 @@ pub(crate) fn copy_shape(dst: &Shape, src: &Shape) -> Result<CopyShape> {
 
 /// Whether a copy from `src` to `dst` (two shapes of one allocation, of
 /// equal length, accepted by [`copy_shape`]) would read bytes it also
-/// writes, other than each element onto itself: their spans intersect and
-/// they are not the same elements (the same first byte and either both
-/// contiguous, or the same rows at the same pitch).
+/// writes, other than each element onto itself: their spans intersect, they
+/// are not the same elements (the same first byte and either both
+/// contiguous, or the same rows at the same pitch), and, for two shapes of
+/// padded rows at one pitch, their columns meet (the left and right halves
+/// of an image are disjoint although their spans interleave).
 pub(crate) fn partially_overlap(dst: &Shape, src: &Shape) -> bool {
     let (d, s) = (dst.offset, src.offset);
     let intersect = d < s + src.span_bytes() && s < d + dst.span_bytes();
     let same_elements = d == s
         && ((dst.is_contiguous() && src.is_contiguous())
             || (dst.rows == src.rows && dst.pitch == src.pitch));
-    intersect && !same_elements
+    intersect && !same_elements && !disjoint_columns(dst, src)
+}
+
+/// Whether two shapes of padded rows at one pitch lie in columns that never
+/// meet: within a row (`pitch` bytes from a multiple of the pitch), each
+/// shape's bytes are one range that does not wrap into the next row, and
+/// the two ranges do not intersect. `false` whenever that cannot be said.
+fn disjoint_columns(a: &Shape, b: &Shape) -> bool {
+    if a.is_contiguous() || b.is_contiguous() || a.pitch != b.pitch || a.pitch == 0 {
+        return false;
+    }
+    let p = a.pitch;
+    let (ca, cb) = (a.offset % p, b.offset % p);
+    let (wa, wb) = (a.row_bytes(), b.row_bytes());
+    let fits = ca + wa <= p && cb + wb <= p;
+    fits && (ca + wa <= cb || cb + wb <= ca)
 }
 
 /// One side of a 2D copy.
@@ -1282,6 +1299,59 @@ mod tests {
         // Disjoint spans, or an empty side.
         assert!(!partially_overlap(&Shape::linear(420, 35, 12), &l));
         assert!(!partially_overlap(&Shape::linear(0, 0, 12), &l));
+        // The left and right columns of one image at one pitch.
+        let left = Shape { width: 2, ..p };
+        let right = Shape {
+            offset: 24,
+            width: 2,
+            ..p
+        };
+        assert!(!partially_overlap(&left, &right));
+        assert!(partially_overlap(&Shape { offset: 12, ..left }, &right));
+    }
+
+    /// `partially_overlap` against the byte sets the two shapes cover, on
+    /// random shapes of one padded allocation: every copy it allows reads no
+    /// byte it writes (but a byte onto itself).
+    #[test]
+    fn allowed_copies_read_no_byte_they_write() {
+        let mut rng = crate::test_rng::Rng(crate::test_rng::seed("ENGINE_SEED"));
+        let bytes_of = |s: &Shape| -> Vec<usize> {
+            (0..s.rows.max(1))
+                .flat_map(|r| (0..s.row_bytes()).map(move |c| s.offset + r * s.pitch + c))
+                .collect()
+        };
+        for _ in 0..20_000 {
+            let size = 1 + rng.below(12);
+            let pitch = size * (1 + rng.below(8)) + rng.below(3) * 4;
+            let rows = 1 + rng.below(5);
+            let width = 1 + rng.below((pitch / size).max(1));
+            let shape = |rng: &mut crate::test_rng::Rng| {
+                let col = rng.below(pitch - width * size + 1);
+                let row = rng.below(3);
+                Shape {
+                    offset: row * pitch + col,
+                    width,
+                    rows,
+                    pitch,
+                    size,
+                }
+            };
+            let (dst, src) = (shape(&mut rng), shape(&mut rng));
+            if partially_overlap(&dst, &src) {
+                continue;
+            }
+            let written = bytes_of(&dst);
+            let read = bytes_of(&src);
+            for (i, w) in written.iter().enumerate() {
+                // The copy moves byte i of the source to byte i of the
+                // destination, in row order.
+                assert!(
+                    !read.contains(w) || read[i] == *w,
+                    "{dst:?} <- {src:?}: byte {w} written and read by another"
+                );
+            }
+        }
     }
 
     #[test]

@@ -315,7 +315,16 @@ pub(crate) fn grid(
         // thousands of bytes): the smallest grid that keeps phases fixed.
         step
     };
-    (x.min(one_pass).min(u32::MAX as u64) as u32, rows_y)
+    // The device's limit on a grid's x, kept a multiple of the phase step
+    // where the kernel cannot move its threads' phases (only rows of
+    // terabytes come near it).
+    const GRID_X_MAX: u64 = i32::MAX as u64;
+    let limit = if cycling {
+        GRID_X_MAX
+    } else {
+        (GRID_X_MAX / step * step).max(1)
+    };
+    (x.min(one_pass).min(limit) as u32, rows_y)
 }
 
 /// The chunks per thread and the block floor for a fill with an element of
@@ -800,6 +809,28 @@ mod tests {
                     "size {size}, addr {addr}, count {count}, byte {i}, grid for {capacity:?}, {chunks_per_thread} chunks, floor {floor_per_sm}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn grids_of_huge_rows_stay_within_the_device_limit_and_keep_the_phase() {
+        // A row of 28 TiB of 447,242-byte elements, one chunk per thread: the
+        // phase-keeping grid exceeds what a device takes (2^31 - 1 blocks),
+        // and the capped grid must still keep every thread's phase.
+        let size = 447_242u64;
+        let region = Region::linear(0, size * 68_915_000);
+        let capacity = Capacity {
+            sm_count: 132,
+            per_sm: 8,
+        };
+        for cycling in [false, true] {
+            let (x, _) = grid(&region, size, capacity, 1, 0, cycling);
+            assert!(u64::from(x) <= i32::MAX as u64, "{x} blocks");
+            let threads = u64::from(x) * BLOCK as u64;
+            assert!(
+                cycling || (threads * 16).is_multiple_of(size),
+                "{x} blocks move the phase of a {size}-byte value"
+            );
         }
     }
 

@@ -422,9 +422,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     /// Claims this handle for an import in this process (see
     /// `open_imports`), or `Err` when it is open already.
     fn claim(&self) -> Result<open_imports::Claim> {
-        let Exporter { pid, start, pid_ns } = self.exporter;
-        open_imports::claim((self.kind as u8, self.raw, pid, start, pid_ns))
-            .ok_or_else(already_open)
+        open_imports::claim((self.kind as u8, self.raw)).ok_or_else(already_open)
     }
 
     /// Refuses a handle this process exported, and one whose exporter has

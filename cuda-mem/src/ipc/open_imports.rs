@@ -4,19 +4,23 @@
 //! another device), and two buffers over one allocation would each have a
 //! stream order of their own, so neither would order against the other.
 //!
-//! An import is known by its handle (the exporter and the driver's bytes:
-//! the same in every context, so a second open anywhere in the process is
-//! refused before the driver is asked) and, once mapped, by its context and
-//! address (which also catches two handles whose bytes differ but name the
-//! same allocation, in one context). A handle stays claimed from the moment
-//! an open begins until its import is closed, so an open racing the close
-//! of an earlier import is refused rather than left half-done.
+//! An import is known by its handle (the driver's bytes: the same in every
+//! context, so a second open anywhere in the process is refused before the
+//! driver is asked) and, once mapped, by its context and address (which also
+//! catches two handles whose bytes differ but name the same allocation, in
+//! one context; two such handles opened in contexts of two devices are not
+//! caught). A handle stays claimed from the moment an open begins until its
+//! import is closed, so an open racing the close of an earlier import is
+//! refused rather than left half-done; an import whose close failed (it may
+//! still be mapped) keeps its claim.
 
 use std::sync::{Mutex, MutexGuard};
 
-/// What names an exported allocation: the handle's kind, its 64 driver
-/// bytes, and the exporting process (pid, start time, pid namespace).
-pub(crate) type HandleKey = (u8, [u8; 64], u32, u64, u64);
+/// What names an exported allocation: the handle's kind and its 64 driver
+/// bytes. Not the exporter written beside them: those bytes are not
+/// authenticated (a copy with another exporter would be another key for
+/// the same allocation) and the driver ignores them.
+pub(crate) type HandleKey = (u8, [u8; 64]);
 
 struct Open {
     handle: HandleKey,
@@ -93,9 +97,9 @@ pub(crate) fn closed(ctx: usize, addr: u64) {
 mod tests {
     use super::*;
 
-    /// A key no real handle has (the exporter pid 0), distinct per test.
+    /// A key no real handle has (a kind byte over 200), distinct per test.
     fn key(tag: u8) -> HandleKey {
-        (tag, [tag; 64], 0, u64::MAX, u64::from(tag))
+        (tag, [tag; 64])
     }
 
     #[test]
