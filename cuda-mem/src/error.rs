@@ -150,6 +150,11 @@ pub enum KernelProblem {
         /// The one in the PTX.
         found: u64,
     },
+    /// The fingerprints agree but the parameter tables (each parameter's
+    /// kind, size and alignment, and its elements', and the kernel's
+    /// safety) do not: the launch would push other parameters than the
+    /// kernel takes.
+    Parameters,
 }
 
 impl core::fmt::Display for KernelProblem {
@@ -159,6 +164,10 @@ impl core::fmt::Display for KernelProblem {
             Self::NoFingerprint => f.write_str(
                 "the PTX has the kernel but no signature fingerprint for it, so it was not \
                  compiled from a `#[kernel]` fn of this cuda-mem version",
+            ),
+            Self::Parameters => f.write_str(
+                "its parameters in the PTX (their kinds, sizes and alignments, or the kernel's \
+                 `unsafe`) are not the ones this program passes, although the fingerprints agree",
             ),
             Self::Fingerprint { expected, found } => write!(
                 f,

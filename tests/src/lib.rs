@@ -243,15 +243,48 @@ pub fn ptx_kernel<'p>(ptx: &'p str, name: &str) -> &'p str {
 /// assert_eq!(cuda_mem_tests::ptx_fingerprint(ptx, "j"), None);
 /// ```
 pub fn ptx_fingerprint(ptx: &str, name: &str) -> Option<u64> {
-    let declaration = format!(".visible .global .align 8 .b8 __cuda_mem_sig_{name}[8] = {{");
+    let bytes = ptx_global_bytes(ptx, &format!("__cuda_mem_sig_{name}"))?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// The bytes of the visible, 8-aligned `.b8` global `symbol` of `ptx`, as
+/// declared: the initializer's bytes, and zeros for the ones it leaves out
+/// (PTX may drop trailing zero bytes of an initializer).
+pub fn ptx_global_bytes(ptx: &str, symbol: &str) -> Option<Vec<u8>> {
+    let declaration = format!(".visible .global .align 8 .b8 {symbol}[");
     let start = ptx.find(&declaration)? + declaration.len();
-    let bytes: Vec<u8> = ptx[start..]
-        .split('}')
-        .next()?
+    let rest = &ptx[start..];
+    let size: usize = rest.split(']').next()?.parse().ok()?;
+    let body = rest.split('{').nth(1)?.split('}').next()?;
+    let mut bytes: Vec<u8> = body
         .split(',')
         .map(|b| b.trim().parse().ok())
         .collect::<Option<_>>()?;
-    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    if bytes.len() > size {
+        return None;
+    }
+    bytes.resize(size, 0);
+    Some(bytes)
+}
+
+/// The parameter table `#[kernel]` wrote for `name` into `ptx` (the
+/// `__cuda_mem_abi_<name>` global: rows of five little-endian `u64`s), if
+/// there is one.
+pub fn ptx_param_table(ptx: &str, name: &str) -> Option<Vec<[u64; 5]>> {
+    let bytes = ptx_global_bytes(ptx, &format!("__cuda_mem_abi_{name}"))?;
+    if bytes.len() % 40 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks(40)
+            .map(|row| {
+                std::array::from_fn(|i| {
+                    u64::from_le_bytes(row[8 * i..8 * i + 8].try_into().unwrap())
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Assembles `ptx` with [`ptxas`] for sm_80 and sm_90; panics with ptxas's

@@ -18,7 +18,7 @@ use cuda_mem_launch_kernels::{
     churn, churned, histogram, pitched_add, poke, transform, transform_items, write_indices, Item,
     Params,
 };
-use cuda_mem_tests::{assemble_ptx, gpu, ptx_fingerprint, ptx_kernel, Rng};
+use cuda_mem_tests::{assemble_ptx, gpu, ptx_fingerprint, ptx_kernel, ptx_param_table, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 /// `transform_items` compiled over a `Params` of another layout.
@@ -96,6 +96,58 @@ fn a_forged_crate_path_cannot_forge_the_ptx_fingerprint() {
         in_ptx, pushed,
         "a launch pushing [u64; 2] would be accepted"
     );
+    // The parameter table, compared in the clear, says the same.
+    let table = ptx_param_table(KERNELS.ptx(), forged_scribble::NAME).expect("its parameter table");
+    let real_table =
+        cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u8>]).to_vec();
+    let pushed_table =
+        cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [[u64; 2]]).to_vec();
+    assert_eq!(table, real_table);
+    assert_ne!(table, pushed_table);
+}
+
+/// Each kernel's parameter table in the PTX is the one a launch with its
+/// declared parameter types computes (kinds, sizes and alignments in the
+/// clear, and the `unsafe` of `poke`).
+#[test]
+fn every_kernel_has_the_hosts_parameter_table() {
+    use cuda_mem::device::{
+        DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedSlice, PitchedSliceMut,
+    };
+    let ptx = KERNELS.ptx();
+    let expected: [(&str, Vec<[u64; 5]>); 6] = [
+        (
+            transform_items::NAME,
+            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<Item>, DeviceSlice<Item>, Params]).to_vec(),
+        ),
+        (
+            write_indices::NAME,
+            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u64>, u64]).to_vec(),
+        ),
+        (
+            histogram::NAME,
+            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSlice<u32>, DeviceAtomicSlice<u32>]).to_vec(),
+        ),
+        (
+            churn::NAME,
+            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u32>, u32]).to_vec(),
+        ),
+        (
+            pitched_add::NAME,
+            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [PitchedSliceMut<f32>, PitchedSlice<f32>, f32]).to_vec(),
+        ),
+        (
+            poke::NAME,
+            cuda_mem::__kernel_abi!(unsafe true, lifetimes [], params [DevicePtr<u32>, u32]).to_vec(),
+        ),
+    ];
+    for (name, table) in expected {
+        assert_eq!(
+            ptx_param_table(ptx, name).as_ref(),
+            Some(&table),
+            "the parameter table of {name} in the PTX is not the host's"
+        );
+    }
 }
 
 #[test]
@@ -517,7 +569,8 @@ fn an_unsafe_kernel_launches_in_unsafe() {
 fn doctored(edit: impl FnOnce(&str) -> String) -> &'static Module {
     let ptx: &'static str = Box::leak(edit(KERNELS.ptx()).into_boxed_str());
     // SAFETY: the kernels of `launch-kernels`, compiled by `#[kernel]`; only
-    // a fingerprint static is edited, which is what the check must notice.
+    // a fingerprint or parameter-table static is edited, which is what the
+    // check must notice.
     Box::leak(Box::new(unsafe {
         Module::new("launch-kernels (doctored)", ptx)
     }))
@@ -670,6 +723,43 @@ fn a_kernel_whose_crate_path_forges_the_fingerprint_is_refused() {
     );
     stream.synchronize().unwrap();
     assert_eq!(target.to_vec().unwrap(), poison, "the forged kernel ran");
+}
+
+/// A parameter table that differs from the one the launch pushes (here the
+/// element size of `transform_items`' output slice, doctored in the PTX)
+/// is refused although the fingerprints agree: the table is compared word
+/// for word, not through a hash. Missing, it is refused too.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_parameter_table_that_differs_is_refused() {
+    let stream = gpu().new_stream().unwrap();
+    let name = "__cuda_mem_abi_transform_items[";
+    let module = doctored(|ptx| {
+        let start = ptx.find(name).expect("the parameter table");
+        let open = start + ptx[start..].find('{').unwrap() + 1;
+        let end = start + ptx[start..].find('}').unwrap();
+        let mut bytes: Vec<String> = ptx[open..end].split(',').map(|b| b.trim().into()).collect();
+        // Row 1 (the output slice), word 3 (its element size): byte 64.
+        bytes[64] = "32".into();
+        format!("{}{}{}", &ptx[..open], bytes.join(", "), &ptx[end..])
+    });
+    assert_eq!(
+        expect_mismatch(
+            launch_transform(module, &stream),
+            "transform_items",
+            "launch-kernels (doctored)"
+        ),
+        KernelProblem::Parameters
+    );
+    let module = doctored(|ptx| ptx.replace("__cuda_mem_abi_transform_items", "__renamed_abi"));
+    assert_eq!(
+        expect_mismatch(
+            launch_transform(module, &stream),
+            "transform_items",
+            "launch-kernels (doctored)"
+        ),
+        KernelProblem::NoFingerprint
+    );
 }
 
 #[test]

@@ -2,11 +2,13 @@
 //!
 //! One expansion serves both targets, split by `cfg(target_arch = "nvptx64")`:
 //!
-//! * **nvptx64**: inside an anonymous `const`, the entry point
+//! * **nvptx64**: through cuda-mem's `__kernel_entry!`, the entry point
 //!   `#[no_mangle] unsafe extern "ptx-kernel" fn <name>(…)` that calls the
-//!   user's fn (kept as written, nested, `#[inline(always)]`), and the
-//!   fingerprint static `__cuda_mem_sig_<name>: u64`, which cuda-mem's
-//!   `__kernel_fingerprint_static!` emits.
+//!   user's fn (kept as written, nested, `#[inline(always)]`; from a safe fn
+//!   unless it is `unsafe`), the fingerprint static `__cuda_mem_sig_<name>:
+//!   u64` and the parameter table `__cuda_mem_abi_<name>`, all from one list
+//!   of parameters (on the host the same macro checks that list against the
+//!   kernel's `on_host`).
 //! * **host**: the user's fn, never called, so that the host build type-checks
 //!   the kernel body (`cargo check` reports kernel errors without a nightly),
 //!   and, through `cuda_mem::__kernel_host!` (which drops its input without
@@ -18,14 +20,17 @@
 //! each parameter's `KernelParam::SIGNATURE` (spelled
 //! `__param_signature::<fn(Type), _>()`, so that elided lifetimes need no
 //! names), the kernel's safety, and a hash of its tokens ([`fingerprint`]).
-//! The two values that decide a launch, the PTX's and the one the launch
-//! checks it against, are computed inside cuda-mem's `macro_rules!` macros
-//! with `$crate` paths, from the declared parameter types on the device and
-//! from the very parameter types pushed on the host; so is every `unsafe`
-//! of a launch. A `crate = "..."` path only says where those macros are: a
-//! module that supplied its own would have to write the `unsafe` itself
-//! (which `#![forbid(unsafe_code)]` rejects). The host's `SIGNATURE`
-//! constant, spanned on the parameter types for the errors, is informational.
+//! What decides a launch, the PTX's fingerprint and parameter table and the
+//! ones the launch checks them against, is computed inside cuda-mem's
+//! `macro_rules!` macros with `$crate` paths, from the parameter list the
+//! entry passes to the kernel on the device and from the very parameter
+//! types pushed on the host; so is every `unsafe` of a launch. A `crate =
+//! "..."` path only says where those macros are: a module that forwarded to
+//! them with other parameters, another safety or another kernel's name does
+//! not compile, and one that supplied its own would have to write the
+//! `unsafe` itself (which `#![forbid(unsafe_code)]` rejects). The host's
+//! `SIGNATURE` constant, spanned on the parameter types for the errors, is
+//! informational.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -204,7 +209,6 @@ impl Kernel {
         let krate = &self.krate;
         let name = &function.sig.ident;
         let signature = self.signature();
-        let static_name = format_ident!("__cuda_mem_sig_{}", self.symbol);
         let (docs, others): (Vec<_>, Vec<_>) = function
             .attrs
             .iter()
@@ -217,52 +221,32 @@ impl Kernel {
         let sig = &function.sig;
         let block = &function.block;
 
-        // The device entry point: the parameters under fresh names, passed to
-        // the user's fn (a nested item: its body is not inside the entry's
-        // `unsafe` context, so a safe kernel stays safe code).
+        // The device entry point and the statics the host checks, made by
+        // cuda-mem's `__kernel_entry!` from one list of parameters (see
+        // there): the parameters under fresh names, passed to the user's fn
+        // (a nested item, called from a safe fn unless it is `unsafe`).
         let entry_params: Vec<_> = (0..self.params.len())
             .map(|i| format_ident!("__cuda_mem_param{i}"))
             .collect();
-        let entry_inputs = entry_params
-            .iter()
-            .zip(&self.params)
-            .map(|(p, ty)| quote!(#p: #ty));
-        let generics = &function.sig.generics;
-        let call = quote!(#name(#(#entry_params),*));
-        let call = if self.is_unsafe {
-            quote! {
-                // SAFETY: the host launched this kernel through its `unsafe`
-                // launcher, whose caller promised the kernel's preconditions.
-                unsafe { #call }
-            }
-        } else {
-            call
-        };
-        // The fingerprint static comes from cuda-mem's own macro (computed
-        // with `$crate` paths): a crate path cannot make the PTX claim
-        // another signature without writing the `unsafe(no_mangle)` itself.
         let (is_unsafe, source, lifetimes, params) = self.signature_parts();
+        let symbol = &self.symbol;
+        let docs_meta = docs.iter().map(|attr| &attr.meta);
         let device = quote! {
-            #[cfg(target_arch = "nvptx64")]
             #(#cfgs)*
-            const _: () = {
-                #(#docs)*
-                #[unsafe(no_mangle)]
-                pub unsafe extern "ptx-kernel" fn #name #generics (#(#entry_inputs),*) {
+            #krate::__kernel_entry! {
+                name #name,
+                symbol #symbol,
+                unsafe #is_unsafe,
+                source #source,
+                lifetimes [#lifetimes],
+                params [#(#entry_params: #params),*],
+                docs [#(#[#docs_meta])*],
+                kernel {
                     #[inline(always)]
                     #(#others)*
                     #sig #block
-                    #call
                 }
-
-                #krate::__kernel_fingerprint_static! {
-                    static #static_name,
-                    unsafe #is_unsafe,
-                    source #source,
-                    lifetimes [#lifetimes],
-                    params [#(#params),*]
-                }
-            };
+            }
         };
 
         let host = self.host_items(function, &docs, &others, &cfgs, &signature);
@@ -347,6 +331,7 @@ impl Kernel {
                     /// was compiled.
                     #allow
                     pub const SIGNATURE: u64 = #signature;
+
 
                     #(#[doc = #on_host_doc])*
                     #allow

@@ -24,6 +24,10 @@ use crate::pitched::PitchedBuffer;
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).
 const SIGNATURE_PREFIX: &str = "__cuda_mem_sig_";
+/// The same for its parameter table ([`ParamAbi`] rows).
+const ABI_PREFIX: &str = "__cuda_mem_abi_";
+
+use crate::launch::ParamAbi;
 
 /// The PTX of a kernel crate, embedded in the program, from which
 /// [`#[kernel]`](macro@crate::kernel) fns are launched.
@@ -58,11 +62,22 @@ struct Loaded {
     /// Keeps the context (and so `module` and the function handles) alive.
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
-    /// Checked kernels: name, the fingerprint they were checked against,
-    /// function. Keyed by both, so that a launcher whose fingerprint differs
-    /// from the checked one (another crate's kernel of the same name) is
-    /// checked, and refused, too.
-    kernels: Vec<(&'static str, u64, sys::CUfunction)>,
+    /// Checked kernels: name, the fingerprint and parameter table they were
+    /// checked against, function. Keyed by all three, so that a launcher
+    /// whose fingerprint or parameters differ from the checked ones
+    /// (another crate's kernel of the same name) is checked, and refused,
+    /// too.
+    kernels: Vec<Checked>,
+}
+
+/// A kernel checked in one context (see [`Loaded::kernels`]).
+struct Checked {
+    name: &'static str,
+    signature: u64,
+    /// The parameter table compared; `None` for a `check` (which knows no
+    /// parameter types), which no launch takes for its own.
+    abi: Option<&'static [ParamAbi]>,
+    function: sys::CUfunction,
 }
 
 // SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
@@ -132,6 +147,7 @@ impl Module {
         state: &ContextState,
         kernel: &'static str,
         signature: u64,
+        abi: Option<&'static [ParamAbi]>,
         stream: Option<&CudaStream>,
     ) -> Result<sys::CUfunction> {
         let mut loaded = self.lock();
@@ -141,9 +157,9 @@ impl Module {
             let checked = loaded[index]
                 .kernels
                 .iter()
-                .find(|(name, sig, _)| *sig == signature && *name == kernel);
-            if let Some(&(_, _, function)) = checked {
-                return Ok(function);
+                .find(|c| c.signature == signature && c.name == kernel && c.abi == abi);
+            if let Some(checked) = checked {
+                return Ok(checked.function);
             }
         }
         if let Some(stream) = stream {
@@ -157,8 +173,13 @@ impl Module {
             }
         };
         let entry = &mut loaded[index];
-        let function = self.check(state, entry.module, kernel, signature)?;
-        entry.kernels.push((kernel, signature, function));
+        let function = self.check(state, entry.module, kernel, signature, abi)?;
+        entry.kernels.push(Checked {
+            name: kernel,
+            signature,
+            abi,
+            function,
+        });
         Ok(function)
     }
 
@@ -179,13 +200,14 @@ impl Module {
     }
 
     /// Looks `kernel` up in `module` and compares its fingerprint static with
-    /// `expected`.
+    /// `expected` and its parameter table, word for word, with `abi`.
     fn check(
         &self,
         state: &ContextState,
         module: sys::CUmodule,
         kernel: &'static str,
         expected: u64,
+        abi: Option<&[ParamAbi]>,
     ) -> Result<sys::CUfunction> {
         let mismatch = |problem| Error::KernelMismatch {
             kernel,
@@ -199,11 +221,15 @@ impl Module {
         if !ptx_declares(self.ptx, ".entry", kernel) {
             return Err(mismatch(KernelProblem::Missing));
         }
-        if !ptx_declares(self.ptx, ".global", &format!("{SIGNATURE_PREFIX}{kernel}")) {
+        if !ptx_declares(self.ptx, ".global", &format!("{SIGNATURE_PREFIX}{kernel}"))
+            || !ptx_declares(self.ptx, ".global", &format!("{ABI_PREFIX}{kernel}"))
+        {
             return Err(mismatch(KernelProblem::NoFingerprint));
         }
         let name = CString::new(kernel).map_err(|_| mismatch(KernelProblem::Missing))?;
         let fingerprint = CString::new(format!("{SIGNATURE_PREFIX}{kernel}"))
+            .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
+        let table = CString::new(format!("{ABI_PREFIX}{kernel}"))
             .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
         state.bind()?;
         // SAFETY: `module` is loaded in the current context and never unloaded.
@@ -229,12 +255,30 @@ impl Module {
         if found != expected {
             return Err(mismatch(KernelProblem::Fingerprint { expected, found }));
         }
+        // SAFETY: as above.
+        let (addr, bytes) = match unsafe { result::module::get_global(module, table) } {
+            Ok(global) => global,
+            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::NoFingerprint)),
+            Err(e) => return Err(Error::driver("cuModuleGetGlobal", e)),
+        };
+        let mut rows = vec![[0u64; 5]; bytes / size_of::<ParamAbi>()];
+        if bytes != std::mem::size_of_val(rows.as_slice()) || rows.is_empty() {
+            return Err(mismatch(KernelProblem::Parameters));
+        }
+        // SAFETY: `addr` is the `bytes`-byte global of a module of the
+        // current context; the copy is synchronous and writes only `rows`,
+        // which holds `bytes` bytes (checked above).
+        unsafe { result::memcpy_dtoh_sync(rows.as_flattened_mut(), addr) }.op("cuMemcpyDtoH")?;
+        if abi.is_some_and(|abi| rows != abi) {
+            return Err(mismatch(KernelProblem::Parameters));
+        }
         Ok(function)
     }
 
     /// Loads the module into `ctx` (once) and checks `kernel` against
-    /// `signature`, as its first launch there would. Called by the `check`
-    /// method `#[kernel]` generates.
+    /// `signature`, as its first launch there would (the launch compares the
+    /// parameter table as well, from the parameters it pushes). Called by the
+    /// `check` method `#[kernel]` generates.
     #[doc(hidden)]
     pub fn __check(
         &'static self,
@@ -243,7 +287,8 @@ impl Module {
         ctx: &Arc<CudaContext>,
     ) -> Result<()> {
         let state = ContextState::of(ctx)?;
-        self.function(&state, kernel, signature, None).map(drop)
+        self.function(&state, kernel, signature, None, None)
+            .map(drop)
     }
 
     /// Starts a launch of `kernel` (whose host-side fingerprint is
@@ -254,10 +299,11 @@ impl Module {
         &'static self,
         kernel: &'static str,
         signature: u64,
+        abi: &'static [ParamAbi],
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
         let state = ContextState::of(stream.context())?;
-        let function = self.function(&state, kernel, signature, Some(stream))?;
+        let function = self.function(&state, kernel, signature, Some(abi), Some(stream))?;
         Ok(Launch {
             state,
             stream,

@@ -64,11 +64,18 @@
 //! no type can express, so its `launch` is an `unsafe fn` whose caller
 //! promises them; everything else above still holds.
 //!
-//! The fingerprints and every `unsafe` step of a launch live in cuda-mem's
-//! own macros ([`__kernel_fingerprint_static!`](crate::__kernel_fingerprint_static)
-//! in the PTX, [`__kernel_launch!`](crate::__kernel_launch) on the host),
-//! reached through `$crate`, so a `#[kernel(crate = "...")]` path cannot
-//! forge them without `unsafe` of its own; and a parameter value
+//! What the PTX says of a kernel and what a launch pushes are compared twice:
+//! as a 64-bit fingerprint (a hash that also covers struct layouts and the
+//! kernel's source, to catch a stale PTX) and, word for word, as a parameter
+//! table ([`ParamAbi`]: each parameter's kind, size and alignment and its
+//! elements', and the kernel's `unsafe`), which no chosen hash input can
+//! match. Both, the entry point and every `unsafe` step of a launch live in
+//! cuda-mem's own macros ([`__kernel_entry!`](crate::__kernel_entry) in the
+//! PTX, [`__kernel_launch!`](crate::__kernel_launch) on the host), reached
+//! through `$crate`: the PTX's statics come from the very parameter list the
+//! entry passes to the kernel, and the launch's from the parameters it
+//! pushes, so a `#[kernel(crate = "...")]` path cannot make them disagree
+//! without `unsafe` of its own. A parameter value
 //! ([`LaunchArg::__into_param`], `Launch::param`) is made only in `unsafe`
 //! code, so no device slice of an unchecked lifetime reaches safe host code.
 
@@ -124,6 +131,61 @@ pub unsafe trait KernelParam {
     /// ([`DeviceCopy`]'s layout fingerprint), the same on the host and the
     /// device.
     const SIGNATURE: u64;
+
+    /// The parameter's kind, compared in the clear (not only through
+    /// [`SIGNATURE`](Self::SIGNATURE), a hash): 0 for a hand-written impl,
+    /// the tag of each of cuda-mem's kinds otherwise.
+    #[doc(hidden)]
+    const __KIND: u64 = 0;
+
+    /// The size and alignment of the elements it points to (slices), or
+    /// `(0, 0)` for a value (whose own size and alignment then count),
+    /// compared in the clear.
+    #[doc(hidden)]
+    const __ELEMENT: (usize, usize) = (0, 0);
+}
+
+/// The parts of a kernel's parameters that decide what a launch reads and
+/// writes, per parameter: its kind, its own size and alignment, and its
+/// elements' size and alignment (see [`__param_abi`]). The PTX holds them
+/// (`__cuda_mem_abi_<kernel>`) next to the fingerprint, and a launch
+/// compares them word for word with what it pushes: a hash alone could be
+/// matched by a chosen source hash or struct, which these cannot.
+#[doc(hidden)]
+pub type ParamAbi = [u64; 5];
+
+/// The first row of a kernel's parameter table: the format, whether the
+/// kernel is `unsafe`, and the number of parameters.
+#[doc(hidden)]
+#[must_use]
+pub const fn __abi_head(is_unsafe: bool, params: usize) -> ParamAbi {
+    [1, is_unsafe as u64, params as u64, 0, 0]
+}
+
+/// The [`ParamAbi`] of the single parameter of the fn pointer type `F`
+/// (spelled like [`__param_signature`]'s).
+///
+/// ```
+/// use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
+/// use cuda_mem::launch::__param_abi;
+/// assert_ne!(__param_abi::<fn(DeviceSlice<u8>), _>(), __param_abi::<fn(DeviceSliceMut<u8>), _>());
+/// assert_ne!(__param_abi::<fn(DeviceSliceMut<u8>), _>(), __param_abi::<fn(DeviceSliceMut<u64>), _>());
+/// assert_ne!(__param_abi::<fn([u64; 2]), _>(), __param_abi::<fn(DeviceSliceMut<u8>), _>());
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
+    let (size, align) = match P::__ELEMENT {
+        (0, _) => (core::mem::size_of::<P>(), core::mem::align_of::<P>()),
+        element => element,
+    };
+    [
+        P::__KIND,
+        core::mem::size_of::<P>() as u64,
+        core::mem::align_of::<P>() as u64,
+        size as u64,
+        align as u64,
+    ]
 }
 
 /// Kinds of kernel parameters, the first word of their fingerprints.
@@ -165,6 +227,7 @@ const fn param(tag: u64, layout: u64) -> u64 {
 // apart, and the tag sets values apart from slices.
 unsafe impl<T: DeviceCopy> KernelParam for T {
     const SIGNATURE: u64 = param(tag::VALUE, T::__LAYOUT);
+    const __KIND: u64 = tag::VALUE;
 }
 
 // SAFETY: `#[repr(C)] { ptr, len }`, 16 bytes aligned to 8 on every 64-bit
@@ -172,18 +235,24 @@ unsafe impl<T: DeviceCopy> KernelParam for T {
 // the kernel runs. The tag differs from `DeviceSliceMut`'s.
 unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE, T::__LAYOUT);
+    const __KIND: u64 = tag::SLICE;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 // SAFETY: as for `DeviceSlice`; the host builds it from memory borrowed
 // exclusively for the launch.
 unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
+    const __KIND: u64 = tag::SLICE_MUT;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 // SAFETY: `#[repr(C)] { ptr, len }` like `DeviceSliceMut`; the host builds
 // it from memory borrowed exclusively for the launch. Its own tag.
 unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::ATOMIC, T::__LAYOUT);
+    const __KIND: u64 = tag::ATOMIC;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 // SAFETY: `#[repr(C)] { ptr, pitch, width, height }`, 32 bytes aligned to 8
@@ -191,16 +260,22 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
 // nothing writes while the kernel runs. One tag per form.
 unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED, T::__LAYOUT);
+    const __KIND: u64 = tag::PITCHED;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 // SAFETY: as for `PitchedSlice`, from a `PitchedBuffer` borrowed exclusively.
 unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_MUT, T::__LAYOUT);
+    const __KIND: u64 = tag::PITCHED_MUT;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 // SAFETY: as for `PitchedSliceMut`.
 unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_ROWS, T::__LAYOUT);
+    const __KIND: u64 = tag::PITCHED_ROWS;
+    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
 }
 
 /// The fingerprint of the single parameter of the fn pointer type `F`
@@ -283,23 +358,154 @@ macro_rules! __kernel_signature {
     };
 }
 
-/// The PTX's copy of a kernel's signature fingerprint: a `no_mangle` static
-/// that the host reads before the kernel's first launch in a context. Emitted
-/// by [`#[kernel]`](macro@crate::kernel) on nvptx64 through the crate path,
-/// and computed here (`$crate`): a module given as `crate = "..."` that
-/// supplied a macro of this name would have to write the `unsafe(no_mangle)`
-/// static itself, which `#![forbid(unsafe_code)]` rejects, so it cannot make
-/// the PTX claim another signature than its parameters'.
+/// A [`#[kernel]`](macro@crate::kernel) fn's parameter table (see
+/// [`ParamAbi`]), from its safety and parameter types: the head row, then a
+/// row per parameter.
+///
+/// ```
+/// use cuda_mem::device::DeviceSliceMut;
+/// let abi = cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<f32>, f32]);
+/// assert_eq!(abi.len(), 3);
+/// assert_eq!(abi[0], cuda_mem::launch::__abi_head(false, 2));
+/// ```
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __kernel_fingerprint_static {
-    (static $name:ident, $($signature:tt)*) => {
-        /// The kernel's signature fingerprint, read by the host before the
-        /// first launch in a context.
-        #[unsafe(no_mangle)]
-        #[used]
-        pub static $name: u64 = $crate::__kernel_signature!($($signature)*);
+macro_rules! __kernel_abi {
+    (unsafe $is_unsafe:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
+        [
+            $crate::launch::__abi_head($is_unsafe, $crate::__kernel_abi!(@count $($param),*)),
+            $($crate::__kernel_abi!(@param $lifetimes $param)),*
+        ]
     };
+    (@param [$($lifetime:lifetime),*] $param:ty) => {
+        $crate::launch::__param_abi::<for<$($lifetime),*> fn($param), _>()
+    };
+    (@count $($param:ty),*) => {
+        <[()]>::len(&[$($crate::__kernel_abi!(@unit $param)),*])
+    };
+    (@unit $param:ty) => {
+        ()
+    };
+}
+
+/// A [`#[kernel]`](macro@crate::kernel) fn's PTX entry point and the
+/// statics the host checks before its first launch in a context: the
+/// signature fingerprint (`__cuda_mem_sig_<kernel>`, a hash that also covers
+/// the struct layouts and the source) and the parameter table
+/// (`__cuda_mem_abi_<kernel>`, see [`ParamAbi`]). Emitted by `#[kernel]`
+/// through the crate path.
+///
+/// The statics and the entry come from one list of parameter types, and the
+/// entry calls the kernel with those parameters, so they describe the
+/// kernel's real parameters whatever a `crate = "..."` module does: one that
+/// forwarded to this macro with other types would not compile (the call
+/// would not type-check), nor with `unsafe false` for an `unsafe fn` kernel
+/// (the call would need `unsafe`), nor with another kernel's name (the
+/// statics' symbols are checked against the entry's), and one that wrote
+/// its own would have to write the `unsafe(no_mangle)` items itself, which
+/// `#![forbid(unsafe_code)]` rejects. On host builds it only checks the
+/// same: the parameters against the kernel's `on_host`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_entry {
+    (
+        name $name:ident,
+        symbol $symbol:literal,
+        unsafe $is_unsafe:tt,
+        source $source:literal,
+        lifetimes [$($lifetime:lifetime),*],
+        params [$($param:ident: $ty:ty),* $(,)?],
+        docs [$(#[$doc:meta])*],
+        kernel { $($kernel:tt)* }
+    ) => {
+        const _: () = ::core::assert!(
+            $crate::launch::__symbol_of(::core::stringify!($name), $symbol),
+            "a #[kernel]'s PTX symbol is its name"
+        );
+
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            $(#[$doc])*
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name<$($lifetime),*>($($param: $ty),*) {
+                $($kernel)*
+                $crate::__kernel_entry!(@call $is_unsafe, $name, [$($lifetime),*], [$($param: $ty),*])
+            }
+
+            /// The kernel's signature fingerprint, read by the host before
+            /// the first launch in a context.
+            #[unsafe(export_name = ::core::concat!("__cuda_mem_sig_", $symbol))]
+            #[used]
+            static __CUDA_MEM_SIGNATURE: u64 = $crate::__kernel_signature!(
+                unsafe $is_unsafe,
+                source $source,
+                lifetimes [$($lifetime),*],
+                params [$($ty),*]
+            );
+
+            /// The kernel's parameter table, compared word for word by the
+            /// host before the first launch in a context.
+            #[unsafe(export_name = ::core::concat!("__cuda_mem_abi_", $symbol))]
+            #[used]
+            static __CUDA_MEM_ABI: [$crate::launch::ParamAbi; 1 + $crate::__kernel_abi!(@count $($ty),*)] =
+                $crate::__kernel_abi!(unsafe $is_unsafe, lifetimes [$($lifetime),*], params [$($ty),*]);
+        };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        const _: () = {
+            #[allow(dead_code, clippy::all)]
+            fn __cuda_mem_entry<$($lifetime),*>($($param: $ty),*) {
+                $crate::__kernel_entry!(@call $is_unsafe, $name::on_host, [$($lifetime),*], [$($param: $ty),*])
+            }
+        };
+    };
+    // A safe kernel is called from a safe fn: an `unsafe fn` claimed safe
+    // does not compile.
+    (@call false, $kernel:path, [$($lifetime:lifetime),*], [$($param:ident: $ty:ty),*]) => {{
+        #[inline(always)]
+        fn __cuda_mem_safe<$($lifetime),*>($($param: $ty),*) {
+            $kernel($($param),*)
+        }
+        __cuda_mem_safe($($param),*)
+    }};
+    (@call true, $kernel:path, [$($lifetime:lifetime),*], [$($param:ident: $ty:ty),*]) => {
+        // SAFETY: the host launched this kernel through its `unsafe`
+        // launcher, whose caller promised the kernel's preconditions.
+        #[allow(unused_unsafe)]
+        unsafe {
+            $kernel($($param),*)
+        }
+    };
+}
+
+/// Whether `symbol` is the PTX symbol of the fn named `ident` (its
+/// `stringify!`, a raw identifier's `r#` left out).
+///
+/// ```
+/// assert!(cuda_mem::launch::__symbol_of("r#loop", "loop"));
+/// assert!(cuda_mem::launch::__symbol_of("scale", "scale"));
+/// assert!(!cuda_mem::launch::__symbol_of("scale", "scale2"));
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __symbol_of(ident: &str, symbol: &str) -> bool {
+    let (ident, symbol) = (ident.as_bytes(), symbol.as_bytes());
+    let skip = if ident.len() > 2 && ident[0] == b'r' && ident[1] == b'#' {
+        2
+    } else {
+        0
+    };
+    if ident.len() - skip != symbol.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < symbol.len() {
+        if ident[skip + i] != symbol[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The body of a [`#[kernel]`](macro@crate::kernel) fn's host launcher: the
@@ -332,6 +538,12 @@ macro_rules! __kernel_launch {
                     $source,
                     &[$($crate::launch::__param_signature::<fn($param), $param>()),*],
                 )
+            },
+            &const {
+                [
+                    $crate::launch::__abi_head($is_unsafe, $crate::__kernel_abi!(@count $($param),*)),
+                    $($crate::launch::__param_abi::<fn($param), $param>()),*
+                ]
             },
             $stream,
         )?;

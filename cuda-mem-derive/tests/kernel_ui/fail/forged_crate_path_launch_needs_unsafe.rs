@@ -15,7 +15,7 @@ mod fake {
             module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
             unsafe $u:tt, source $s:literal, args $args:ident [$($v:ident: $a:ident => $p:ident),*]
         ) => {{
-            let launch = $module.__begin($name, 0, $stream)?;
+            let launch = $module.__begin($name, 0, &[], $stream)?;
             let ($($v,)*) = $args;
             $(let mut $v = unsafe { launch.param::<$a, $p>($v) }?;)*
             unsafe {

@@ -11,7 +11,7 @@ fn leak(
     b: &mut DeviceBuffer<u32>,
     s: &Arc<CudaStream>,
 ) -> cm_renamed::Result<DeviceSliceMut<'static, u32>> {
-    let launch = m.__begin("k", 0, s)?;
+    let launch = m.__begin("k", 0, &[], s)?;
     launch.param::<_, DeviceSliceMut<'static, u32>>(b)
 }
 

@@ -1,3 +1,7 @@
+::cuda_mem::__kernel_entry! {
+    name tick, symbol "tick", unsafe false, source 8761116119685133851u64, lifetimes[],
+    params[], docs[], kernel { #[inline(always)] fn tick() {} }
+}
 /// The kernel `tick` (`#[kernel]`): launch it with [`tick.launch(&MODULE, &stream, config, ())`](Self::launch).
 #[allow(non_camel_case_types, dead_code)]
 struct tick;

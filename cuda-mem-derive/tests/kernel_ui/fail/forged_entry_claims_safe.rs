@@ -1,0 +1,34 @@
+//! A `crate = "..."` module that forwards the kernel's entry to cuda-mem's
+//! own `__kernel_entry!` but claims an `unsafe fn` kernel is safe (so that
+//! its PTX fingerprint and parameter table would say "safe", and a safe
+//! launch would pass the check): the entry calls the kernel from a safe fn,
+//! which does not compile for an `unsafe fn`.
+#![forbid(unsafe_code)]
+#![allow(dead_code)]
+
+mod fake {
+    pub use cm_renamed::*;
+
+    #[macro_export]
+    macro_rules! entry_claims_safe {
+        (
+            name $n:ident, symbol $s:literal, unsafe $u:tt, source $src:literal,
+            lifetimes $l:tt, params $p:tt, docs $d:tt, kernel $k:tt
+        ) => {
+            cm_renamed::__kernel_entry! {
+                name $n, symbol $s, unsafe false, source $src,
+                lifetimes $l, params $p, docs $d, kernel $k
+            }
+        };
+    }
+    pub use entry_claims_safe as __kernel_entry;
+}
+
+/// # Safety
+/// `ptr` points to a `u32` that nothing else uses.
+#[cm_renamed::kernel(crate = "crate::fake")]
+unsafe fn poke(ptr: cm_renamed::DevicePtr<u32>, value: u32) {
+    let _ = (ptr, value);
+}
+
+fn main() {}

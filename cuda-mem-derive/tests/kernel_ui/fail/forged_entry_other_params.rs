@@ -1,0 +1,32 @@
+//! A `crate = "..."` module that forwards the kernel's entry to cuda-mem's
+//! own `__kernel_entry!` with other parameter types (a `[u64; 2]` where the
+//! kernel writes through a `DeviceSliceMut<u8>`, so that the PTX would
+//! describe a value the host may push freely): the entry passes its
+//! parameters to the kernel, which does not type-check.
+#![forbid(unsafe_code)]
+#![allow(dead_code)]
+
+mod fake {
+    pub use cm_renamed::*;
+
+    #[macro_export]
+    macro_rules! entry_other_params {
+        (
+            name $n:ident, symbol $s:literal, unsafe $u:tt, source $src:literal,
+            lifetimes $l:tt, params [$($p:ident: $t:ty),*], docs $d:tt, kernel $k:tt
+        ) => {
+            cm_renamed::__kernel_entry! {
+                name $n, symbol $s, unsafe $u, source $src,
+                lifetimes $l, params [$($p: [u64; 2]),*], docs $d, kernel $k
+            }
+        };
+    }
+    pub use entry_other_params as __kernel_entry;
+}
+
+#[cm_renamed::kernel(crate = "crate::fake")]
+fn scribble(out: cm_renamed::device::DeviceSliceMut<u8>) {
+    let _ = out;
+}
+
+fn main() {}
