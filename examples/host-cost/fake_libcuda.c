@@ -3,9 +3,9 @@
  * no GPU work, so the host instructions around the driver can be counted
  * (callgrind) on a machine without a GPU. Not a simulator: device memory is
  * never touched and kernels never run. Its one piece of bookkeeping is the
- * 8-byte globals of a loaded PTX module (`.global .align 8 .b8 NAME[8] = {..}`),
+ * `.b8` globals of a loaded PTX module (`.global .align 8 .b8 NAME[N] = {..}`),
  * which `cuModuleGetGlobal` and `cuMemcpyDtoH` hand back, so that cuda-mem's
- * check of a kernel's signature fingerprint sees the PTX's own value. */
+ * check of a kernel's fingerprint and parameter table sees the PTX's own. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -14,8 +14,9 @@ typedef int CUresult;
 typedef int CUdevice;
 typedef void *P;
 static char ctx_obj[64], pool_obj[64], fn_obj[64];
-/* The last 8-byte global handed out by cuModuleGetGlobal, readable by cuMemcpyDtoH. */
-static unsigned char global_value[8];
+/* The last global handed out by cuModuleGetGlobal, readable by cuMemcpyDtoH. */
+static unsigned char global_value[4096];
+static size_t global_size;
 static __thread P current;
 static uint64_t next_addr = 0x7f0000000000ull;
 CUresult cuInit(unsigned f) { return 0; }
@@ -78,7 +79,7 @@ CUresult cuMemcpyAsync(uint64_t d, uint64_t s_, size_t n, P s) { return 0; }
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *h, size_t n, P s) { return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void *h, uint64_t d, size_t n, P s) { return 0; }
 CUresult cuMemcpyDtoH_v2(void *h, uint64_t d, size_t n) {
-  if (d == (uint64_t)(uintptr_t)global_value && n <= 8) memcpy(h, global_value, n);
+  if (d == (uint64_t)(uintptr_t)global_value && n <= global_size) memcpy(h, global_value, n);
   return 0;
 }
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s_, size_t n, P s) { return 0; }
@@ -88,17 +89,25 @@ CUresult cuModuleUnload(P m) { free(m); return 0; }
 CUresult cuModuleGetFunction(P *f, P m, const char *name) { *f = fn_obj; return 0; }
 CUresult cuModuleGetGlobal_v2(uint64_t *d, size_t *b, P m, const char *name) {
   char key[512];
-  snprintf(key, sizeof key, " %s[8] = {", name);
+  snprintf(key, sizeof key, " %s[", name);
   const char *at = strstr((const char *)m, key);
   if (!at) return 500; /* CUDA_ERROR_NOT_FOUND */
   at += strlen(key);
-  for (int i = 0; i < 8; i++) {
-    char *end;
-    global_value[i] = (unsigned char)strtoul(at, &end, 10);
-    at = end + 1; /* past the comma */
+  char *end;
+  size_t size = strtoul(at, &end, 10);
+  if (size > sizeof global_value) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  memset(global_value, 0, sizeof global_value);
+  at = strchr(end, '{');
+  const char *close = at ? strchr(at, '}') : NULL;
+  /* The initializer's bytes; PTX may leave out trailing zeros. */
+  for (size_t i = 0; at && at < close && i < size; i++) {
+    global_value[i] = (unsigned char)strtoul(at + 1, &end, 10);
+    at = strchr(end, ',');
+    if (!at || at > close) break;
   }
+  global_size = size;
   *d = (uint64_t)(uintptr_t)global_value;
-  *b = 8;
+  *b = size;
   return 0;
 }
 CUresult cuFuncGetAttribute(int *v, int a, P f) { *v = 0; return 0; }

@@ -70,6 +70,17 @@ struct Loaded {
     kernels: Vec<Checked>,
 }
 
+/// Whether a checked table `a` stands for `b`: both absent, or the same
+/// rows (one launcher's table is one promoted constant, so the address
+/// usually says it without a comparison).
+fn same_table(a: Option<&[ParamAbi]>, b: Option<&[ParamAbi]>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// A kernel checked in one context (see [`Loaded::kernels`]).
 struct Checked {
     name: &'static str,
@@ -157,7 +168,7 @@ impl Module {
             let checked = loaded[index]
                 .kernels
                 .iter()
-                .find(|c| c.signature == signature && c.name == kernel && c.abi == abi);
+                .find(|c| c.signature == signature && same_table(c.abi, abi) && c.name == kernel);
             if let Some(checked) = checked {
                 return Ok(checked.function);
             }
