@@ -99,9 +99,10 @@ fn a_forged_crate_path_cannot_forge_the_ptx_fingerprint() {
     // The parameter table, compared in the clear, says the same.
     let table = ptx_param_table(KERNELS.ptx(), forged_scribble::NAME).expect("its parameter table");
     let real_table =
-        cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u8>]).to_vec();
+        cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<u8>])
+            .to_vec();
     let pushed_table =
-        cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [[u64; 2]]).to_vec();
+        cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [[u64; 2]]).to_vec();
     assert_eq!(table, real_table);
     assert_ne!(table, pushed_table);
 }
@@ -118,27 +119,27 @@ fn every_kernel_has_the_hosts_parameter_table() {
     let expected: [(&str, Vec<[u64; 5]>); 6] = [
         (
             transform_items::NAME,
-            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<Item>, DeviceSlice<Item>, Params]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<Item>, DeviceSlice<Item>, Params]).to_vec(),
         ),
         (
             write_indices::NAME,
-            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u64>, u64]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<u64>, u64]).to_vec(),
         ),
         (
             histogram::NAME,
-            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSlice<u32>, DeviceAtomicSlice<u32>]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSlice<u32>, DeviceAtomicSlice<u32>]).to_vec(),
         ),
         (
             churn::NAME,
-            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<u32>, u32]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<u32>, u32]).to_vec(),
         ),
         (
             pitched_add::NAME,
-            cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [PitchedSliceMut<f32>, PitchedSlice<f32>, f32]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [PitchedSliceMut<f32>, PitchedSlice<f32>, f32]).to_vec(),
         ),
         (
             poke::NAME,
-            cuda_mem::__kernel_abi!(unsafe true, lifetimes [], params [DevicePtr<u32>, u32]).to_vec(),
+            cuda_mem::__kernel_abi!(unsafe_kernel true, lifetimes [], params [DevicePtr<u32>, u32]).to_vec(),
         ),
     ];
     for (name, table) in expected {

@@ -236,7 +236,7 @@ impl Kernel {
             #krate::__kernel_entry! {
                 name #name,
                 symbol #symbol,
-                unsafe #is_unsafe,
+                unsafe_kernel #is_unsafe,
                 source #source,
                 lifetimes [#lifetimes],
                 params [#(#entry_params: #params),*],
@@ -399,7 +399,7 @@ impl Kernel {
                 stream stream,
                 config config,
                 name Self::NAME,
-                unsafe #is_unsafe,
+                unsafe_kernel #is_unsafe,
                 source #source,
                 args args [#(#values: #args => #params),*]
             }

@@ -650,25 +650,40 @@ pitched_args! {
 /// from the kernel crate `name` (its directory name) in this package's build
 /// script: `$OUT_DIR/<name>.ptx`, embedded with `include_str!`.
 ///
+/// `name` is a plain file name (no `/`, `\` or `..`, a build error
+/// otherwise), so the PTX is one that the build script wrote into `OUT_DIR`.
+/// That file is trusted to be `KernelCrate`'s output: a build script that
+/// writes another `.ptx` file there takes on [`Module::new`]'s promise.
+///
 /// ```ignore
 /// // build.rs: cuda_mem::build::KernelCrate::new("my-kernels").build().unwrap_or_else(|e| e.exit());
 /// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
 ///
 /// my_kernels::scale.launch(&KERNELS, &stream, config, (&mut data, 2.0))?;
 /// ```
+///
+/// ```compile_fail
+/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("../../elsewhere/kernels");
+/// ```
 #[macro_export]
 macro_rules! include_kernels {
-    ($name:literal) => {
+    ($name:literal) => {{
+        const _: () = ::core::assert!(
+            $crate::launch::__plain_file_name($name),
+            "include_kernels! takes the kernel crate's directory name (its PTX is \
+             $OUT_DIR/<name>.ptx), not a path: no `/`, `\\` or `..`"
+        );
         // SAFETY: the PTX that `cuda_mem::build::KernelCrate` compiled from
-        // the kernel crate `$name` in this package's build script: every
-        // fingerprinted kernel in it comes from a `#[kernel]` fn.
+        // the kernel crate `$name` in this package's build script (a file of
+        // `OUT_DIR`, `$name` being a plain file name): every fingerprinted
+        // kernel in it comes from a `#[kernel]` fn.
         unsafe {
             $crate::Module::new(
                 $name,
                 ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx")),
             )
         }
-    };
+    }};
 }
 
 /// Whether a line of `ptx` declares `name` with `directive` (`.entry` for a

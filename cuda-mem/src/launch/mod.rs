@@ -337,16 +337,16 @@ pub const fn __kernel_signature(is_unsafe: bool, source: u64, params: &[u64]) ->
 ///
 /// ```
 /// use cuda_mem::device::DeviceSliceMut;
-/// let a = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes [], params [DeviceSliceMut<f32>, f32]);
-/// let b = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes ['a], params [DeviceSliceMut<'a, f32>, f32]);
-/// let c = cuda_mem::__kernel_signature!(unsafe false, source 7, lifetimes [], params [[u64; 2], f32]);
+/// let a = cuda_mem::__kernel_signature!(unsafe_kernel false, source 7, lifetimes [], params [DeviceSliceMut<f32>, f32]);
+/// let b = cuda_mem::__kernel_signature!(unsafe_kernel false, source 7, lifetimes ['a], params [DeviceSliceMut<'a, f32>, f32]);
+/// let c = cuda_mem::__kernel_signature!(unsafe_kernel false, source 7, lifetimes [], params [[u64; 2], f32]);
 /// assert_eq!(a, b);
 /// assert_ne!(a, c);
 /// ```
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_signature {
-    (unsafe $is_unsafe:literal, source $source:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
+    (unsafe_kernel $is_unsafe:literal, source $source:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
         $crate::launch::__kernel_signature(
             $is_unsafe,
             $source,
@@ -364,14 +364,14 @@ macro_rules! __kernel_signature {
 ///
 /// ```
 /// use cuda_mem::device::DeviceSliceMut;
-/// let abi = cuda_mem::__kernel_abi!(unsafe false, lifetimes [], params [DeviceSliceMut<f32>, f32]);
+/// let abi = cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<f32>, f32]);
 /// assert_eq!(abi.len(), 3);
 /// assert_eq!(abi[0], cuda_mem::launch::__abi_head(false, 2));
 /// ```
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_abi {
-    (unsafe $is_unsafe:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
+    (unsafe_kernel $is_unsafe:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
         [
             $crate::launch::__abi_head($is_unsafe, $crate::__kernel_abi!(@count $($param),*)),
             $($crate::__kernel_abi!(@param $lifetimes $param)),*
@@ -399,7 +399,7 @@ macro_rules! __kernel_abi {
 /// entry calls the kernel with those parameters, so they describe the
 /// kernel's real parameters whatever a `crate = "..."` module does: one that
 /// forwarded to this macro with other types would not compile (the call
-/// would not type-check), nor with `unsafe false` for an `unsafe fn` kernel
+/// would not type-check), nor with `unsafe_kernel false` for an `unsafe fn` kernel
 /// (the call would need `unsafe`), nor with another kernel's name (the
 /// statics' symbols are checked against the entry's), and one that wrote
 /// its own would have to write the `unsafe(no_mangle)` items itself, which
@@ -411,7 +411,7 @@ macro_rules! __kernel_entry {
     (
         name $name:ident,
         symbol $symbol:literal,
-        unsafe $is_unsafe:tt,
+        unsafe_kernel $is_unsafe:tt,
         source $source:literal,
         lifetimes [$($lifetime:lifetime),*],
         params [$($param:ident: $ty:ty),* $(,)?],
@@ -437,7 +437,7 @@ macro_rules! __kernel_entry {
             #[unsafe(export_name = ::core::concat!("__cuda_mem_sig_", $symbol))]
             #[used]
             static __CUDA_MEM_SIGNATURE: u64 = $crate::__kernel_signature!(
-                unsafe $is_unsafe,
+                unsafe_kernel $is_unsafe,
                 source $source,
                 lifetimes [$($lifetime),*],
                 params [$($ty),*]
@@ -448,7 +448,7 @@ macro_rules! __kernel_entry {
             #[unsafe(export_name = ::core::concat!("__cuda_mem_abi_", $symbol))]
             #[used]
             static __CUDA_MEM_ABI: [$crate::launch::ParamAbi; 1 + $crate::__kernel_abi!(@count $($ty),*)] =
-                $crate::__kernel_abi!(unsafe $is_unsafe, lifetimes [$($lifetime),*], params [$($ty),*]);
+                $crate::__kernel_abi!(unsafe_kernel $is_unsafe, lifetimes [$($lifetime),*], params [$($ty),*]);
         };
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -476,6 +476,35 @@ macro_rules! __kernel_entry {
             $kernel($($param),*)
         }
     };
+}
+
+/// Whether `name` is a plain file name: not empty, no `/` or `\`, and not
+/// `..` (what [`include_kernels!`](crate::include_kernels) takes).
+///
+/// ```
+/// assert!(cuda_mem::launch::__plain_file_name("my-kernels"));
+/// assert!(!cuda_mem::launch::__plain_file_name("../x"));
+/// assert!(!cuda_mem::launch::__plain_file_name("a/b"));
+/// assert!(!cuda_mem::launch::__plain_file_name(".."));
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __plain_file_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || (bytes.len() == 2 && bytes[0] == b'.' && bytes[1] == b'.') {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'/'
+            || bytes[i] == b'\\'
+            || (bytes[i] == b'.' && i + 1 < bytes.len() && bytes[i + 1] == b'.')
+        {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Whether `symbol` is the PTX symbol of the fn named `ident` (its
@@ -518,14 +547,14 @@ pub const fn __symbol_of(ident: &str, symbol: &str) -> bool {
 /// `unsafe` itself: the module, the launch and the parameters are cuda-mem's
 /// own types (called by path, not by method), and the fingerprint checked is
 /// the one of the very parameters pushed. An `unsafe fn` kernel's launch
-/// (`unsafe true`) compiles only in an unsafe context (its `unsafe fn launch`).
+/// (`unsafe_kernel true`) compiles only in an unsafe context (its `unsafe fn launch`).
 #[cfg(feature = "host")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_launch {
     (
         module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
-        unsafe $is_unsafe:tt, source $source:literal,
+        unsafe_kernel $is_unsafe:tt, source $source:literal,
         args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
     ) => {{
         $crate::__kernel_launch!(@unsafe_kernel $is_unsafe);

@@ -13,7 +13,7 @@ mod fake {
     macro_rules! forged_launch {
         (
             module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
-            unsafe $u:tt, source $s:literal, args $args:ident [$($v:ident: $a:ident => $p:ident),*]
+            unsafe_kernel $u:tt, source $s:literal, args $args:ident [$($v:ident: $a:ident => $p:ident),*]
         ) => {{
             let launch = $module.__begin($name, 0, &[], $stream)?;
             let ($($v,)*) = $args;

@@ -11,11 +11,11 @@ mod fake {
     #[macro_export]
     macro_rules! entry_other_name {
         (
-            name $n:ident, symbol $s:literal, unsafe $u:tt, source $src:literal,
+            name $n:ident, symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
             lifetimes $l:tt, params $p:tt, docs $d:tt, kernel $k:tt
         ) => {
             cm_renamed::__kernel_entry! {
-                name $n, symbol "scribble", unsafe $u, source $src,
+                name $n, symbol "scribble", unsafe_kernel $u, source $src,
                 lifetimes $l, params $p, docs $d, kernel $k
             }
         };

@@ -12,11 +12,11 @@ mod fake {
     #[macro_export]
     macro_rules! entry_other_params {
         (
-            name $n:ident, symbol $s:literal, unsafe $u:tt, source $src:literal,
+            name $n:ident, symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
             lifetimes $l:tt, params [$($p:ident: $t:ty),*], docs $d:tt, kernel $k:tt
         ) => {
             cm_renamed::__kernel_entry! {
-                name $n, symbol $s, unsafe $u, source $src,
+                name $n, symbol $s, unsafe_kernel $u, source $src,
                 lifetimes $l, params [$($p: [u64; 2]),*], docs $d, kernel $k
             }
         };

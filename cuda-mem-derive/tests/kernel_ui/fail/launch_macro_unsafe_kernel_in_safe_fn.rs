@@ -1,5 +1,5 @@
 //! cuda-mem's launch macro called by hand for an `unsafe fn` kernel
-//! (`unsafe true`, which the PTX's fingerprint of such a kernel requires)
+//! (`unsafe_kernel true`, which the PTX's fingerprint of such a kernel requires)
 //! from a safe fn: the launch needs an unsafe context, as the generated
 //! `unsafe fn launch` has.
 #![allow(dead_code)]
@@ -14,7 +14,7 @@ fn launch<A: LaunchArg<P>, P: KernelParam>(
 ) -> cm_renamed::Result<()> {
     cm_renamed::__kernel_launch! {
         module module, stream stream, config config, name "poke",
-        unsafe true, source 1u64, args args [ptr: A => P]
+        unsafe_kernel true, source 1u64, args args [ptr: A => P]
     }
 }
 

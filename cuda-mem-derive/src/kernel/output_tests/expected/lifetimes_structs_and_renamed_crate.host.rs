@@ -1,12 +1,13 @@
 #[cfg(feature = "particles")]
 ::cm_renamed::__kernel_entry! {
-    name step, symbol "step", unsafe false, source 1523033959801330723u64, lifetimes['a],
-    params[__cuda_mem_param0 : DeviceSliceMut < 'a, Particle >, __cuda_mem_param1 :
-    DeviceSlice < 'a, Particle >, __cuda_mem_param2 : crate ::Params, __cuda_mem_param3 :
-    u32], docs[], kernel { #[inline(always)] #[cfg(feature = "particles")]
-    #[allow(clippy::needless_range_loop)] fn step < 'a > (out : DeviceSliceMut < 'a,
-    Particle >, input : DeviceSlice < 'a, Particle >, params : crate ::Params, mut steps
-    : u32,) { while steps > 0 { steps -= 1; } let _ = (out, input, params); } }
+    name step, symbol "step", unsafe_kernel false, source 1523033959801330723u64,
+    lifetimes['a], params[__cuda_mem_param0 : DeviceSliceMut < 'a, Particle >,
+    __cuda_mem_param1 : DeviceSlice < 'a, Particle >, __cuda_mem_param2 : crate ::Params,
+    __cuda_mem_param3 : u32], docs[], kernel { #[inline(always)] #[cfg(feature =
+    "particles")] #[allow(clippy::needless_range_loop)] fn step < 'a > (out :
+    DeviceSliceMut < 'a, Particle >, input : DeviceSlice < 'a, Particle >, params : crate
+    ::Params, mut steps : u32,) { while steps > 0 { steps -= 1; } let _ = (out, input,
+    params); } }
 }
 #[cfg(feature = "particles")]
 /// The kernel `step` (`#[kernel]`): launch it with [`step.launch(&MODULE, &stream, config, (out, input, params, steps))`](Self::launch).
@@ -158,11 +159,11 @@ impl step {
         __CudaMemParam3: ::cm_renamed::KernelParam,
     {
         ::cm_renamed::__kernel_launch! {
-            module module, stream stream, config config, name Self::NAME, unsafe false,
-            source 1523033959801330723u64, args args[__cuda_mem_arg0 : __CudaMemArg0 =>
-            __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 => __CudaMemParam1,
-            __cuda_mem_arg2 : __CudaMemArg2 => __CudaMemParam2, __cuda_mem_arg3 :
-            __CudaMemArg3 => __CudaMemParam3]
+            module module, stream stream, config config, name Self::NAME, unsafe_kernel
+            false, source 1523033959801330723u64, args args[__cuda_mem_arg0 :
+            __CudaMemArg0 => __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 =>
+            __CudaMemParam1, __cuda_mem_arg2 : __CudaMemArg2 => __CudaMemParam2,
+            __cuda_mem_arg3 : __CudaMemArg3 => __CudaMemParam3]
         }
     }
 }

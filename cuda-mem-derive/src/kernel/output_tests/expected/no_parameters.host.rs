@@ -1,6 +1,6 @@
 ::cuda_mem::__kernel_entry! {
-    name tick, symbol "tick", unsafe false, source 8761116119685133851u64, lifetimes[],
-    params[], docs[], kernel { #[inline(always)] fn tick() {} }
+    name tick, symbol "tick", unsafe_kernel false, source 8761116119685133851u64,
+    lifetimes[], params[], docs[], kernel { #[inline(always)] fn tick() {} }
 }
 /// The kernel `tick` (`#[kernel]`): launch it with [`tick.launch(&MODULE, &stream, config, ())`](Self::launch).
 #[allow(non_camel_case_types, dead_code)]
@@ -92,8 +92,8 @@ impl tick {
         args: (),
     ) -> ::cuda_mem::Result<()> {
         ::cuda_mem::__kernel_launch! {
-            module module, stream stream, config config, name Self::NAME, unsafe false,
-            source 8761116119685133851u64, args args[]
+            module module, stream stream, config config, name Self::NAME, unsafe_kernel
+            false, source 8761116119685133851u64, args args[]
         }
     }
 }

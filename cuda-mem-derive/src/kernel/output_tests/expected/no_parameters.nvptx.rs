@@ -1,4 +1,4 @@
 ::cuda_mem::__kernel_entry! {
-    name tick, symbol "tick", unsafe false, source 8761116119685133851u64, lifetimes[],
-    params[], docs[], kernel { #[inline(always)] fn tick() {} }
+    name tick, symbol "tick", unsafe_kernel false, source 8761116119685133851u64,
+    lifetimes[], params[], docs[], kernel { #[inline(always)] fn tick() {} }
 }

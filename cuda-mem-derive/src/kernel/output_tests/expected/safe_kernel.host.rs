@@ -1,5 +1,5 @@
 ::cuda_mem::__kernel_entry! {
-    name scale, symbol "scale", unsafe false, source 16737446012672916488u64,
+    name scale, symbol "scale", unsafe_kernel false, source 16737446012672916488u64,
     lifetimes[], params[__cuda_mem_param0 : DeviceSliceMut < f32 >, __cuda_mem_param1 :
     f32], docs[#[doc = r" Multiplies every element by `factor`."]], kernel {
     #[inline(always)] fn scale(data : DeviceSliceMut < f32 >, factor : f32) { for x in
@@ -113,9 +113,10 @@ impl scale {
         __CudaMemParam1: ::cuda_mem::KernelParam,
     {
         ::cuda_mem::__kernel_launch! {
-            module module, stream stream, config config, name Self::NAME, unsafe false,
-            source 16737446012672916488u64, args args[__cuda_mem_arg0 : __CudaMemArg0 =>
-            __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 => __CudaMemParam1]
+            module module, stream stream, config config, name Self::NAME, unsafe_kernel
+            false, source 16737446012672916488u64, args args[__cuda_mem_arg0 :
+            __CudaMemArg0 => __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 =>
+            __CudaMemParam1]
         }
     }
 }

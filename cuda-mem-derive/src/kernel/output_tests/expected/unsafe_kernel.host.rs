@@ -1,7 +1,7 @@
 ::cuda_mem::__kernel_entry! {
-    name poke, symbol "poke", unsafe true, source 1287833718837152191u64, lifetimes[],
-    params[__cuda_mem_param0 : DevicePtr < u32 >, __cuda_mem_param1 : u32], docs[#[doc =
-    r" Writes `value` at `ptr`."] #[doc = r""] #[doc = r" # Safety"] #[doc =
+    name poke, symbol "poke", unsafe_kernel true, source 1287833718837152191u64,
+    lifetimes[], params[__cuda_mem_param0 : DevicePtr < u32 >, __cuda_mem_param1 : u32],
+    docs[#[doc = r" Writes `value` at `ptr`."] #[doc = r""] #[doc = r" # Safety"] #[doc =
     r" `ptr` points to a `u32` in device memory that no one else uses."]], kernel {
     #[inline(always)] unsafe fn poke(ptr : DevicePtr < u32 >, value : u32) { unsafe { *
     ptr.as_raw() = value }; } }
@@ -120,9 +120,10 @@ impl poke {
         __CudaMemParam1: ::cuda_mem::KernelParam,
     {
         ::cuda_mem::__kernel_launch! {
-            module module, stream stream, config config, name Self::NAME, unsafe true,
-            source 1287833718837152191u64, args args[__cuda_mem_arg0 : __CudaMemArg0 =>
-            __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 => __CudaMemParam1]
+            module module, stream stream, config config, name Self::NAME, unsafe_kernel
+            true, source 1287833718837152191u64, args args[__cuda_mem_arg0 :
+            __CudaMemArg0 => __CudaMemParam0, __cuda_mem_arg1 : __CudaMemArg1 =>
+            __CudaMemParam1]
         }
     }
 }
