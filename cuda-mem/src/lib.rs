@@ -349,9 +349,10 @@
 //! No safe call reaches undefined behaviour, including through what cuda-mem
 //! hands to cudarc (host slices, its `DevicePtr` / `DevicePtrMut` impls) and
 //! what it takes from cudarc (streams). These are the attack classes found
-//! by a review with safe programs (`#![forbid(unsafe_code)]`) on an H200,
-//! how each is closed, and the test that keeps it closed; a change that
-//! reopens one fails that test.
+//! by reviews with safe programs (`#![forbid(unsafe_code)]`), on an H200 and
+//! on the CPU (the derive, `#[kernel]` and IPC rows: their GPU tests are
+//! written and wait for a GPU run), how each is closed, and the test that
+//! keeps it closed; a change that reopens one fails that test.
 //!
 //! | class | closed by | test |
 //! | --- | --- | --- |
