@@ -332,7 +332,6 @@ impl Kernel {
                     #allow
                     pub const SIGNATURE: u64 = #signature;
 
-
                     #(#[doc = #on_host_doc])*
                     #allow
                     #(#others)*
@@ -391,8 +390,7 @@ impl Kernel {
         // The body is cuda-mem's: the fingerprint of the parameters pushed,
         // their claims and the launch, every `unsafe` of it, come from its
         // `__kernel_launch!` (see there).
-        let is_unsafe = self.is_unsafe;
-        let source = proc_macro2::Literal::u64_suffixed(self.source);
+        let (is_unsafe, source, _, _) = self.signature_parts();
         let body = quote! {
             #krate::__kernel_launch! {
                 module module,

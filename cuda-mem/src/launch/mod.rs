@@ -215,6 +215,12 @@ const fn mix(mut hash: u64, word: u64) -> u64 {
     hash
 }
 
+/// The size and alignment of a slice parameter's elements `T` (its
+/// [`KernelParam::__ELEMENT`]).
+const fn element<T>() -> (usize, usize) {
+    (core::mem::size_of::<T>(), core::mem::align_of::<T>())
+}
+
 /// The fingerprint of a parameter of kind `tag` over elements with the layout
 /// fingerprint `layout`.
 const fn param(tag: u64, layout: u64) -> u64 {
@@ -236,7 +242,7 @@ unsafe impl<T: DeviceCopy> KernelParam for T {
 unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 // SAFETY: as for `DeviceSlice`; the host builds it from memory borrowed
@@ -244,7 +250,7 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
 unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE_MUT;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 // SAFETY: `#[repr(C)] { ptr, len }` like `DeviceSliceMut`; the host builds
@@ -252,7 +258,7 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
 unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::ATOMIC, T::__LAYOUT);
     const __KIND: u64 = tag::ATOMIC;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 // SAFETY: `#[repr(C)] { ptr, pitch, width, height }`, 32 bytes aligned to 8
@@ -261,21 +267,21 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
 unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 // SAFETY: as for `PitchedSlice`, from a `PitchedBuffer` borrowed exclusively.
 unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_MUT;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 // SAFETY: as for `PitchedSliceMut`.
 unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_ROWS, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_ROWS;
-    const __ELEMENT: (usize, usize) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    const __ELEMENT: (usize, usize) = element::<T>();
 }
 
 /// The fingerprint of the single parameter of the fn pointer type `F`
@@ -562,17 +568,15 @@ macro_rules! __kernel_launch {
             $module,
             $name,
             const {
-                $crate::launch::__kernel_signature(
-                    $is_unsafe,
-                    $source,
-                    &[$($crate::launch::__param_signature::<fn($param), $param>()),*],
+                $crate::__kernel_signature!(
+                    unsafe_kernel $is_unsafe,
+                    source $source,
+                    lifetimes [],
+                    params [$($param),*]
                 )
             },
             &const {
-                [
-                    $crate::launch::__abi_head($is_unsafe, $crate::__kernel_abi!(@count $($param),*)),
-                    $($crate::launch::__param_abi::<fn($param), $param>()),*
-                ]
+                $crate::__kernel_abi!(unsafe_kernel $is_unsafe, lifetimes [], params [$($param),*])
             },
             $stream,
         )?;
