@@ -192,14 +192,27 @@ pub(crate) fn defer(stream: &CudaStream, value: Box<dyn Any + Send>) {
 
 /// Whether an operation on `range` of the allocation `key` queued on
 /// `stream` (`None`: a host wait) is recorded, ordered as usual, or refused.
+/// With no capture under way (every operation's case) it costs its callers
+/// one load: the rest is out of line.
+#[inline(always)]
 pub(crate) fn verdict(
     key: usize,
     range: &Range<usize>,
     stream: Option<&CudaStream>,
 ) -> Result<Verdict> {
-    if COUNT.load(Ordering::SeqCst) == 0 {
+    if !any() {
         return Ok(Verdict::Order);
     }
+    verdict_while_capturing(key, range, stream)
+}
+
+/// [`verdict`] while some capture is registered.
+#[inline(never)]
+fn verdict_while_capturing(
+    key: usize,
+    range: &Range<usize>,
+    stream: Option<&CudaStream>,
+) -> Result<Verdict> {
     let stream = stream.map(key_of);
     judge(&lock(), key, range, stream)
 }

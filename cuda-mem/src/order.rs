@@ -127,6 +127,19 @@ struct Entry<S> {
     use_: Use,
 }
 
+impl<S: StreamId> Entry<S> {
+    /// Whether this entry makes a new `use_` of `range` on `stream`
+    /// unnecessary: it is on `stream`, covers `range`, and is of a kind that
+    /// stands for that use (either kind for a now use, which the stream's
+    /// later events capture; only a deferred one for a deferred use, which
+    /// must stay in every later wait until an exclusive one).
+    fn stands_for(&self, range: &Range<usize>, stream: &S, use_: Use) -> bool {
+        self.stream.same(stream)
+            && covers(&self.range, range)
+            && (self.use_ == Use::Deferred || use_ == Use::Now)
+    }
+}
+
 /// Whether two byte ranges share a byte (an empty range shares none).
 fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end && !a.is_empty() && !b.is_empty()
@@ -195,18 +208,14 @@ impl<S: StreamId> Ledger<S> {
     ) -> std::result::Result<(), E> {
         // The common case, one buffer used again and again on one stream:
         // its one entry is on `stream`, so there is nothing to wait for, and
-        // it already stands for this operation (see `enter`: an entry of
-        // either kind stands for a now use it covers, only a deferred one
-        // for a deferred use), or none is entered.
+        // it already stands for this operation (as `enter` would find), or
+        // none is entered.
         if let [only] = self.entries.as_slice() {
             if only.stream.same(stream)
                 && match use_ {
                     None => true,
                     Some(_) if range.is_empty() => true,
-                    Some(use_) => {
-                        covers(&only.range, &range)
-                            && (only.use_ == Use::Deferred || use_ == Use::Now)
-                    }
+                    Some(use_) => only.stands_for(&range, stream, use_),
                 }
             {
                 return Ok(());
@@ -261,12 +270,11 @@ impl<S: StreamId> Ledger<S> {
         // whose launch may still come.
         self.entries
             .retain(|e| !(e.use_ == Use::Now && covers(&range, &e.range)));
-        let redundant = self.entries.iter().any(|e| {
-            e.stream.same(stream)
-                && covers(&e.range, &range)
-                && (e.use_ == Use::Deferred || use_ == Use::Now)
-        });
-        if redundant {
+        if self
+            .entries
+            .iter()
+            .any(|e| e.stands_for(&range, stream, use_))
+        {
             return;
         }
         let touching = self.entries.iter_mut().find(|e| {
@@ -492,9 +500,6 @@ impl StreamOrder {
     /// runs now, and the graph orders each of its launches), or `Err` when a
     /// capture refuses it (see `capture`).
     fn recorded(&self, range: &Range<usize>, stream: &CudaStream) -> Result<bool> {
-        if !capture::any() {
-            return Ok(false);
-        }
         Ok(capture::verdict(self.key(), range, Some(stream))? == Verdict::Record)
     }
 
