@@ -18,6 +18,7 @@ use crate::device_vec::DeviceVec;
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::graph::Held;
+use crate::launch::ParamAbi;
 use crate::ops::{sealed::Engine, Memory, MemoryMut};
 use crate::pitched::PitchedBuffer;
 
@@ -26,8 +27,6 @@ use crate::pitched::PitchedBuffer;
 const SIGNATURE_PREFIX: &str = "__cuda_mem_sig_";
 /// The same for its parameter table ([`ParamAbi`] rows).
 const ABI_PREFIX: &str = "__cuda_mem_abi_";
-
-use crate::launch::ParamAbi;
 
 /// The PTX of a kernel crate, embedded in the program, from which
 /// [`#[kernel]`](macro@crate::kernel) fns are launched.
@@ -662,9 +661,9 @@ pitched_args! {
 /// my_kernels::scale.launch(&KERNELS, &stream, config, (&mut data, 2.0))?;
 /// ```
 ///
-/// ```compile_fail
-/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("../../elsewhere/kernels");
-/// ```
+/// (The name check is `cuda_mem::launch::__plain_file_name`, whose examples
+/// show what it refuses; a doctest has no `OUT_DIR`, so any use of this
+/// macro fails to build there, whatever the name.)
 #[macro_export]
 macro_rules! include_kernels {
     ($name:literal) => {{
