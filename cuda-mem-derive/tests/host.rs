@@ -65,7 +65,8 @@ fn derived_types_are_cudarc_kernel_arguments() {
 /// Non-generic derived structs are `Pod` (their layout is proved exactly);
 /// generic ones are `Zeroable` only (their layout is checked at each
 /// instantiation cuda-mem uses, which bytemuck would not do: see
-/// `ui/fail/generic_is_not_pod.rs`).
+/// `ui/fail/attack_c_attribute_changes_generic_repr.rs` and
+/// `direct_call_generic_plan_lies.rs`).
 #[test]
 fn derived_types_are_pod() {
     pod::<Particle>();

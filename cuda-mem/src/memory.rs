@@ -318,7 +318,6 @@ impl RawMemory {
         }
     }
 
-    /// Whether this is a stream-ordered (pool) allocation.
     /// Whether this is memory of a stream-ordered pool: a pool allocation,
     /// or a pointer imported from another process's pool (whose access
     /// other devices need granted on the pool, like a pool allocation's).

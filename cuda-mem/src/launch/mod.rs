@@ -484,20 +484,21 @@ macro_rules! __kernel_entry {
     };
 }
 
-/// Whether `name` is a plain file name: not empty, no `/` or `\`, and not
-/// `..` (what [`include_kernels!`](crate::include_kernels) takes).
+/// Whether `name` is a plain file name: not empty, and no `/`, `\` or `..`
+/// in it (what [`include_kernels!`](crate::include_kernels) takes).
 ///
 /// ```
 /// assert!(cuda_mem::launch::__plain_file_name("my-kernels"));
 /// assert!(!cuda_mem::launch::__plain_file_name("../x"));
 /// assert!(!cuda_mem::launch::__plain_file_name("a/b"));
 /// assert!(!cuda_mem::launch::__plain_file_name(".."));
+/// assert!(!cuda_mem::launch::__plain_file_name(""));
 /// ```
 #[doc(hidden)]
 #[must_use]
 pub const fn __plain_file_name(name: &str) -> bool {
     let bytes = name.as_bytes();
-    if bytes.is_empty() || (bytes.len() == 2 && bytes[0] == b'.' && bytes[1] == b'.') {
+    if bytes.is_empty() {
         return false;
     }
     let mut i = 0;
