@@ -231,16 +231,26 @@ impl Module {
         if !ptx_declares(self.ptx, ".entry", kernel) {
             return Err(mismatch(KernelProblem::Missing));
         }
-        if !ptx_declares(self.ptx, ".global", &format!("{SIGNATURE_PREFIX}{kernel}"))
-            || !ptx_declares(self.ptx, ".global", &format!("{ABI_PREFIX}{kernel}"))
+        let fingerprint = format!("{SIGNATURE_PREFIX}{kernel}");
+        let table = format!("{ABI_PREFIX}{kernel}");
+        if !ptx_declares(self.ptx, ".global", &fingerprint)
+            || !ptx_declares(self.ptx, ".global", &table)
         {
             return Err(mismatch(KernelProblem::NoFingerprint));
         }
+        // The address and size of one of the kernel's statics.
+        let global = |symbol: String| {
+            let symbol =
+                CString::new(symbol).map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
+            // SAFETY: `module` is loaded in the current context (bound
+            // below, before the first call) and never unloaded.
+            match unsafe { result::module::get_global(module, symbol) } {
+                Ok(global) => Ok(global),
+                Err(e) if not_found(&e) => Err(mismatch(KernelProblem::NoFingerprint)),
+                Err(e) => Err(Error::driver("cuModuleGetGlobal", e)),
+            }
+        };
         let name = CString::new(kernel).map_err(|_| mismatch(KernelProblem::Missing))?;
-        let fingerprint = CString::new(format!("{SIGNATURE_PREFIX}{kernel}"))
-            .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
-        let table = CString::new(format!("{ABI_PREFIX}{kernel}"))
-            .map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
         state.bind()?;
         // SAFETY: `module` is loaded in the current context and never unloaded.
         let function = match unsafe { result::module::get_function(module, name) } {
@@ -248,12 +258,7 @@ impl Module {
             Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::Missing)),
             Err(e) => return Err(Error::driver("cuModuleGetFunction", e)),
         };
-        // SAFETY: as above.
-        let (addr, bytes) = match unsafe { result::module::get_global(module, fingerprint) } {
-            Ok(global) => global,
-            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::NoFingerprint)),
-            Err(e) => return Err(Error::driver("cuModuleGetGlobal", e)),
-        };
+        let (addr, bytes) = global(fingerprint)?;
         if bytes != size_of::<u64>() {
             return Err(mismatch(KernelProblem::NoFingerprint));
         }
@@ -265,12 +270,7 @@ impl Module {
         if found != expected {
             return Err(mismatch(KernelProblem::Fingerprint { expected, found }));
         }
-        // SAFETY: as above.
-        let (addr, bytes) = match unsafe { result::module::get_global(module, table) } {
-            Ok(global) => global,
-            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::NoFingerprint)),
-            Err(e) => return Err(Error::driver("cuModuleGetGlobal", e)),
-        };
+        let (addr, bytes) = global(table)?;
         let mut rows = vec![[0u64; 5]; bytes / size_of::<ParamAbi>()];
         if bytes != std::mem::size_of_val(rows.as_slice()) || rows.is_empty() {
             return Err(mismatch(KernelProblem::Parameters));
