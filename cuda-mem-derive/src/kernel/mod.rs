@@ -172,15 +172,9 @@ impl Kernel {
         })
     }
 
-    /// What cuda-mem's macros compute the fingerprint from: the safety, the
-    /// source hash, the lifetime parameters and the parameter types.
-    fn signature_parts(&self) -> (bool, proc_macro2::Literal, &TokenStream, &[Type]) {
-        (
-            self.is_unsafe,
-            proc_macro2::Literal::u64_suffixed(self.source),
-            &self.lifetimes,
-            &self.params,
-        )
+    /// The source hash as a `u64` literal, for the fingerprint expressions.
+    fn source_literal(&self) -> proc_macro2::Literal {
+        proc_macro2::Literal::u64_suffixed(self.source)
     }
 
     /// `__kernel_signature(…)`: the fingerprint expression of the host's
@@ -192,7 +186,7 @@ impl Kernel {
         let krate = &self.krate;
         let binder = &self.binder;
         let is_unsafe = self.is_unsafe;
-        let source = proc_macro2::Literal::u64_suffixed(self.source);
+        let source = self.source_literal();
         // Spanned on each type, so that "`T` cannot be a kernel parameter"
         // points at the parameter.
         let params = self.params.iter().map(|ty| {
@@ -228,7 +222,8 @@ impl Kernel {
         let entry_params: Vec<_> = (0..self.params.len())
             .map(|i| format_ident!("__cuda_mem_param{i}"))
             .collect();
-        let (is_unsafe, source, lifetimes, params) = self.signature_parts();
+        let (is_unsafe, source) = (self.is_unsafe, self.source_literal());
+        let (lifetimes, params) = (&self.lifetimes, &self.params);
         let symbol = &self.symbol;
         let docs_meta = docs.iter().map(|attr| &attr.meta);
         let device = quote! {
@@ -390,7 +385,7 @@ impl Kernel {
         // The body is cuda-mem's: the fingerprint of the parameters pushed,
         // their claims and the launch, every `unsafe` of it, come from its
         // `__kernel_launch!` (see there).
-        let (is_unsafe, source, _, _) = self.signature_parts();
+        let (is_unsafe, source) = (self.is_unsafe, self.source_literal());
         let body = quote! {
             #krate::__kernel_launch! {
                 module module,
