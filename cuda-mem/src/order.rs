@@ -211,13 +211,12 @@ impl<S: StreamId> Ledger<S> {
         // it already stands for this operation (as `enter` would find), or
         // none is entered.
         if let [only] = self.entries.as_slice() {
-            if only.stream.same(stream)
-                && match use_ {
-                    None => true,
-                    Some(_) if range.is_empty() => true,
-                    Some(use_) => only.stands_for(&range, stream, use_),
-                }
-            {
+            let covered = match use_ {
+                Some(use_) if !range.is_empty() => only.stands_for(&range, stream, use_),
+                // Nothing is entered.
+                _ => only.stream.same(stream),
+            };
+            if covered {
                 return Ok(());
             }
         }
