@@ -34,6 +34,11 @@ fn open() -> MutexGuard<'static, Vec<Open>> {
     OPEN.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Releases the claim of `handle` for an import not mapped (yet).
+fn release(open: &mut Vec<Open>, handle: &HandleKey) {
+    open.retain(|o| !(o.handle == *handle && o.mapping.is_none()));
+}
+
 /// A handle claimed for an import under way; dropped without
 /// [`Claim::mapped`], it is released.
 pub(crate) struct Claim {
@@ -66,7 +71,7 @@ impl Claim {
         let mut open = open();
         self.done = true;
         if open.iter().any(|o| o.mapping == Some((ctx, addr))) {
-            open.retain(|o| !(o.handle == self.handle && o.mapping.is_none()));
+            release(&mut open, &self.handle);
             return false;
         }
         if let Some(entry) = open
@@ -82,7 +87,7 @@ impl Claim {
 impl Drop for Claim {
     fn drop(&mut self) {
         if !self.done {
-            open().retain(|o| !(o.handle == self.handle && o.mapping.is_none()));
+            release(&mut open(), &self.handle);
         }
     }
 }
