@@ -251,7 +251,7 @@ pub fn ptx_fingerprint(ptx: &str, name: &str) -> Option<u64> {
 /// declared: the initializer's bytes, and zeros for the ones it leaves out
 /// (PTX may drop trailing zero bytes of an initializer).
 pub fn ptx_global_bytes(ptx: &str, symbol: &str) -> Option<Vec<u8>> {
-    let declaration = format!(".visible .global .align 8 .b8 {symbol}[");
+    let declaration = global_declaration(symbol);
     let start = ptx.find(&declaration)? + declaration.len();
     let rest = &ptx[start..];
     let size: usize = rest.split(']').next()?.parse().ok()?;
@@ -265,6 +265,41 @@ pub fn ptx_global_bytes(ptx: &str, symbol: &str) -> Option<Vec<u8>> {
     }
     bytes.resize(size, 0);
     Some(bytes)
+}
+
+/// `ptx` with the initializer of the visible, 8-aligned `.b8` global
+/// `symbol` replaced by `bytes` (all of its declared size), or `None` when
+/// there is no such global or `bytes` is not its size: how the tests doctor
+/// a kernel's statics.
+///
+/// ```
+/// let ptx = ".visible .global .align 8 .b8 g[4] = {1, 2};\n.visible .entry k()";
+/// let edited = cuda_mem_tests::ptx_with_global_bytes(ptx, "g", &[9, 8, 7, 6]).unwrap();
+/// assert_eq!(cuda_mem_tests::ptx_global_bytes(&edited, "g"), Some(vec![9, 8, 7, 6]));
+/// assert!(edited.ends_with("};\n.visible .entry k()"));
+/// assert_eq!(cuda_mem_tests::ptx_with_global_bytes(ptx, "g", &[1]), None);
+/// assert_eq!(cuda_mem_tests::ptx_with_global_bytes(ptx, "h", &[1]), None);
+/// ```
+pub fn ptx_with_global_bytes(ptx: &str, symbol: &str, bytes: &[u8]) -> Option<String> {
+    if ptx_global_bytes(ptx, symbol)?.len() != bytes.len() {
+        return None;
+    }
+    let start = ptx.find(&global_declaration(symbol))?;
+    let open = start + ptx[start..].find('{')? + 1;
+    let close = open + ptx[open..].find('}')?;
+    let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+    Some(format!(
+        "{}{}{}",
+        &ptx[..open],
+        list.join(", "),
+        &ptx[close..]
+    ))
+}
+
+/// How the compiler declares a kernel's statics: a visible, 8-aligned
+/// `.b8` array (its size and initializer follow).
+fn global_declaration(symbol: &str) -> String {
+    format!(".visible .global .align 8 .b8 {symbol}[")
 }
 
 /// The parameter table `#[kernel]` wrote for `name` into `ptx` (the

@@ -18,7 +18,10 @@ use cuda_mem_launch_kernels::{
     churn, churned, histogram, pitched_add, poke, transform, transform_items, write_indices, Item,
     Params,
 };
-use cuda_mem_tests::{assemble_ptx, gpu, ptx_fingerprint, ptx_kernel, ptx_param_table, Rng};
+use cuda_mem_tests::{
+    assemble_ptx, gpu, ptx_fingerprint, ptx_global_bytes, ptx_kernel, ptx_param_table,
+    ptx_with_global_bytes, Rng,
+};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 /// `transform_items` compiled over a `Params` of another layout.
@@ -649,13 +652,10 @@ fn a_ptx_built_with_another_struct_layout_is_refused() {
 fn a_doctored_fingerprint_is_refused() {
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
-    let name = "__cuda_mem_sig_transform_items[8] = {";
     let module = doctored(|ptx| {
-        let start = ptx.find(name).expect("the fingerprint") + name.len();
-        let end = start + ptx[start..].find('}').unwrap();
         let wrong = (transform_items::SIGNATURE ^ 1).to_le_bytes();
-        let bytes: Vec<String> = wrong.iter().map(u8::to_string).collect();
-        format!("{}{}{}", &ptx[..start], bytes.join(", "), &ptx[end..])
+        ptx_with_global_bytes(ptx, "__cuda_mem_sig_transform_items", &wrong)
+            .expect("the fingerprint")
     });
     let problem = expect_mismatch(
         launch_transform(module, &stream),
@@ -734,15 +734,12 @@ fn a_kernel_whose_crate_path_forges_the_fingerprint_is_refused() {
 #[ignore = "needs a CUDA device"]
 fn a_parameter_table_that_differs_is_refused() {
     let stream = gpu().new_stream().unwrap();
-    let name = "__cuda_mem_abi_transform_items[";
+    let symbol = "__cuda_mem_abi_transform_items";
     let module = doctored(|ptx| {
-        let start = ptx.find(name).expect("the parameter table");
-        let open = start + ptx[start..].find('{').unwrap() + 1;
-        let end = start + ptx[start..].find('}').unwrap();
-        let mut bytes: Vec<String> = ptx[open..end].split(',').map(|b| b.trim().into()).collect();
+        let mut bytes = ptx_global_bytes(ptx, symbol).expect("the parameter table");
         // Row 1 (the output slice), word 3 (its element size): byte 64.
-        bytes[64] = "32".into();
-        format!("{}{}{}", &ptx[..open], bytes.join(", "), &ptx[end..])
+        bytes[64] = 32;
+        ptx_with_global_bytes(ptx, symbol, &bytes).unwrap()
     });
     assert_eq!(
         expect_mismatch(
