@@ -61,21 +61,21 @@ const DEFAULT_MAX_LANES: usize = 16;
 /// Default chunks per lane that a copy is cut into (fewer where chunks
 /// would fall below [`MIN_CHUNK`], smaller ones never above the largest).
 /// No DMA can start before the first chunk of some lane is copied, and every
-/// lane copies its first chunk at once, sharing the host's memory bandwidth:
-/// with two chunks per lane (the earlier cut, one per slot) half of a
-/// 64 MiB copy (16 lanes of two 2 MiB chunks) went through the CPU before
-/// the first DMA could start (the copy measured 27.7 GB/s against 55 for
-/// pinned memory on the H200). Eight chunks per lane start
-/// the DMAs after an eighth and keep each chunk at 512 KiB or more from
-/// 64 MiB, where the engine's per-copy overhead stays small; copies of
-/// 256 MiB and more keep the largest chunk.
-const DEFAULT_DEPTH: usize = 8;
+/// lane copies its first chunk at once, sharing the host's memory bandwidth,
+/// so more chunks start the DMAs sooner; but each chunk is one more DMA and
+/// event wait, and small ones cost more than they save. Measured on the H200
+/// host at 64 MiB against pinned memory (bench `--copies-only --staging
+/// 0,0,0,DEPTH`, means of four runs, H2D / D2H): 2 chunks 0.44 / 0.48,
+/// 4 chunks 0.45 / 0.55, 8 chunks 0.32 / 0.38 (below 2 chunks in five of
+/// the six interleaved comparisons). From 256 MiB, 16 lanes get the largest
+/// chunk at every depth up to 8, so the same plan.
+const DEFAULT_DEPTH: usize = 4;
 
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
 /// the largest chunk, the smallest staged copy, in bytes, in both
 /// directions, and the chunks per lane; 0 restores each default (lanes: the
 /// host's parallelism, at most 16; chunks: 2 MiB; thresholds: 32 MiB to the
-/// device, 4 MiB to the host; 8 chunks per lane). `usize::MAX` as the
+/// device, 4 MiB to the host; 4 chunks per lane). `usize::MAX` as the
 /// threshold turns staging off.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
@@ -151,10 +151,10 @@ fn plan(total: usize) -> (usize, usize, usize) {
     (chunk, per_lane, total.div_ceil(per_lane))
 }
 
-/// One lane's chunks: `SLOTS` pinned chunks and the events that mark the end
-/// of their latest DMA.
+/// One lane's pinned memory: `SLOTS` slots of a chunk each, and the events
+/// that mark the end of their latest DMA.
 struct Lane<'a> {
-    chunks: [*mut u8; SLOTS],
+    slots: [*mut u8; SLOTS],
     done: &'a [CudaEvent],
 }
 
@@ -216,7 +216,8 @@ fn wait(done: &CudaEvent) -> Result<()> {
 }
 
 /// What a staged copy holds while it runs: a pinned block of the context's
-/// cache, cut into `SLOTS` chunks per lane, and an event per chunk.
+/// cache, cut into `SLOTS` slots of one chunk per lane, and an event per
+/// slot.
 struct Staged<'s> {
     state: &'s ContextState,
     block: Block,
@@ -286,7 +287,7 @@ impl Staged<'_> {
             let part = parts[i].lock().unwrap_or_else(|p| p.into_inner()).take();
             let Some(part) = part else { return };
             let own = Lane {
-                chunks: std::array::from_fn(|k| (base + (i * SLOTS + k) * chunk) as *mut u8),
+                slots: std::array::from_fn(|k| (base + (i * SLOTS + k) * chunk) as *mut u8),
                 done: &events[i * SLOTS..(i + 1) * SLOTS],
             };
             let result = state.bind().and_then(|()| lane(&own, i * per_lane, part));
@@ -351,7 +352,7 @@ pub(crate) fn copy_from_host(
     let parts = src.chunks(staged.per_lane).collect();
     staged.run(stream, parts, true, |lane, offset, part: &[u8]| {
         for (i, piece) in part.chunks(chunk).enumerate() {
-            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
             wait(done)?;
             // SAFETY: the chunk holds `chunk >= piece.len()` bytes of this
             // lane's part of the block, and its last DMA has finished
@@ -397,7 +398,7 @@ pub(crate) fn copy_to_host(
         let total = part.len();
         let pieces = total.div_ceil(chunk);
         let queue = |i: usize| -> Result<()> {
-            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
             let len = chunk.min(total - i * chunk);
             let from = src + (offset + i * chunk) as u64;
             // SAFETY: the chunk is pinned, holds `len` bytes, and nothing
@@ -415,7 +416,7 @@ pub(crate) fn copy_to_host(
             queue(i)?;
         }
         for (i, piece) in part.chunks_mut(chunk).enumerate() {
-            let (host, done) = (lane.chunks[i % SLOTS], &lane.done[i % SLOTS]);
+            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
             wait(done)?;
             // SAFETY: the DMA into the chunk has finished (waited above) and
             // it holds at least `piece.len()` bytes of the source.
