@@ -350,9 +350,9 @@
 //! hands to cudarc (host slices, its `DevicePtr` / `DevicePtrMut` impls) and
 //! what it takes from cudarc (streams). These are the attack classes found
 //! by reviews with safe programs (`#![forbid(unsafe_code)]`), on an H200 and
-//! on the CPU (the derive, `#[kernel]` and IPC rows: their GPU tests are
-//! written and wait for a GPU run), how each is closed, and the test that
-//! keeps it closed; a change that reopens one fails that test.
+//! on the CPU (the derive, `#[kernel]` and IPC rows; their GPU tests have
+//! run on an H200 since), how each is closed, and the test that keeps it
+//! closed; a change that reopens one fails that test.
 //!
 //! | class | closed by | test |
 //! | --- | --- | --- |
