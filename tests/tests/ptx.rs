@@ -95,3 +95,25 @@ fn a_user_kernel_crate_with_derived_structs_builds_for_nvptx() {
     );
     assemble(&ptx, "nvptx-user");
 }
+
+/// A kernel body moved out of its fn by an attribute macro (safe code)
+/// lands in a safe context: the fixture's raw store without `unsafe` does
+/// not compile (on the code before round 3 of the soundness work, it did:
+/// the kernel fn sat inside the `unsafe` entry point).
+#[test]
+fn a_hoisted_kernel_body_is_compiled_in_a_safe_context() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("../target/nvptx-attack");
+    let result = cuda_mem::build::KernelCrate::new(root.join("nvptx-attack"))
+        .target_dir(&target)
+        .ptx_path(target.join("nvptx_attack.ptx"))
+        .build();
+    let error = match result {
+        Ok(path) => panic!("the hoisted kernel body compiled ({})", path.display()),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        error.contains("E0133") && error.contains("dereference of raw pointer"),
+        "the build failed, but not for the unsafe dereference: {error}"
+    );
+}

@@ -2,13 +2,16 @@
 //!
 //! One expansion serves both targets, split by `cfg(target_arch = "nvptx64")`:
 //!
-//! * **nvptx64**: through cuda-mem's `__kernel_entry!`, the entry point
-//!   `#[no_mangle] unsafe extern "ptx-kernel" fn <name>(…)` that calls the
-//!   user's fn (kept as written, nested, `#[inline(always)]`; from a safe fn
-//!   unless it is `unsafe`), the fingerprint static `__cuda_mem_sig_<name>:
-//!   u64` and the parameter table `__cuda_mem_abi_<name>`, all from one list
-//!   of parameters (on the host the same macro checks that list against the
-//!   kernel's `on_host`).
+//! * **nvptx64**: the user's fn (kept as written, `#[inline(always)]`), an
+//!   item of a `const` block (so its body is in a safe context unless it is
+//!   an `unsafe fn`), and cuda-mem's `__kernel_entry!`, which makes the
+//!   entry point `extern "ptx-kernel" fn` exported as the kernel's name
+//!   (taking each parameter in two parts, its address and the rest, so that
+//!   slices reach the kernel as global pointers), the fingerprint static
+//!   `__cuda_mem_sig_<name>: u64` and the parameter table
+//!   `__cuda_mem_abi_<name>`, all from one list of parameters, and calls the
+//!   kernel with them (an `unsafe fn` kernel through a type marked by an
+//!   `unsafe impl` written here, never by the crate path's macros).
 //! * **host**: the user's fn, never called, so that the host build type-checks
 //!   the kernel body (`cargo check` reports kernel errors without a nightly),
 //!   and, through `cuda_mem::__kernel_host!` (which drops its input without
@@ -215,33 +218,97 @@ impl Kernel {
         let sig = &function.sig;
         let block = &function.block;
 
-        // The device entry point and the statics the host checks, made by
-        // cuda-mem's `__kernel_entry!` from one list of parameters (see
-        // there): the parameters under fresh names, passed to the user's fn
-        // (a nested item, called from a safe fn unless it is `unsafe`).
-        let entry_params: Vec<_> = (0..self.params.len())
-            .map(|i| format_ident!("__cuda_mem_param{i}"))
-            .collect();
+        // The kernel fn itself (on the device; on the host its body is
+        // `on_host`), an item of a `const` block, so its body is compiled in
+        // a safe context unless the user wrote `unsafe fn`, whatever other
+        // attribute macros do with its tokens; then cuda-mem's
+        // `__kernel_entry!`, which makes the PTX entry point and the statics
+        // the host checks from one list of parameters, and calls the kernel
+        // with them, safely. An `unsafe fn` kernel is called through a safe
+        // wrapper written here (never by a macro the crate path can supply:
+        // no `unsafe` token reaches it), whose launch is `unsafe`.
         let (is_unsafe, source) = (self.is_unsafe, self.source_literal());
         let (lifetimes, params) = (&self.lifetimes, &self.params);
         let symbol = &self.symbol;
-        let docs_meta = docs.iter().map(|attr| &attr.meta);
-        let device = quote! {
-            #(#cfgs)*
-            #krate::__kernel_entry! {
-                name #name,
-                symbol #symbol,
-                unsafe_kernel #is_unsafe,
-                source #source,
-                lifetimes [#lifetimes],
-                params [#(#entry_params: #params),*],
-                docs [#(#[#docs_meta])*],
-                kernel {
+        let addresses: Vec<_> = (0..params.len())
+            .map(|i| format_ident!("__cuda_mem_address{i}"))
+            .collect();
+        let rests: Vec<_> = (0..params.len())
+            .map(|i| format_ident!("__cuda_mem_rest{i}"))
+            .collect();
+        let values: Vec<_> = (0..params.len())
+            .map(|i| format_ident!("__cuda_mem_param{i}"))
+            .collect();
+        let wrapper = format_ident!("__CudaMemUnsafeKernel");
+        let unsafe_wrapper = |callee: TokenStream| {
+            quote! {
+                #[allow(non_camel_case_types)]
+                struct #wrapper;
+
+                // SAFETY: `__cuda_mem_run` runs this `unsafe fn` kernel,
+                // whose entry point's parameter table says `unsafe`
+                // (`unsafe_kernel true` below), so only an `unsafe` launch
+                // reaches it.
+                unsafe impl #krate::launch::__UnsafeKernel for #wrapper {}
+
+                impl #wrapper {
                     #[inline(always)]
-                    #(#others)*
-                    #sig #block
+                    #[allow(clippy::all)]
+                    unsafe fn __cuda_mem_run<#lifetimes>((#(#values,)*): (#(#params,)*)) {
+                        // SAFETY: the caller's promise (the launch's): the
+                        // kernel's preconditions hold.
+                        unsafe { #callee(#(#values),*) }
+                    }
                 }
             }
+        };
+        let entry = |callee: TokenStream| {
+            quote! {
+                #krate::__kernel_entry! {
+                    symbol #symbol,
+                    unsafe_kernel #is_unsafe,
+                    source #source,
+                    lifetimes [#lifetimes],
+                    params [#(#addresses #rests: #params),*],
+                    callee #callee,
+                }
+            }
+        };
+        let (device_wrapper, device_callee, host_wrapper, host_callee) = if self.is_unsafe {
+            (
+                unsafe_wrapper(quote!(#name)),
+                quote!(#wrapper),
+                unsafe_wrapper(quote!(#name::on_host)),
+                quote!(#wrapper),
+            )
+        } else {
+            (
+                TokenStream::new(),
+                quote!(#name),
+                TokenStream::new(),
+                quote!(#name::on_host),
+            )
+        };
+        let (device_entry, host_entry) = (entry(device_callee), entry(host_callee));
+        let device = quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #(#cfgs)*
+            const _: () = {
+                #(#docs)*
+                #[inline(always)]
+                #(#others)*
+                #sig #block
+
+                #device_wrapper
+                #device_entry
+            };
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            #(#cfgs)*
+            const _: () = {
+                #host_wrapper
+                #host_entry
+            };
         };
 
         let host = self.host_items(function, &docs, &others, &cfgs, &signature);
@@ -578,6 +645,25 @@ fn check_param_type(ty: &Type, errors: &mut Errors) {
         }
     }
     Check { errors }.visit_type(ty);
+    // The parameter types go to the crate path's macros; an `unsafe` keyword
+    // among them (an `unsafe fn` pointer type, a block in an array length)
+    // is one a forwarding module could take out and put before a block of
+    // its own, which `forbid(unsafe_code)` would not see: none may pass.
+    if let Some(span) = find_unsafe(ty.to_token_stream()) {
+        errors.push(Error::new(
+            span,
+            "a kernel parameter's type cannot contain `unsafe`; use a type alias",
+        ));
+    }
+}
+
+/// The span of the first `unsafe` keyword in `tokens`, at any depth.
+fn find_unsafe(tokens: TokenStream) -> Option<Span> {
+    tokens.into_iter().find_map(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) if ident == "unsafe" => Some(ident.span()),
+        proc_macro2::TokenTree::Group(group) => find_unsafe(group.stream()),
+        _ => None,
+    })
 }
 
 /// Reads `#[kernel]` / `#[kernel(crate = "path")]`.

@@ -470,9 +470,13 @@ macro_rules! shared_array {
                 size = const ::core::mem::size_of::<[$t; $n]>(),
                 site = const SITE,
             );
+            // The type and length by name, so that none of the caller's
+            // tokens is inside the `unsafe` block below.
+            type Element = $t;
+            const LEN: usize = $n;
             // SAFETY: the `global_asm!` above declares the array for this
             // place, with this type and length.
-            unsafe { $crate::device::SharedArray::<$t, { $n }>::__at::<SITE>() }
+            unsafe { $crate::device::SharedArray::<Element, LEN>::__at::<SITE>() }
         };
         #[cfg(not(target_arch = "nvptx64"))]
         let array = $crate::device::SharedArray::<$t, { $n }>::__host();

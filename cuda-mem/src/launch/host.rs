@@ -401,6 +401,238 @@ impl Launch<'_> {
     }
 }
 
+/// The parameters of a kernel, as a tuple `(P0, P1, ..)` of
+/// [`KernelParam`](crate::KernelParam) types: their fingerprints, their
+/// parameter table and where each of their parts is, for the launch.
+/// Implemented for tuples of up to 24 parameters.
+#[doc(hidden)]
+pub trait KernelParams {
+    /// Each parameter's fingerprint, in order.
+    const SIGNATURES: &'static [u64];
+    /// The parameter table of a safe kernel with these parameters.
+    const ABI_SAFE: &'static [ParamAbi];
+    /// The parameter table of an `unsafe fn` kernel with these parameters.
+    const ABI_UNSAFE: &'static [ParamAbi];
+    /// The number of PTX parameters (each parameter has one or two parts).
+    const PARTS: usize;
+
+    /// Writes the address of each PTX parameter into `out`, in order: for
+    /// each parameter, its address part (if it has one) and its rest, both
+    /// inside the parameter value (see `KernelParam::__Address`).
+    fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]);
+}
+
+/// The most PTX parameters a launch pushes (two parts for each of up to 24
+/// parameters).
+#[doc(hidden)]
+pub const MAX_PARTS: usize = 48;
+
+/// The arguments of a launch, as a tuple `(A0, A1, ..)` whose every element
+/// is a [`LaunchArg`] for the parameter in the same place of `P`.
+///
+/// # Safety
+///
+/// `__into_params` makes the parameters as [`LaunchArg::__into_param`]
+/// does, each for its own parameter.
+#[doc(hidden)]
+pub unsafe trait LaunchArgs<P> {
+    /// The parameters, ordered on the launch's stream.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Launch::param`].
+    unsafe fn __into_params(self, launch: &Launch<'_>) -> Result<P>;
+}
+
+/// Pushes the parts of the parameter `p` (see [`KernelParams::__parts`]).
+#[inline(always)]
+fn push_parts<P: crate::KernelParam>(
+    p: &mut P,
+    out: &mut [*mut c_void; MAX_PARTS],
+    next: &mut usize,
+) {
+    const {
+        assert!(
+            size_of::<P>() == size_of::<P::__Address>() + size_of::<P::__Rest>(),
+            "a kernel parameter's two parts make the whole parameter"
+        );
+    }
+    let base = (p as *mut P).cast::<u8>();
+    if size_of::<P::__Address>() != 0 {
+        out[*next] = base.cast();
+        *next += 1;
+    }
+    out[*next] = base.wrapping_add(size_of::<P::__Address>()).cast();
+    *next += 1;
+}
+
+macro_rules! tuple_params {
+    ($(($($p:ident $a:ident $i:tt),*))*) => {$(
+        impl<$($p: crate::KernelParam),*> KernelParams for ($($p,)*) {
+            const SIGNATURES: &'static [u64] = &[$(<$p as crate::KernelParam>::SIGNATURE),*];
+            const ABI_SAFE: &'static [ParamAbi] = &[
+                crate::launch::__abi_head(false, <[&str]>::len(&[$(stringify!($p)),*])),
+                $(crate::launch::__param_abi::<fn($p), $p>()),*
+            ];
+            const ABI_UNSAFE: &'static [ParamAbi] = &[
+                crate::launch::__abi_head(true, <[&str]>::len(&[$(stringify!($p)),*])),
+                $(crate::launch::__param_abi::<fn($p), $p>()),*
+            ];
+            const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::KernelParam>::__Address>() != 0) as usize)*;
+
+            #[inline(always)]
+            #[allow(unused_variables, unused_mut)]
+            fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]) {
+                let mut next = 0;
+                $(push_parts(&mut self.$i, out, &mut next);)*
+            }
+        }
+
+        // SAFETY: each argument becomes its own parameter through its
+        // `LaunchArg` impl, as `Launch::param` does.
+        unsafe impl<$($a: LaunchArg<$p>, $p),*> LaunchArgs<($($p,)*)> for ($($a,)*) {
+            #[inline(always)]
+            #[allow(unused_variables)]
+            unsafe fn __into_params(self, launch: &Launch<'_>) -> Result<($($p,)*)> {
+                // SAFETY: the caller's promise, for each argument.
+                Ok(($(unsafe { launch.param::<$a, $p>(self.$i) }?,)*))
+            }
+        }
+    )*};
+}
+
+tuple_params! {
+    ()
+    (P0 A0 0)
+    (P0 A0 0, P1 A1 1)
+    (P0 A0 0, P1 A1 1, P2 A2 2)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21, P22 A22 22)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21, P22 A22 22, P23 A23 23)
+}
+
+/// Launches the safe kernel `kernel` of `module` with the arguments `args`
+/// for its parameters `P` (a tuple of parameter types), on `stream`, with
+/// `config`: what the launcher of a safe [`#[kernel]`](macro@crate::kernel)
+/// fn does (`SOURCE` is the hash of the kernel's tokens). The kernel's
+/// fingerprint and parameter table in the PTX are checked against the ones
+/// of `P` (as a safe kernel) at its first launch in a context.
+///
+/// # Errors
+///
+/// As for the generated `launch`.
+#[doc(hidden)]
+#[inline]
+pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    // SAFETY: the table checked says a safe kernel, which has no
+    // preconditions (see `cuda_mem::launch`).
+    unsafe { launch_checked::<P, A, SOURCE, false>(module, kernel, stream, config, args) }
+}
+
+/// [`__launch`] for an `unsafe fn` kernel.
+///
+/// # Safety
+///
+/// The kernel's own preconditions hold for these arguments and this
+/// configuration.
+///
+/// # Errors
+///
+/// As for [`__launch`].
+#[doc(hidden)]
+#[inline]
+pub unsafe fn __launch_unsafe<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe { launch_checked::<P, A, SOURCE, true>(module, kernel, stream, config, args) }
+}
+
+/// The launch: the kernel checked against `P`, the arguments claimed on the
+/// stream, the parameters' parts pushed.
+///
+/// # Safety
+///
+/// When `UNSAFE`, the kernel's preconditions hold.
+#[inline]
+unsafe fn launch_checked<
+    P: KernelParams,
+    A: LaunchArgs<P>,
+    const SOURCE: u64,
+    const UNSAFE: bool,
+>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    let signature = const { crate::launch::__kernel_signature(UNSAFE, SOURCE, P::SIGNATURES) };
+    let abi = if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE };
+    let launch = module.__begin(kernel, signature, abi, stream)?;
+    // SAFETY: the parameters go to this launch only (below), while the
+    // arguments' borrows last (this call).
+    let mut params = unsafe { args.__into_params(&launch) }?;
+    let mut parts = [std::ptr::null_mut(); MAX_PARTS];
+    params.__parts(&mut parts);
+    // SAFETY: the parts point into `params`, made by `param` for this launch,
+    // in the order and shape of the entry point's parameters (one or two per
+    // parameter, see `KernelParam::__Address`); the PTX's fingerprint and
+    // table matched those of these very parameter types, and `UNSAFE` is the
+    // kernel's safety (a safe kernel has no preconditions; an unsafe one's
+    // caller promised them).
+    unsafe { launch.__finish(config, &mut parts[..P::PARTS]) }
+}
+
 /// A host value that can be passed for a kernel parameter of type `P`.
 ///
 /// | parameter | argument |
@@ -667,21 +899,20 @@ pitched_args! {
 #[macro_export]
 macro_rules! include_kernels {
     ($name:literal) => {{
+        const NAME: &str = $name;
         const _: () = ::core::assert!(
-            $crate::launch::__plain_file_name($name),
+            $crate::launch::__plain_file_name(NAME),
             "include_kernels! takes the kernel crate's directory name (its PTX is \
              $OUT_DIR/<name>.ptx), not a path: no `/`, `\\` or `..`"
         );
+        const PTX: &str =
+            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx"));
         // SAFETY: the PTX that `cuda_mem::build::KernelCrate` compiled from
-        // the kernel crate `$name` in this package's build script (a file of
-        // `OUT_DIR`, `$name` being a plain file name): every fingerprinted
-        // kernel in it comes from a `#[kernel]` fn.
-        unsafe {
-            $crate::Module::new(
-                $name,
-                ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx")),
-            )
-        }
+        // the kernel crate `NAME` in this package's build script (a file of
+        // `OUT_DIR`, `NAME` being a plain file name): every fingerprinted
+        // kernel in it comes from a `#[kernel]` fn. (No token of the caller
+        // is inside this block.)
+        unsafe { $crate::Module::new(NAME, PTX) }
     }};
 }
 

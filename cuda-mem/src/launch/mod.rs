@@ -69,15 +69,33 @@
 //! kernel's source, to catch a stale PTX) and, word for word, as a parameter
 //! table ([`ParamAbi`]: each parameter's kind, size and alignment and its
 //! elements', and the kernel's `unsafe`), which no chosen hash input can
-//! match. Both, the entry point and every `unsafe` step of a launch live in
-//! cuda-mem's own macros ([`__kernel_entry!`](crate::__kernel_entry) in the
-//! PTX, [`__kernel_launch!`](crate::__kernel_launch) on the host), reached
-//! through `$crate`: the PTX's statics come from the very parameter list the
-//! entry passes to the kernel, and the launch's from the parameters it
-//! pushes, so a `#[kernel(crate = "...")]` path cannot make them disagree
-//! without `unsafe` of its own. A parameter value
-//! ([`LaunchArg::__into_param`], `Launch::param`) is made only in `unsafe`
-//! code, so no device slice of an unchecked lifetime reaches safe host code.
+//! match. Both, and the entry point, come from cuda-mem's own
+//! [`__kernel_entry!`](crate::__kernel_entry), reached through `$crate`: the
+//! PTX's statics come from the very parameter list the entry passes to the
+//! kernel, and a launch's from the parameter types it pushes
+//! ([`__launch`], generic over them), so a
+//! `#[kernel(crate = "...")]` path cannot make them disagree without
+//! `unsafe` of its own. A parameter value ([`LaunchArg::__into_param`],
+//! `Launch::param`) is made only in `unsafe` code, so no device slice of an
+//! unchecked lifetime reaches safe host code.
+//!
+//! # Exported macros hold no `unsafe` around the caller's tokens
+//!
+//! `#[macro_export]` puts a macro in every user's reach, hidden or not, and
+//! `#![forbid(unsafe_code)]` does not see an `unsafe` block another crate's
+//! macro writes. So none of cuda-mem's macros puts a token its caller chose
+//! (a path, an expression, a type, a body) inside `unsafe { }` or an
+//! `unsafe fn`: the kernel fn that `#[kernel]` emits is an item of a `const`
+//! block, compiled in a safe context unless its author wrote `unsafe fn`
+//! (whatever attribute macros do with its tokens); the PTX entry point is a
+//! safe `extern "ptx-kernel" fn`, whose parameters' parts ([`__Raw`]) only the
+//! driver makes; a safe kernel is called safely; an `unsafe fn` kernel is
+//! called through a type that `#[kernel]` marks with an `unsafe impl` of
+//! [`__UnsafeKernel`], its parameters put together outside the `unsafe`
+//! block; a launch is a call of a generic function of cuda-mem's; and
+//! `shared_array!` and `include_kernels!` name the caller's type, length or
+//! file in items outside their `unsafe` blocks. A hand-written call of any
+//! hidden macro makes at most what `#[kernel]` makes.
 
 use crate::device::{
     DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
@@ -92,7 +110,10 @@ pub use host::{LaunchArg, Module};
 
 #[cfg(feature = "host")]
 #[doc(hidden)]
-pub use {host::Launch, std::sync::Arc as __Arc};
+pub use {
+    host::{__launch, __launch_unsafe, KernelParams, Launch, LaunchArgs},
+    std::sync::Arc as __Arc,
+};
 
 /// A type that a [`#[kernel]`](macro@crate::kernel) fn can take as a
 /// parameter: every [`DeviceCopy`] type (passed by value: integers, floats,
@@ -143,6 +164,27 @@ pub unsafe trait KernelParam {
     /// compared in the clear.
     #[doc(hidden)]
     const __ELEMENT: (usize, usize) = (0, 0);
+
+    /// The first part of the parameter in the PTX entry point: the address
+    /// of a slice's elements (`*const T` or `*mut T`), a pointer parameter,
+    /// which the compiler knows points to global memory (so its loads and
+    /// stores are `ld.global` / `st.global`, not generic ones); `()` for a
+    /// value (a zero-sized part, which the entry point leaves out).
+    #[doc(hidden)]
+    type __Address;
+
+    /// The second part: what follows the address in the parameter's
+    /// `#[repr(C)]` layout (a slice's length, a pitched slice's pitch, width
+    /// and height), or the whole value. The host pushes the two parts from
+    /// one value, so `size_of::<Self>()` is the sum of theirs.
+    #[doc(hidden)]
+    type __Rest;
+
+    /// The parameter from its two parts as the entry point received them.
+    /// Safe to call: only the driver makes a [`__Raw`], for a launch whose
+    /// parameter table the host checked against this very type.
+    #[doc(hidden)]
+    fn __assemble(address: __Raw<Self::__Address>, rest: __Raw<Self::__Rest>) -> Self;
 }
 
 /// The parts of a kernel's parameters that decide what a launch reads and
@@ -234,6 +276,13 @@ const fn param(tag: u64, layout: u64) -> u64 {
 unsafe impl<T: DeviceCopy> KernelParam for T {
     const SIGNATURE: u64 = param(tag::VALUE, T::__LAYOUT);
     const __KIND: u64 = tag::VALUE;
+    type __Address = ();
+    type __Rest = T;
+
+    #[inline(always)]
+    fn __assemble(_: __Raw<()>, value: __Raw<T>) -> T {
+        value.get()
+    }
 }
 
 // SAFETY: `#[repr(C)] { ptr, len }`, 16 bytes aligned to 8 on every 64-bit
@@ -243,6 +292,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *const T;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*const T>, len: __Raw<usize>) -> Self {
+        // SAFETY: the parts come from the driver (only it makes a `__Raw`),
+        // which copied them from a value the host made for this parameter
+        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type grants, for the whole launch.
+        unsafe { DeviceSlice::from_raw_parts(address.get(), len.get()) }
+    }
 }
 
 // SAFETY: as for `DeviceSlice`; the host builds it from memory borrowed
@@ -251,6 +311,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+        // SAFETY: the parts come from the driver (only it makes a `__Raw`),
+        // which copied them from a value the host made for this parameter
+        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type grants, for the whole launch.
+        unsafe { DeviceSliceMut::from_raw_parts(address.get(), len.get()) }
+    }
 }
 
 // SAFETY: `#[repr(C)] { ptr, len }` like `DeviceSliceMut`; the host builds
@@ -259,6 +330,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::ATOMIC, T::__LAYOUT);
     const __KIND: u64 = tag::ATOMIC;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+        // SAFETY: the parts come from the driver (only it makes a `__Raw`),
+        // which copied them from a value the host made for this parameter
+        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type grants, for the whole launch.
+        unsafe { DeviceAtomicSlice::from_raw_parts(address.get(), len.get()) }
+    }
 }
 
 // SAFETY: `#[repr(C)] { ptr, pitch, width, height }`, 32 bytes aligned to 8
@@ -268,6 +350,17 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *const T;
+    type __Rest = [usize; 3];
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*const T>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = rest.get();
+        // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
+        // a value the host made for this type): `height` rows of `width`
+        // elements, `pitch` bytes apart, with the access this type grants.
+        unsafe { PitchedSlice::from_raw_parts(address.get(), pitch, width, height) }
+    }
 }
 
 // SAFETY: as for `PitchedSlice`, from a `PitchedBuffer` borrowed exclusively.
@@ -275,6 +368,17 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = [usize; 3];
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = rest.get();
+        // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
+        // a value the host made for this type): `height` rows of `width`
+        // elements, `pitch` bytes apart, with the access this type grants.
+        unsafe { PitchedSliceMut::from_raw_parts(address.get(), pitch, width, height) }
+    }
 }
 
 // SAFETY: as for `PitchedSliceMut`.
@@ -282,6 +386,17 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_ROWS, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_ROWS;
     const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = [usize; 3];
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = rest.get();
+        // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
+        // a value the host made for this type): `height` rows of `width`
+        // elements, `pitch` bytes apart, with the access this type grants.
+        unsafe { PitchedRowsMut::from_raw_parts(address.get(), pitch, width, height) }
+    }
 }
 
 /// The fingerprint of the single parameter of the fn pointer type `F`
@@ -394,48 +509,73 @@ macro_rules! __kernel_abi {
     };
 }
 
+/// A part of a kernel parameter as the PTX entry point of a
+/// [`#[kernel]`](macro@crate::kernel) fn receives it (see
+/// [`KernelParam::__Address`]). Nothing makes one but the GPU driver, which
+/// fills the entry point's parameters at a launch: the field is private and
+/// there is no constructor, so [`KernelParam::__assemble`] is safe to call.
+/// `#[repr(transparent)]`: the PTX parameter is the part itself (a pointer
+/// parameter for an address, which the compiler then knows is global memory).
+#[doc(hidden)]
+#[repr(transparent)]
+pub struct __Raw<T>(T);
+
+impl<T> __Raw<T> {
+    /// The part.
+    #[inline(always)]
+    pub(crate) fn get(self) -> T {
+        self.0
+    }
+}
+
 /// A [`#[kernel]`](macro@crate::kernel) fn's PTX entry point and the
 /// statics the host checks before its first launch in a context: the
 /// signature fingerprint (`__cuda_mem_sig_<kernel>`, a hash that also covers
 /// the struct layouts and the source) and the parameter table
 /// (`__cuda_mem_abi_<kernel>`, see [`ParamAbi`]). Emitted by `#[kernel]`
-/// through the crate path.
+/// through the crate path, next to the kernel fn itself.
 ///
-/// The statics and the entry come from one list of parameter types, and the
-/// entry calls the kernel with those parameters, so they describe the
-/// kernel's real parameters whatever a `crate = "..."` module does: one that
-/// forwarded to this macro with other types would not compile (the call
-/// would not type-check), nor with `unsafe_kernel false` for an `unsafe fn` kernel
-/// (the call would need `unsafe`), nor with another kernel's name (the
-/// statics' symbols are checked against the entry's), and one that wrote
-/// its own would have to write the `unsafe(no_mangle)` items itself, which
-/// `#![forbid(unsafe_code)]` rejects. On host builds it only checks the
-/// same: the parameters against the kernel's `on_host`.
+/// The entry point, `extern "ptx-kernel" fn` exported as `symbol`, takes
+/// each parameter in two parts (its [`KernelParam::__Address`], a pointer
+/// parameter for slices, so that the compiler emits global loads and stores,
+/// and the rest), puts them together with [`KernelParam::__assemble`] and
+/// calls `callee` with the parameters: a *safe* call, so the PTX's statics
+/// describe the parameters of a safe fn that takes exactly these types, and
+/// an `unsafe fn` kernel reaches the entry only through a safe wrapper that
+/// `#[kernel]` writes itself (with `unsafe_kernel true`, so that its launch
+/// is `unsafe`). Nothing here puts a token of the caller inside `unsafe`: a
+/// hand-written call makes at most what `#[kernel]` makes (a safe fn's entry
+/// point), a forwarding `crate = "..."` module that changes the types does
+/// not compile, and one that claims `unsafe_kernel true` for a safe kernel
+/// only makes its launch `unsafe`. On host builds it checks the same call
+/// (there `callee` is the kernel's `on_host`, or its safe wrapper).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_entry {
     (
-        name $name:ident,
         symbol $symbol:literal,
         unsafe_kernel $is_unsafe:tt,
         source $source:literal,
         lifetimes [$($lifetime:lifetime),*],
-        params [$($param:ident: $ty:ty),* $(,)?],
-        docs [$(#[$doc:meta])*],
-        kernel { $($kernel:tt)* }
+        params [$($address:ident $rest:ident: $ty:ty),* $(,)?],
+        callee $callee:path $(,)?
     ) => {
-        const _: () = ::core::assert!(
-            $crate::launch::__symbol_of(::core::stringify!($name), $symbol),
-            "a #[kernel]'s PTX symbol is its name"
-        );
-
         #[cfg(target_arch = "nvptx64")]
         const _: () = {
-            $(#[$doc])*
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $name<$($lifetime),*>($($param: $ty),*) {
-                $($kernel)*
-                $crate::__kernel_entry!(@call $is_unsafe, $name, [$($lifetime),*], [$($param: $ty),*])
+            #[unsafe(export_name = $symbol)]
+            #[allow(improper_ctypes_definitions)]
+            pub extern "ptx-kernel" fn __cuda_mem_entry<$($lifetime),*>(
+                $(
+                    $address: $crate::launch::__Raw<<$ty as $crate::KernelParam>::__Address>,
+                    $rest: $crate::launch::__Raw<<$ty as $crate::KernelParam>::__Rest>,
+                )*
+            ) {
+                $crate::__kernel_entry!(
+                    @call $is_unsafe,
+                    $callee,
+                    [$($ty),*],
+                    ($(<$ty as $crate::KernelParam>::__assemble($address, $rest)),*)
+                )
             }
 
             /// The kernel's signature fingerprint, read by the host before
@@ -460,29 +600,60 @@ macro_rules! __kernel_entry {
         #[cfg(not(target_arch = "nvptx64"))]
         const _: () = {
             #[allow(dead_code, clippy::all)]
-            fn __cuda_mem_entry<$($lifetime),*>($($param: $ty),*) {
-                $crate::__kernel_entry!(@call $is_unsafe, $name::on_host, [$($lifetime),*], [$($param: $ty),*])
+            fn __cuda_mem_entry<$($lifetime),*>() {
+                $crate::__kernel_entry!(@check $is_unsafe, $callee, [$($ty),*]);
             }
         };
     };
-    // A safe kernel is called from a safe fn: an `unsafe fn` claimed safe
-    // does not compile.
-    (@call false, $kernel:path, [$($lifetime:lifetime),*], [$($param:ident: $ty:ty),*]) => {{
-        #[inline(always)]
-        fn __cuda_mem_safe<$($lifetime),*>($($param: $ty),*) {
-            $kernel($($param),*)
-        }
-        __cuda_mem_safe($($param),*)
-    }};
-    (@call true, $kernel:path, [$($lifetime:lifetime),*], [$($param:ident: $ty:ty),*]) => {
-        // SAFETY: the host launched this kernel through its `unsafe`
-        // launcher, whose caller promised the kernel's preconditions.
+    // On the host: the same callee, of the same types and safety, without
+    // the parameters' parts (each projection would repeat the errors of a
+    // type that cannot be a parameter, which the kernel's `SIGNATURE`
+    // reports once).
+    (@check false, $callee:path, [$($ty:ty),*]) => {
+        let _: fn($($ty),*) = $callee;
+    };
+    (@check true, $callee:path, [$($ty:ty),*]) => {
+        fn __cuda_mem_is_unsafe_kernel<K: $crate::launch::__UnsafeKernel>() {}
+        __cuda_mem_is_unsafe_kernel::<$callee>();
+        let _: unsafe fn(($($ty,)*)) = <$callee>::__cuda_mem_run;
+    };
+    // A safe kernel: a safe call of `callee` (an `unsafe fn` does not
+    // compile here).
+    (@call false, $callee:path, [$($ty:ty),*], ($($param:expr),*)) => {
+        $callee($($param),*)
+    };
+    // An `unsafe fn` kernel: `callee` is a type that `#[kernel]` made for
+    // it, marked with an `unsafe impl` of `__UnsafeKernel`, whose
+    // `__cuda_mem_run` (an `unsafe fn`, which only code that writes `unsafe`
+    // can declare) runs the kernel. The parameters are put together outside
+    // the `unsafe` block, which holds nothing of the caller's.
+    (@call true, $callee:path, [$($ty:ty),*], ($($param:expr),*)) => {{
+        fn __cuda_mem_is_unsafe_kernel<K: $crate::launch::__UnsafeKernel>() {}
+        __cuda_mem_is_unsafe_kernel::<$callee>();
+        let __cuda_mem_kernel = <$callee>::__cuda_mem_run;
+        let __cuda_mem_params = ($($param,)*);
+        // SAFETY: the `unsafe impl` of `__UnsafeKernel` promises that
+        // `__cuda_mem_run` runs the kernel of an entry point whose parameter
+        // table says `unsafe`, so only `__launch_unsafe` (an `unsafe fn`, whose
+        // caller promised the kernel's preconditions) launches it.
         #[allow(unused_unsafe)]
         unsafe {
-            $kernel($($param),*)
+            __cuda_mem_kernel(__cuda_mem_params)
         }
-    };
+    }};
 }
+
+/// Marks the type that [`#[kernel]`](macro@crate::kernel) makes for an
+/// `unsafe fn` kernel, whose `unsafe fn __cuda_mem_run(params)` (taking the
+/// parameters as one tuple) the PTX entry point calls.
+///
+/// # Safety
+///
+/// The type's `__cuda_mem_run` runs the kernel of an entry point whose
+/// parameter table says `unsafe` (so that only an `unsafe` launch reaches
+/// it), and nothing else.
+#[doc(hidden)]
+pub unsafe trait __UnsafeKernel {}
 
 /// Whether `name` is a plain file name: not empty, and no `/`, `\` or `..`
 /// in it (what [`include_kernels!`](crate::include_kernels) takes).
@@ -514,110 +685,36 @@ pub const fn __plain_file_name(name: &str) -> bool {
     true
 }
 
-/// Whether `symbol` is the PTX symbol of the fn named `ident` (its
-/// `stringify!`, a raw identifier's `r#` left out).
+/// The body of a [`#[kernel]`](macro@crate::kernel) fn's host launcher: a
+/// call of [`__launch`](host::__launch) (or, for an `unsafe fn` kernel,
+/// [`__launch_unsafe`](host::__launch_unsafe), which compiles only where the
+/// caller is in an unsafe context already: the kernel's `unsafe fn launch`)
+/// with the tuple of parameter types the arguments are turned into.
 ///
-/// ```
-/// assert!(cuda_mem::launch::__symbol_of("r#loop", "loop"));
-/// assert!(cuda_mem::launch::__symbol_of("scale", "scale"));
-/// assert!(!cuda_mem::launch::__symbol_of("scale", "scale2"));
-/// ```
-#[doc(hidden)]
-#[must_use]
-pub const fn __symbol_of(ident: &str, symbol: &str) -> bool {
-    let (ident, symbol) = (ident.as_bytes(), symbol.as_bytes());
-    let skip = if ident.len() > 2 && ident[0] == b'r' && ident[1] == b'#' {
-        2
-    } else {
-        0
-    };
-    if ident.len() - skip != symbol.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < symbol.len() {
-        if ident[skip + i] != symbol[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The body of a [`#[kernel]`](macro@crate::kernel) fn's host launcher: the
-/// kernel checked against the PTX with a fingerprint computed here, from the
-/// parameter types the arguments are turned into (`$crate` paths only), the
-/// arguments claimed on the stream, and the launch.
-///
-/// Everything `unsafe` about a launch happens in here, so a `crate = "..."`
-/// path cannot route a launch through functions of its own without writing
-/// `unsafe` itself: the module, the launch and the parameters are cuda-mem's
-/// own types (called by path, not by method), and the fingerprint checked is
-/// the one of the very parameters pushed. An `unsafe fn` kernel's launch
-/// (`unsafe_kernel true`) compiles only in an unsafe context (its `unsafe fn launch`).
+/// No token of the caller goes inside `unsafe`: the checks against the PTX
+/// (its fingerprint and parameter table, computed in `__launch` from the
+/// parameter types), the claims of the arguments on the stream and the
+/// launch are all inside cuda-mem's generic functions, so a hand-written
+/// call launches at most what the generated launcher launches.
 #[cfg(feature = "host")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_launch {
     (
         module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
-        unsafe_kernel $is_unsafe:tt, source $source:literal,
+        unsafe_kernel false, source $source:literal,
         args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
-    ) => {{
-        $crate::__kernel_launch!(@unsafe_kernel $is_unsafe);
-        let __cuda_mem_launch = $crate::Module::__begin(
-            $module,
-            $name,
-            const {
-                $crate::__kernel_signature!(
-                    unsafe_kernel $is_unsafe,
-                    source $source,
-                    lifetimes [],
-                    params [$($param),*]
-                )
-            },
-            &const {
-                $crate::__kernel_abi!(unsafe_kernel $is_unsafe, lifetimes [], params [$($param),*])
-            },
-            $stream,
-        )?;
-        let ($($value,)*) = $args;
-        $(
-            // SAFETY: the parameter goes to this launch only (below), while
-            // the argument's borrow lasts (this call).
-            let mut $value = unsafe {
-                $crate::launch::Launch::param::<$arg, $param>(&__cuda_mem_launch, $value)
-            }?;
-        )*
-        // SAFETY: each parameter was made by `param` for this launch, and the
-        // PTX's fingerprint matched the one of these very parameter types
-        // (their kinds and layouts); a safe kernel has no preconditions (see
-        // `cuda_mem::launch`), and an unsafe one's caller promised them.
-        unsafe {
-            $crate::launch::Launch::__finish(
-                __cuda_mem_launch,
-                $config,
-                &mut [$((&mut $value as *mut $param).cast::<$crate::__private::core::ffi::c_void>()),*],
-            )
-        }
-    }};
-    (@unsafe_kernel true) => {
-        $crate::launch::__unsafe_kernel_launch();
+    ) => {
+        $crate::launch::__launch::<($($param,)*), _, $source>($module, $name, $stream, $config, $args)
     };
-    (@unsafe_kernel false) => {};
+    (
+        module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
+        unsafe_kernel true, source $source:literal,
+        args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
+    ) => {
+        $crate::launch::__launch_unsafe::<($($param,)*), _, $source>($module, $name, $stream, $config, $args)
+    };
 }
-
-/// Called by [`__kernel_launch!`](crate::__kernel_launch) for an `unsafe fn`
-/// kernel, outside any `unsafe` block: the launch compiles only where the
-/// caller is in an unsafe context already (the kernel's `unsafe fn launch`).
-///
-/// # Safety
-///
-/// The kernel's own preconditions hold for the launch.
-#[cfg(feature = "host")]
-#[doc(hidden)]
-#[inline(always)]
-pub unsafe fn __unsafe_kernel_launch() {}
 
 /// Passes its tokens through on host builds (feature `host`), where they are
 /// the launcher of a [`#[kernel]`](macro@crate::kernel); drops them without

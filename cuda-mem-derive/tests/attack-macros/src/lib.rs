@@ -72,3 +72,30 @@ pub fn set_repr(args: TokenStream, item: TokenStream) -> TokenStream {
     item.attrs.push(syn::parse_quote!(#[repr(#args)]));
     item.into_token_stream().into()
 }
+
+/// `#[hoist_body]` on a fn: keeps an empty fn of the same signature and
+/// moves the body out, after `let` bindings of the parameters (each its
+/// type's `Default`), so that the body's statements become statements of
+/// the block the fn sits in. Used on the nvptx side (where `#[kernel]` puts
+/// the kernel fn in a block) to check that a kernel body is compiled in a
+/// safe context whatever an attribute does with its tokens.
+///
+/// ```ignore
+/// #[cuda_mem::kernel]
+/// #[hoist_body]
+/// fn k(address: u64) { let p = address as *mut u32; *p = 7; } // must not compile
+/// ```
+#[proc_macro_attribute]
+pub fn hoist_body(_args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut function = parse_macro_input!(item as syn::ItemFn);
+    let body = std::mem::replace(&mut *function.block, syn::parse_quote!({}));
+    let lets = function.sig.inputs.iter().filter_map(|input| match input {
+        syn::FnArg::Typed(typed) => {
+            let (pat, ty) = (&typed.pat, &typed.ty);
+            Some(quote::quote!(let #pat: #ty = ::core::default::Default::default();))
+        }
+        syn::FnArg::Receiver(_) => None,
+    });
+    let statements = &body.stmts;
+    quote::quote!(#function #(#lets)* #(#statements)*).into()
+}

@@ -1,8 +1,10 @@
 //! A `crate = "..."` module that forwards the kernel's entry to cuda-mem's
 //! own `__kernel_entry!` but claims an `unsafe fn` kernel is safe (so that
 //! its PTX fingerprint and parameter table would say "safe", and a safe
-//! launch would pass the check): the entry calls the kernel from a safe fn,
-//! which does not compile for an `unsafe fn`.
+//! launch would pass the check): a safe kernel's entry calls its callee as
+//! a safe fn, and the callee `#[kernel]` names for an `unsafe fn` kernel is
+//! a type whose `unsafe fn` only an `unsafe` entry calls, so this does not
+//! compile.
 #![forbid(unsafe_code)]
 #![allow(dead_code)]
 
@@ -12,12 +14,12 @@ mod fake {
     #[macro_export]
     macro_rules! entry_claims_safe {
         (
-            name $n:ident, symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
-            lifetimes $l:tt, params $p:tt, docs $d:tt, kernel $k:tt
+            symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
+            lifetimes $l:tt, params $p:tt, callee $c:path $(,)?
         ) => {
             cm_renamed::__kernel_entry! {
-                name $n, symbol $s, unsafe_kernel false, source $src,
-                lifetimes $l, params $p, docs $d, kernel $k
+                symbol $s, unsafe_kernel false, source $src,
+                lifetimes $l, params $p, callee $c,
             }
         };
     }

@@ -2,7 +2,7 @@
 //! own `__kernel_entry!` with other parameter types (a `[u64; 2]` where the
 //! kernel writes through a `DeviceSliceMut<u8>`, so that the PTX would
 //! describe a value the host may push freely): the entry passes its
-//! parameters to the kernel, which does not type-check.
+//! parameters to the kernel (the callee), which does not type-check.
 #![forbid(unsafe_code)]
 #![allow(dead_code)]
 
@@ -12,12 +12,12 @@ mod fake {
     #[macro_export]
     macro_rules! entry_other_params {
         (
-            name $n:ident, symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
-            lifetimes $l:tt, params [$($p:ident: $t:ty),*], docs $d:tt, kernel $k:tt
+            symbol $s:literal, unsafe_kernel $u:tt, source $src:literal,
+            lifetimes $l:tt, params [$($a:ident $r:ident: $t:ty),*], callee $c:path $(,)?
         ) => {
             cm_renamed::__kernel_entry! {
-                name $n, symbol $s, unsafe_kernel $u, source $src,
-                lifetimes $l, params [$($p: [u64; 2]),*], docs $d, kernel $k
+                symbol $s, unsafe_kernel $u, source $src,
+                lifetimes $l, params [$($a $r: [u64; 2]),*], callee $c,
             }
         };
     }

@@ -1,7 +1,9 @@
-::cuda_mem::__kernel_entry! {
-    name tick, symbol "tick", unsafe_kernel false, source 8761116119685133851u64,
-    lifetimes[], params[], docs[], kernel { #[inline(always)] fn tick() {} }
-}
+const _: () = {
+    ::cuda_mem::__kernel_entry! {
+        symbol "tick", unsafe_kernel false, source 8761116119685133851u64, lifetimes[],
+        params[], callee tick::on_host,
+    }
+};
 /// The kernel `tick` (`#[kernel]`): launch it with [`tick.launch(&MODULE, &stream, config, ())`](Self::launch).
 #[allow(non_camel_case_types, dead_code)]
 struct tick;

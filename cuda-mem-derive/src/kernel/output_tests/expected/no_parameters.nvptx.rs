@@ -1,4 +1,8 @@
-::cuda_mem::__kernel_entry! {
-    name tick, symbol "tick", unsafe_kernel false, source 8761116119685133851u64,
-    lifetimes[], params[], docs[], kernel { #[inline(always)] fn tick() {} }
-}
+const _: () = {
+    #[inline(always)]
+    fn tick() {}
+    ::cuda_mem::__kernel_entry! {
+        symbol "tick", unsafe_kernel false, source 8761116119685133851u64, lifetimes[],
+        params[], callee tick,
+    }
+};
