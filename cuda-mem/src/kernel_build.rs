@@ -337,6 +337,17 @@ impl KernelCrate {
                 line.trim()
             )));
         }
+        // A `shared_array!` place that a `macro_rules!` stamps into several
+        // kernels is expanded once per kernel, so its declaration (one
+        // array, same name, type and size) appears several times, which the
+        // driver rejects as a duplicate definition: keep the first.
+        if let Some(deduplicated) = without_repeated_shared_arrays(&ptx) {
+            std::fs::write(&out, &deduplicated).map_err(|e| {
+                BuildError::new(format!("rewriting the PTX at {}: {e}", out.display()))
+            })?;
+        }
+        let ptx = std::fs::read_to_string(&out)
+            .map_err(|e| BuildError::new(format!("reading the PTX at {}: {e}", out.display())))?;
         if let Some(name) = undeclared_shared_array(&ptx) {
             return Err(BuildError::new(format!(
                 "the PTX of {} uses the shared array {name} but does not declare it: \
@@ -400,6 +411,27 @@ fn is_forbidden_extern(line: &str) -> bool {
     line.starts_with(".extern")
         && !line.starts_with(".extern .shared")
         && !(line.starts_with(".extern .func") && line.contains("vprintf"))
+}
+
+/// `ptx` without the repeated declarations of `shared_array!`'s arrays
+/// (the same line again, as a place expanded once per kernel gives it), or
+/// `None` when there are none. Declarations of one name that differ are left
+/// for the driver to refuse.
+fn without_repeated_shared_arrays(ptx: &str) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated = false;
+    let mut out = String::with_capacity(ptx.len());
+    for line in ptx.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with(".shared ") && trimmed.contains("__cuda_mem_shared_") {
+            if !seen.insert(trimmed.to_string()) {
+                repeated = true;
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    repeated.then_some(out)
 }
 
 /// A shared array of `cuda_mem::device::shared` (`__cuda_mem_shared_<n>` or
@@ -747,6 +779,19 @@ mod tests {
         assert!(!is_forbidden_extern(
             ".extern .shared .align 16 .b8 __cuda_mem_dynamic_shared[];"
         ));
+    }
+
+    #[test]
+    fn a_shared_array_declared_once_per_kernel_is_declared_once() {
+        let ptx = ".shared .align 4 .b8 __cuda_mem_shared_7[128];\n\
+                   .shared .align 4 .b8 __cuda_mem_shared_8[64];\n\
+                   .shared .align 4 .b8 __cuda_mem_shared_7[128];\n\
+                   \tcvta.shared.u64 %rd1, __cuda_mem_shared_7;\n";
+        let once = without_repeated_shared_arrays(ptx).unwrap();
+        assert_eq!(once.matches("__cuda_mem_shared_7[128]").count(), 1);
+        assert_eq!(once.matches("__cuda_mem_shared_8[64]").count(), 1);
+        assert!(once.ends_with("\tcvta.shared.u64 %rd1, __cuda_mem_shared_7;\n"));
+        assert_eq!(without_repeated_shared_arrays(&once), None);
     }
 
     #[test]

@@ -520,7 +520,7 @@ pub use {
     error::{Error, KernelProblem, Result},
     fill::fill_kernels_ptx,
     graph::{FillParam, Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
-    launch::{LaunchArg, Module},
+    launch::{LaunchArg, Module, Occupancy},
     ops::{Memory, MemoryMut},
     peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},

@@ -10,10 +10,16 @@
 //! rows along `y`/`z`): every thread of every launch shape visits a disjoint
 //! set, and together they visit every index once.
 
-use super::thread::{global_idx, global_linear_idx, global_row, grid_threads, total_threads};
+use super::thread::{global_idx, global_row, grid_threads, linear};
 
 /// The indices `next, next + step, ...` below `end`: one thread's share of a
 /// grid-stride loop. An [`Iterator`] over `usize`.
+///
+/// Indices go up to `isize::MAX` (the length of the longest slice there
+/// can be): a larger `end` is taken as `isize::MAX + 1`. That bound keeps
+/// `i + step` from overflowing for every index `i`, so the loop is the
+/// plain `while i < end { ..; i += step }` that the compiler counts and
+/// unrolls: one compare and one add per index, no overflow check.
 ///
 /// ```
 /// use cuda_mem::device::GridStride;
@@ -27,20 +33,36 @@ pub struct GridStride {
     step: usize,
 }
 
+/// The bound of indices and steps: `isize::MAX + 1`. With `end` and `step`
+/// at most this, `i + step` for any `i < end` is at most `usize::MAX`.
+const BOUND: usize = isize::MAX as usize + 1;
+
 impl GridStride {
-    /// The indices `start, start + step, ...` below `end`. A `step` of 0 is
-    /// taken as 1.
+    /// The indices `start, start + step, ...` below `end` (and at most
+    /// `isize::MAX`). A `step` of 0 is taken as 1.
     ///
     /// ```
     /// assert_eq!(cuda_mem::device::GridStride::new(0, 3, 0).count(), 3);
     /// ```
     #[inline(always)]
     pub fn new(start: usize, end: usize, step: usize) -> Self {
+        // A step larger than `BOUND` visits the same indices as `BOUND`
+        // (one at most, below `end <= BOUND`), so the clamp changes nothing.
         Self {
             next: start,
-            end,
-            step: if step == 0 { 1 } else { step },
+            end: if end > BOUND { BOUND } else { end },
+            step: step.clamp(1, BOUND),
         }
+    }
+
+    /// The next index after `i < end`: `i + step`, which cannot overflow
+    /// (`i < end <= BOUND`, `step <= BOUND`).
+    #[inline(always)]
+    fn after(&self, i: usize) -> usize {
+        // SAFETY: `i + step < 2 * BOUND = usize::MAX + 1` (see above); the
+        // unchecked add tells the compiler so, which lets it count the
+        // iterations and unroll the loop.
+        unsafe { i.unchecked_add(self.step) }
     }
 
     /// Calls `f` on every remaining index, in order, `N` indices per loop
@@ -54,35 +76,27 @@ impl GridStride {
     /// ```
     #[inline(always)]
     pub fn for_each_unrolled<const N: usize>(self, mut f: impl FnMut(usize)) {
-        let Self {
-            mut next,
-            end,
-            step,
-        } = self;
-        // The unrolled loop runs while all N indices are below `end`. It
-        // cannot overflow when `end + N * step` fits (then the tail loop's
-        // `next + step` fits too), which is checked once, here.
+        let (mut i, end, step) = (self.next, self.end, self.step);
+        // The unrolled loop runs while all N indices are below `end`:
+        // `i + (N - 1) * step < end`.
         if N > 1 {
-            if let Some(block) = step.checked_mul(N) {
-                if end.checked_add(block).is_some() {
-                    let limit = end.saturating_sub(block - step);
-                    while next < limit {
-                        let mut k = 0;
-                        while k < N {
-                            f(next + k * step);
-                            k += 1;
-                        }
-                        next += block;
+            if let Some(span) = step.checked_mul(N - 1) {
+                let unrolled = end.saturating_sub(span);
+                while i < unrolled {
+                    let mut k = 0;
+                    while k < N {
+                        f(i + k * step);
+                        k += 1;
                     }
-                    while next < end {
-                        f(next);
-                        next += step;
-                    }
-                    return;
+                    // `i + (N - 1) * step < end`: one more step fits (see `after`).
+                    i = self.after(i + span);
                 }
             }
         }
-        Self { next, end, step }.for_each(f);
+        while i < end {
+            f(i);
+            i = self.after(i);
+        }
     }
 }
 
@@ -93,8 +107,7 @@ impl Iterator for GridStride {
     fn next(&mut self) -> Option<usize> {
         if self.next < self.end {
             let i = self.next;
-            // At the end of the index space the iteration ends.
-            self.next = i.checked_add(self.step).unwrap_or(self.end);
+            self.next = self.after(i);
             Some(i)
         } else {
             None
@@ -116,8 +129,8 @@ impl ExactSizeIterator for GridStride {}
 impl core::iter::FusedIterator for GridStride {}
 
 /// The calling thread's indices of `0..n` in a grid-stride loop over the
-/// global linear index ([`global_linear_idx`],
-/// stepping by [`total_threads`]). Works for any
+/// global linear index ([`global_linear_idx`](super::global_linear_idx),
+/// stepping by [`total_threads`](super::total_threads)). Works for any
 /// launch shape.
 ///
 /// ```
@@ -126,7 +139,8 @@ impl core::iter::FusedIterator for GridStride {}
 /// ```
 #[inline(always)]
 pub fn grid_stride(n: usize) -> GridStride {
-    GridStride::new(global_linear_idx(), n, total_threads())
+    let (index, threads) = linear();
+    GridStride::new(index, n, threads)
 }
 
 /// The calling thread's indices of `0..n` along `x` only: start
@@ -225,24 +239,43 @@ mod tests {
                     let s = GridStride::new(start, end, step);
                     let want: Vec<usize> = s.clone().collect();
                     assert_eq!(s.len(), want.len());
+                    let mut partly = s.clone();
+                    for taken in 0..want.len() {
+                        assert_eq!(partly.len(), want.len() - taken);
+                        partly.next();
+                    }
+                    assert_eq!(partly.len(), 0);
                     assert_eq!(unrolled::<1>(s.clone()), want);
                     assert_eq!(unrolled::<4>(s.clone()), want, "{start} {end} {step}");
-                    assert_eq!(unrolled::<5>(s), want);
+                    assert_eq!(unrolled::<5>(s.clone()), want);
+                    let folded = s.fold(Vec::new(), |mut v, i| {
+                        v.push(i);
+                        v
+                    });
+                    assert_eq!(folded, want);
                 }
             }
         }
     }
 
     #[test]
-    fn loops_end_at_the_end_of_the_index_space() {
-        let end = usize::MAX - 1;
-        let s = GridStride::new(usize::MAX - 10, end, 4);
-        let want = [usize::MAX - 10, usize::MAX - 6, usize::MAX - 2];
+    fn indices_stop_at_isize_max() {
+        let max = isize::MAX as usize;
+        let s = GridStride::new(max - 10, usize::MAX - 1, 4);
+        let want = [max - 10, max - 6, max - 2];
         assert_eq!(s.clone().collect::<Vec<_>>(), want);
         assert_eq!(unrolled::<4>(s), want);
-        let s = GridStride::new(usize::MAX - 3, usize::MAX, usize::MAX);
-        assert_eq!(s.clone().collect::<Vec<_>>(), [usize::MAX - 3]);
-        assert_eq!(unrolled::<8>(s), [usize::MAX - 3]);
+        let s = GridStride::new(max - 3, usize::MAX, usize::MAX);
+        assert_eq!(s.clone().collect::<Vec<_>>(), [max - 3]);
+        assert_eq!(unrolled::<8>(s), [max - 3]);
+        assert_eq!(GridStride::new(max + 1, usize::MAX, 1).count(), 0);
+        // The longest slice's last index is reached, with any step.
+        for step in [1, 2, 3, max, max + 1, usize::MAX] {
+            assert_eq!(
+                GridStride::new(max, max + 1, step).collect::<Vec<_>>(),
+                [max]
+            );
+        }
     }
 
     #[test]

@@ -176,10 +176,17 @@ macro_rules! common {
                 self.pitch
             }
 
-            /// The address of row `y` (not checked against the height).
+            /// The address of row `y`.
+            ///
+            /// # Safety
+            /// `y < height`. (Then the row is inside the array's memory, so
+            /// the offset is an in-bounds one, which tells the compiler the
+            /// row's address is not null.)
             #[inline(always)]
-            fn row_ptr(&self, y: usize) -> *mut T {
-                (self.ptr as *mut u8).wrapping_add(y.wrapping_mul(self.pitch)) as *mut T
+            unsafe fn row_ptr(&self, y: usize) -> *mut T {
+                // SAFETY: row `y < height` starts `y * pitch` bytes into the
+                // array's memory (the constructor's contract).
+                unsafe { (self.ptr as *mut u8).add(y * self.pitch) as *mut T }
             }
         }
     };
@@ -399,6 +406,29 @@ impl<T> PitchedSliceMut<'_, T> {
         }
     }
 
+    /// The calling thread's own element with its coordinates, `(x, y, &mut
+    /// element)`, the element of [`this_thread_mut`](Self::this_thread_mut):
+    /// for kernels that read neighbours (a stencil).
+    ///
+    /// ```
+    /// let mut m = [0u8; 4];
+    /// let mut v = unsafe { cuda_mem::device::PitchedSliceMut::from_raw_parts(m.as_mut_ptr(), 2, 2, 2) };
+    /// let (x, y, cell) = v.this_thread_cell().unwrap();
+    /// *cell = 1;
+    /// assert_eq!((x, y), (0, 0)); // thread (0, 0) on the host
+    /// ```
+    #[inline(always)]
+    pub fn this_thread_cell(&mut self) -> Option<(usize, usize, &mut T)> {
+        let (x, (y, _)) = (global_idx().x, global_row());
+        if x < self.width && y < self.height {
+            // SAFETY: as in `this_thread_mut`: inside the array, this
+            // thread's element, borrowed through `&mut self`.
+            Some((x, y, unsafe { &mut *self.row_ptr(y).add(x) }))
+        } else {
+            None
+        }
+    }
+
     /// The calling thread's elements `(x, y, &mut element)`, row by row: a 2D
     /// grid-stride loop over the whole array with any launch shape.
     ///
@@ -439,11 +469,16 @@ impl<'b, T> Iterator for PitchedGridStrideMut<'b, T> {
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let (x, y) = self.cells.next()?;
-        let row = (self.base as *mut u8).wrapping_add(y * self.pitch) as *mut T;
-        // SAFETY: `x < width`, `y < height` (the cells stay inside); `(x, y)`
-        // is this thread's element (the cells are its 2D grid-stride share),
-        // each cell comes once, and the array stays borrowed for `'b`.
-        Some((x, y, unsafe { &mut *row.add(x) }))
+        // SAFETY: `x < width`, `y < height` (the cells stay inside), so the
+        // offsets are in bounds; `(x, y)` is this thread's element (the
+        // cells are its 2D grid-stride share), each cell comes once, and the
+        // array stays borrowed for `'b`.
+        Some((x, y, unsafe {
+            &mut *(self.base as *mut u8)
+                .add(y * self.pitch)
+                .cast::<T>()
+                .add(x)
+        }))
     }
 }
 
@@ -512,7 +547,8 @@ impl<'b, T> Iterator for PitchedRowsIterMut<'b, T> {
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let y = self.rows.next()?;
-        let row = (self.base as *mut u8).wrapping_add(y * self.pitch) as *mut T;
+        // SAFETY: `y < height`: an in-bounds offset.
+        let row = unsafe { (self.base as *mut u8).add(y * self.pitch) as *mut T };
         // SAFETY: `y < height`; row `y` belongs to this thread (its rows are
         // `global_linear_idx() + k * total_threads()`), each comes once, rows
         // do not overlap (the layout contract), and the array stays borrowed

@@ -11,15 +11,27 @@
 //!
 //! # What is safe
 //! Every thread of the block reaches the same memory through its own
-//! handle, so plain reads and writes are `unsafe`
-//! ([`read`](SharedSlice::read), [`write`](SharedSlice::write)), with the
-//! usual contract: no thread writes an element while another reads or
-//! writes it; separate the phases with [`sync_threads`](super::sync_threads).
-//! Atomic operations ([`atomic`](SharedSlice::atomic)) are safe. Taking a
-//! typed view of the dynamic memory is `unsafe` too: two views of different
-//! types alias the same bytes. The element type is [`DeviceCopy`], so
-//! whatever bytes the memory holds (it starts uninitialised) are a valid
-//! value.
+//! handle, so every safe access is atomic: [`load`](SharedSlice::load) and
+//! [`store`](SharedSlice::store) are *relaxed, block-scope* accesses
+//! (`ld.relaxed.cta.shared` / `st.relaxed.cta.shared`, which compile to the
+//! very `LDS` / `STS` instructions of a plain access: there is no cost), so
+//! two threads that meet on an element never race in the sense of
+//! undefined behaviour; [`add`](SharedSlice::add) is a block-scope atomic
+//! add in shared memory (`red.shared.add`, which the compiler turns into
+//! warp-aggregated `ATOMS.POPC.INC` increments when many lanes add 1), and
+//! [`atomic`](SharedSlice::atomic) gives every other atomic operation. What
+//! a thread reads after another's store is its business, as in CUDA C++:
+//! separate the phases with [`sync_threads`](super::sync_threads) (which
+//! orders shared memory within the block) to read what the others wrote.
+//! Elements wider than 16 bytes are read and written 4 bytes at a time
+//! (a read that meets a store may see parts of both values; the element
+//! type is [`DeviceCopy`], so any bytes are a valid value). The plain
+//! accesses [`read`](SharedSlice::read) and [`write`](SharedSlice::write)
+//! remain, `unsafe`, with the usual contract. Taking a typed view of the
+//! dynamic memory is `unsafe`: two views of different types alias the same
+//! bytes with accesses of different sizes. The element type is
+//! [`DeviceCopy`], so whatever bytes the memory holds (it starts
+//! uninitialised) are a valid value.
 //!
 //! # How it works on `nvptx64`
 //! A static array is a module-scope `.shared` variable declared with
@@ -57,7 +69,11 @@ use crate::device_copy::DeviceCopy;
 /// assert_eq!(s.len(), 8);
 /// ```
 pub struct SharedSlice<'a, T> {
+    /// The generic address of the first element.
     ptr: *mut T,
+    /// Its address in the shared window (what `ld.shared` takes).
+    #[cfg(target_arch = "nvptx64")]
+    shared: u32,
     len: usize,
     _memory: PhantomData<&'a core::cell::UnsafeCell<[T]>>,
 }
@@ -121,10 +137,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn read(&self, index: usize) -> T {
-        assert!(index < self.len, "shared memory read past the end");
-        // SAFETY: in bounds; no concurrent write (the caller); any bytes are
-        // a valid `T` (`DeviceCopy`).
-        unsafe { self.ptr.add(index).read() }
+        self.load(index)
     }
 
     /// Writes element `index`. Panics (a trap on the device) past the end.
@@ -143,9 +156,101 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn write(&self, index: usize, value: T) {
+        self.store(index, value);
+    }
+
+    /// Reads element `index` with a relaxed, block-scope load (one `LDS`,
+    /// as a plain load): safe whatever other threads do meanwhile. Panics (a
+    /// trap on the device) past the end. To read what other threads
+    /// stored, put a [`sync_threads`](super::sync_threads) between their
+    /// stores and this load.
+    ///
+    /// ```
+    /// use cuda_mem::device::{block_size, block_thread_rank, sync_threads};
+    /// let tile = cuda_mem::shared_array![f32; 256];
+    /// let me = block_thread_rank() as usize;
+    /// tile.as_slice().store(me, me as f32);
+    /// sync_threads();
+    /// let neighbour = tile.as_slice().load((me + 1) % block_size() as usize);
+    /// assert_eq!(neighbour, 0.0); // one thread on the host
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T {
+        assert!(index < self.len, "shared memory read past the end");
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // In bounds, so `index * size_of::<T>()` is inside the block's
+            // shared memory (less than 4 GiB).
+            let address = self.shared + (index * size_of::<T>()) as u32;
+            // SAFETY: `address` is element `index` of this shared array,
+            // aligned for `T`; the loads are relaxed atomics, which race
+            // with nothing; any bytes are a valid `T` (`DeviceCopy`).
+            unsafe { relaxed::load(address) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: in bounds; the one-thread model has no other thread, and
+        // no reference to the element is handed out (`atomic` gives an
+        // `UnsafeCell`-based one, which allows this access).
+        unsafe {
+            self.ptr.add(index).read()
+        }
+    }
+
+    /// Writes element `index` with a relaxed, block-scope store (one `STS`,
+    /// as a plain store): safe whatever other threads do meanwhile. Panics
+    /// (a trap on the device) past the end.
+    ///
+    /// ```
+    /// let a = cuda_mem::shared_array![u16; 4];
+    /// a.as_slice().store(2, 9);
+    /// assert_eq!(a.as_slice().load(2), 9);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn store(&self, index: usize, value: T) {
         assert!(index < self.len, "shared memory write past the end");
-        // SAFETY: in bounds; no concurrent access (the caller).
-        unsafe { self.ptr.add(index).write(value) }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let address = self.shared + (index * size_of::<T>()) as u32;
+            // SAFETY: as for `load`: element `index`, relaxed stores.
+            unsafe { relaxed::store(address, value) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: as for `load`.
+        unsafe {
+            self.ptr.add(index).write(value)
+        }
+    }
+
+    /// Adds `value` to element `index` atomically (relaxed, block scope),
+    /// without returning the old value: one `red.shared.add`, which the
+    /// compiler turns into warp-aggregated increments (`ATOMS.POPC.INC`)
+    /// when lanes add a constant 1 (a histogram's bins). Panics past the
+    /// end.
+    ///
+    /// ```
+    /// let bins = cuda_mem::shared_array![u32; 256];
+    /// bins.as_slice().add(7, 1);
+    /// assert_eq!(bins.as_slice().load(7), 1);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn add(&self, index: usize, value: T)
+    where
+        T: SharedAdd,
+    {
+        assert!(index < self.len, "shared memory add past the end");
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let address = self.shared + (index * size_of::<T>()) as u32;
+            // SAFETY: element `index` of this shared array, aligned for `T`.
+            unsafe { T::__shared_add(address, value) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if let Some(element) = self.atomic(index) {
+            element.fetch_add(value, super::Scope::Block);
+        }
     }
 
     /// Element `index` as an atomic, or `None` past the end. Safe: atomic
@@ -188,6 +293,8 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
             let tail = SharedSlice {
                 // SAFETY: `mid <= len`: at most one past the end.
                 ptr: unsafe { self.ptr.add(mid) },
+                #[cfg(target_arch = "nvptx64")]
+                shared: self.shared + (mid * size_of::<T>()) as u32,
                 len: self.len - mid,
                 _memory: PhantomData,
             };
@@ -217,12 +324,14 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         };
         #[cfg(target_arch = "nvptx64")]
         {
-            let base: u64;
+            let (base, shared): (u64, u32);
             // SAFETY: takes the address of the extern shared array, which
             // the caller guarantees the module declares.
             unsafe {
                 core::arch::asm!(
+                    "mov.u32 {s}, __cuda_mem_dynamic_shared;",
                     "cvta.shared.u64 {p}, __cuda_mem_dynamic_shared;",
+                    s = out(reg32) shared,
                     p = out(reg64) base,
                     options(pure, nomem, nostack, preserves_flags)
                 );
@@ -230,6 +339,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
             let bytes = super::special_register!("%dynamic_smem_size") as usize;
             SharedSlice {
                 ptr: base as *mut T,
+                shared,
                 len: bytes / size_of::<T>(),
                 _memory: PhantomData,
             }
@@ -263,6 +373,8 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
 pub struct SharedArray<T, const N: usize> {
     #[cfg(target_arch = "nvptx64")]
     ptr: *mut T,
+    #[cfg(target_arch = "nvptx64")]
+    shared: u32,
     #[cfg(not(target_arch = "nvptx64"))]
     storage: core::cell::UnsafeCell<[T; N]>,
 }
@@ -278,18 +390,23 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub unsafe fn __at<const SITE: u64>() -> Self {
-        let ptr: u64;
+        let (ptr, shared): (u64, u32);
         // SAFETY: takes the address of the `.shared` array that the macro
         // declared under this name (the builder checks it is declared).
         unsafe {
             core::arch::asm!(
+                "mov.u32 {s}, __cuda_mem_shared_{site};",
                 "cvta.shared.u64 {p}, __cuda_mem_shared_{site};",
+                s = out(reg32) shared,
                 p = out(reg64) ptr,
                 site = const SITE,
                 options(pure, nomem, nostack, preserves_flags)
             );
         }
-        Self { ptr: ptr as *mut T }
+        Self {
+            ptr: ptr as *mut T,
+            shared,
+        }
     }
 
     /// A zeroed array owned by the handle (the one-thread model).
@@ -345,6 +462,8 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     pub fn as_slice(&self) -> SharedSlice<'_, T> {
         SharedSlice {
             ptr: self.as_ptr(),
+            #[cfg(target_arch = "nvptx64")]
+            shared: self.shared,
             len: N,
             _memory: PhantomData,
         }
@@ -384,6 +503,47 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
         unsafe { self.as_slice().write(index, value) }
     }
 
+    /// [`SharedSlice::load`]: a relaxed, block-scope load (safe).
+    ///
+    /// ```
+    /// let a = cuda_mem::shared_array![u32; 2];
+    /// assert_eq!(a.load(1), 0);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T {
+        self.as_slice().load(index)
+    }
+
+    /// [`SharedSlice::store`]: a relaxed, block-scope store (safe).
+    ///
+    /// ```
+    /// let a = cuda_mem::shared_array![u32; 2];
+    /// a.store(1, 5);
+    /// assert_eq!(a.load(1), 5);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn store(&self, index: usize, value: T) {
+        self.as_slice().store(index, value);
+    }
+
+    /// [`SharedSlice::add`]: an atomic add in shared memory (safe).
+    ///
+    /// ```
+    /// let a = cuda_mem::shared_array![u32; 2];
+    /// a.add(0, 3);
+    /// assert_eq!(a.load(0), 3);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn add(&self, index: usize, value: T)
+    where
+        T: SharedAdd,
+    {
+        self.as_slice().add(index, value);
+    }
+
     /// [`SharedSlice::atomic`].
     ///
     /// ```
@@ -398,6 +558,220 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
         T: AtomicValue,
     {
         self.as_slice().atomic(index)
+    }
+}
+
+/// The element types of [`SharedSlice::add`]: `u32`, `i32`, `u64`, `i64`,
+/// `f32`, `f64` (sealed). One `red.relaxed.cta.shared.add` each.
+///
+/// ```
+/// fn bump<T: cuda_mem::device::SharedAdd>(s: cuda_mem::device::SharedSlice<'_, T>, one: T) {
+///     s.add(0, one);
+/// }
+/// let a = cuda_mem::shared_array![f32; 1];
+/// bump(a.as_slice(), 1.5);
+/// assert_eq!(a.load(0), 1.5);
+/// ```
+pub trait SharedAdd: DeviceCopy + AtomicValue {
+    /// Adds `value` at the shared-window address `address`.
+    ///
+    /// # Safety
+    /// `address` is an element of a shared array, aligned for `Self`.
+    #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn __shared_add(address: u32, value: Self);
+}
+
+macro_rules! shared_add {
+    ($($t:ty => $ptx:literal, $reg:ident;)*) => {$(
+        impl SharedAdd for $t {
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn __shared_add(address: u32, value: Self) {
+                // SAFETY: the caller's address; an atomic add races with
+                // nothing.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("red.relaxed.cta.shared.add.", $ptx, " [{a}], {v};"),
+                        a = in(reg32) address,
+                        v = in($reg) value,
+                        options(nostack, preserves_flags)
+                    );
+                }
+            }
+        }
+    )*};
+}
+
+shared_add! {
+    u32 => "u32", reg32;
+    i32 => "s32", reg32;
+    u64 => "u64", reg64;
+    i64 => "u64", reg64;
+    f32 => "f32", reg32;
+    f64 => "f64", reg64;
+}
+
+/// Relaxed, block-scope loads and stores in the shared window, one
+/// instruction per element of 1, 2, 4, 8 or 16 bytes (aligned to its
+/// size), 4 bytes (or 1) at a time otherwise.
+#[cfg(target_arch = "nvptx64")]
+mod relaxed {
+    use core::mem::{align_of, size_of, MaybeUninit};
+
+    macro_rules! access {
+        ($load:ident, $store:ident, $t:ty, $ptx:literal, $reg:ident) => {
+            /// # Safety
+            /// `address` is in shared memory, aligned.
+            #[inline(always)]
+            unsafe fn $load(address: u32) -> $t {
+                let value: $t;
+                // SAFETY: the caller's address; a relaxed load.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.relaxed.cta.shared.", $ptx, " {v}, [{a}];"),
+                        v = out($reg) value,
+                        a = in(reg32) address,
+                        options(nostack, readonly, preserves_flags)
+                    );
+                }
+                value
+            }
+
+            /// # Safety
+            /// `address` is in shared memory, aligned.
+            #[inline(always)]
+            unsafe fn $store(address: u32, value: $t) {
+                // SAFETY: the caller's address; a relaxed store.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("st.relaxed.cta.shared.", $ptx, " [{a}], {v};"),
+                        a = in(reg32) address,
+                        v = in($reg) value,
+                        options(nostack, preserves_flags)
+                    );
+                }
+            }
+        };
+    }
+
+    access!(load8, store8, u16, "b8", reg16);
+    access!(load16, store16, u16, "b16", reg16);
+    access!(load32, store32, u32, "b32", reg32);
+    access!(load64, store64, u64, "b64", reg64);
+
+    /// # Safety
+    /// `address` is in shared memory, 16-byte aligned.
+    #[inline(always)]
+    unsafe fn load128(address: u32) -> [u32; 4] {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller's address; a relaxed vector load.
+        unsafe {
+            core::arch::asm!(
+                "ld.relaxed.cta.shared.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                p = in(reg32) address,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        [a, b, c, d]
+    }
+
+    /// # Safety
+    /// `address` is in shared memory, 16-byte aligned.
+    #[inline(always)]
+    unsafe fn store128(address: u32, [a, b, c, d]: [u32; 4]) {
+        // SAFETY: the caller's address; a relaxed vector store.
+        unsafe {
+            core::arch::asm!(
+                "st.relaxed.cta.shared.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};",
+                p = in(reg32) address,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                c = in(reg32) c,
+                d = in(reg32) d,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// Element `T` at `address`.
+    ///
+    /// # Safety
+    /// `address` is an element of a shared array, aligned for `T`, and any
+    /// bytes are a valid `T` (`DeviceCopy`).
+    #[inline(always)]
+    pub(super) unsafe fn load<T>(address: u32) -> T {
+        let mut out = MaybeUninit::<T>::uninit();
+        let (size, align) = (size_of::<T>(), align_of::<T>());
+        // SAFETY (every arm): the access is inside the element (the caller),
+        // aligned (checked by the arm), and writes `out`'s bytes, all of
+        // them, before `assume_init`.
+        unsafe {
+            let p = out.as_mut_ptr().cast::<u8>();
+            match (size, align) {
+                (1, _) => p.write(load8(address) as u8),
+                (2, 2..) => p.cast::<u16>().write(load16(address)),
+                (4, 4..) => p.cast::<u32>().write(load32(address)),
+                (8, 8..) => p.cast::<u64>().write(load64(address)),
+                (16, 16..) => p.cast::<[u32; 4]>().write(load128(address)),
+                (_, 4..) => {
+                    let mut k = 0;
+                    while k < size {
+                        p.add(k).cast::<u32>().write(load32(address + k as u32));
+                        k += 4;
+                    }
+                }
+                _ => {
+                    let mut k = 0;
+                    while k < size {
+                        p.add(k).write(load8(address + k as u32) as u8);
+                        k += 1;
+                    }
+                }
+            }
+            out.assume_init()
+        }
+    }
+
+    /// Stores `value` at `address`.
+    ///
+    /// # Safety
+    /// `address` is an element of a shared array, aligned for `T`.
+    #[inline(always)]
+    pub(super) unsafe fn store<T>(address: u32, value: T) {
+        let (size, align) = (size_of::<T>(), align_of::<T>());
+        let value = MaybeUninit::new(value);
+        // SAFETY (every arm): reads `value`'s bytes (a `DeviceCopy` value:
+        // no padding, so all initialised), stores inside the element
+        // (aligned, checked by the arm).
+        unsafe {
+            let p = value.as_ptr().cast::<u8>();
+            match (size, align) {
+                (1, _) => store8(address, p.read() as u16),
+                (2, 2..) => store16(address, p.cast::<u16>().read()),
+                (4, 4..) => store32(address, p.cast::<u32>().read()),
+                (8, 8..) => store64(address, p.cast::<u64>().read()),
+                (16, 16..) => store128(address, p.cast::<[u32; 4]>().read()),
+                (_, 4..) => {
+                    let mut k = 0;
+                    while k < size {
+                        store32(address + k as u32, p.add(k).cast::<u32>().read());
+                        k += 4;
+                    }
+                }
+                _ => {
+                    let mut k = 0;
+                    while k < size {
+                        store8(address + k as u32, p.add(k).read() as u16);
+                        k += 1;
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -27,8 +27,10 @@
 
 use core::marker::PhantomData;
 
+use core::ops::{Bound, RangeBounds};
+
 use super::grid_stride::GridStride;
-use super::thread::{global_linear_idx, total_threads};
+use super::thread::linear;
 
 /// A read-only kernel parameter: `len` elements of `T` in device-accessible
 /// memory, which nothing writes while the kernel runs.
@@ -140,8 +142,13 @@ impl<'a, T> DeviceSlice<'a, T> {
     pub fn get(&self, index: usize) -> Option<&'a T> {
         if index < self.len {
             // SAFETY: `index < len`, and the constructor's contract makes the
-            // `len` elements readable and unchanging for `'a`.
-            Some(unsafe { &*self.ptr.add(index) })
+            // `len` elements readable and unchanging for `'a` (so the
+            // address is not null).
+            Some(unsafe {
+                let element = self.ptr.add(index);
+                core::hint::assert_unchecked(!element.is_null());
+                &*element
+            })
         } else {
             None
         }
@@ -174,6 +181,286 @@ impl<'a, T> DeviceSlice<'a, T> {
     #[inline(always)]
     pub fn iter(&self) -> core::slice::Iter<'a, T> {
         self.as_slice().iter()
+    }
+}
+
+impl<'a, T> DeviceSlice<'a, T> {
+    /// The elements `range` (any range of `usize`: `a..b`, `a..`, `..b`,
+    /// `..=b`, `..`) as a slice of their own, or `None` when the range is
+    /// out of bounds or decreasing. A read-only slice can be cut anywhere:
+    /// nobody writes it.
+    ///
+    /// ```
+    /// # let v = [1u16, 2, 3, 4];
+    /// # let s = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(v.as_ptr(), 4) };
+    /// let middle = s.slice(1..3).unwrap();
+    /// assert_eq!(middle.as_slice(), &[2, 3]);
+    /// assert_eq!(s.slice(2..).unwrap().len(), 2);
+    /// assert!(s.slice(3..5).is_none());
+    /// ```
+    #[inline(always)]
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Option<DeviceSlice<'a, T>> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.checked_add(1)?,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e.checked_add(1)?,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len,
+        };
+        if start <= end && end <= self.len {
+            Some(DeviceSlice {
+                // SAFETY: `start <= len`: at most one past the end.
+                ptr: unsafe { self.ptr.add(start) },
+                len: end - start,
+                _borrow: PhantomData,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The calling thread's elements in a grid-stride loop, with their
+    /// indices: `(i, &self[i])` for `i = global_linear_idx() + k *
+    /// total_threads()` below `len`. In bounds by construction: the loop has
+    /// one compare per element and no bounds check. Every thread may read
+    /// every element; this is the share of a loop in which each element is
+    /// read once (a reduction, say).
+    ///
+    /// ```
+    /// # let v = [1u32, 2, 3];
+    /// # let s = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(v.as_ptr(), 3) };
+    /// let sum: u32 = s.grid_stride().map(|(_, &x)| x).sum();
+    /// assert_eq!(sum, 6); // one thread on the host: every element
+    /// ```
+    #[inline(always)]
+    pub fn grid_stride(&self) -> GridStrideRef<'a, T> {
+        let (index, threads) = linear();
+        GridStrideRef {
+            ptr: self.ptr,
+            indices: GridStride::new(index, self.len, threads),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The elements as `N`-element chunks aligned to 16 bytes, for 16-byte
+    /// (vector) loads: `(head, chunks, tail)`, where `head` holds the
+    /// elements before the first 16-byte boundary, `chunks` the aligned
+    /// chunks ([`Align16<[T; N]>`](Align16), whose loads compile to one
+    /// `ld.global.v4`, `.v2` or 16-byte load), and `tail` what is left. `N`
+    /// elements must be 16 bytes (`N = 4` for `f32` and `u32`, `2` for
+    /// `f64`, `16` for `u8`); another `N` fails the build.
+    ///
+    /// ```
+    /// # let v = [1u32; 11];
+    /// # let s = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(v.as_ptr(), 11) };
+    /// let (head, chunks, tail) = s.aligned_chunks::<4>();
+    /// assert_eq!(head.len() + 4 * chunks.len() + tail.len(), 11);
+    /// let sum: u32 = head.iter().chain(tail.iter()).sum::<u32>()
+    ///     + chunks.iter().map(|c| c.0.iter().sum::<u32>()).sum::<u32>();
+    /// assert_eq!(sum, 11);
+    /// ```
+    #[inline(always)]
+    pub fn aligned_chunks<const N: usize>(
+        &self,
+    ) -> (
+        DeviceSlice<'a, T>,
+        DeviceSlice<'a, Align16<[T; N]>>,
+        DeviceSlice<'a, T>,
+    ) {
+        const {
+            assert!(
+                size_of::<[T; N]>() == 16,
+                "aligned_chunks::<N>: N elements must be 16 bytes (4 of a 4-byte type, 2 of an \
+                 8-byte one, 16 bytes)"
+            );
+        }
+        let head = match self.ptr.align_offset(16) {
+            offset if offset <= self.len => offset,
+            _ => self.len,
+        };
+        let chunks = (self.len - head) / N;
+        let tail = head + chunks * N;
+        let cut = |start: usize, len: usize| DeviceSlice {
+            // SAFETY: `start <= len` (all three parts are inside the slice).
+            ptr: unsafe { self.ptr.add(start) },
+            len,
+            _borrow: PhantomData,
+        };
+        (
+            cut(0, head),
+            DeviceSlice {
+                // The aligned chunks: `N` elements each, 16 bytes, starting
+                // on a 16-byte boundary, all inside the slice.
+                ptr: cut(head, 0).ptr.cast(),
+                len: chunks,
+                _borrow: PhantomData,
+            },
+            cut(tail, self.len - tail),
+        )
+    }
+}
+
+/// `N` elements (16 bytes in all) on a 16-byte boundary: what
+/// [`DeviceSlice::aligned_chunks`] yields. A load of one is a single 16-byte
+/// load.
+///
+/// ```
+/// let c = cuda_mem::device::Align16([1u32, 2, 3, 4]);
+/// assert_eq!(core::mem::align_of_val(&c), 16);
+/// assert_eq!(c.0[3], 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+pub struct Align16<A>(pub A);
+
+/// The iterator of [`DeviceSlice::grid_stride`]: `(index, &element)` for
+/// the calling thread's elements.
+///
+/// ```
+/// # let v = [5u8; 3];
+/// # let s = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(v.as_ptr(), 3) };
+/// let it: cuda_mem::device::GridStrideRef<'_, u8> = s.grid_stride();
+/// assert_eq!(it.len(), 3);
+/// ```
+#[derive(Clone)]
+pub struct GridStrideRef<'a, T> {
+    ptr: *const T,
+    indices: GridStride,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+impl<'a, T> Iterator for GridStrideRef<'a, T> {
+    type Item = (usize, &'a T);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.indices.next()?;
+        // SAFETY: `i < len` (the indices end at `len`), and the slice's
+        // elements are readable for `'a`.
+        Some((i, unsafe { &*self.ptr.add(i) }))
+    }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.indices.size_hint()
+    }
+
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        let ptr = self.ptr;
+        // SAFETY: as in `next`: every index is below `len`.
+        self.indices
+            .fold(init, |acc, i| f(acc, (i, unsafe { &*ptr.add(i) })))
+    }
+}
+
+impl<T> ExactSizeIterator for GridStrideRef<'_, T> {}
+impl<T> core::iter::FusedIterator for GridStrideRef<'_, T> {}
+
+/// Read-only kernel parameters that a [`DeviceSliceMut`] loop can walk
+/// beside its own elements ([`DeviceSliceMut::grid_stride_zip`],
+/// [`DeviceSliceMut::this_thread_zip`]): a [`DeviceSlice`] (or `&` one), or
+/// a tuple of two or three. The loop runs over the indices all of them
+/// have, so no access needs a bounds check.
+///
+/// ```
+/// use cuda_mem::device::{DeviceSlice, ZipInputs};
+/// # let (a, b) = ([1u8, 2, 3], [4u16, 5]);
+/// # let (a, b) = unsafe { (DeviceSlice::from_raw_parts(a.as_ptr(), 3), DeviceSlice::from_raw_parts(b.as_ptr(), 2)) };
+/// assert_eq!((a, b).len(), 2);
+/// ```
+pub trait ZipInputs: Copy {
+    /// What the loop yields for one index: a reference per input.
+    type Item;
+
+    /// The number of indices every input has (the shortest length).
+    fn len(&self) -> usize;
+
+    /// Whether there are no such indices.
+    ///
+    /// ```
+    /// use cuda_mem::device::{DeviceSlice, ZipInputs};
+    /// # let s = unsafe { DeviceSlice::<u8>::from_raw_parts(core::ptr::null(), 0) };
+    /// assert!(s.is_empty());
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements at `index`.
+    ///
+    /// # Safety
+    /// `index < self.len()`.
+    #[doc(hidden)]
+    unsafe fn __get_unchecked(&self, index: usize) -> Self::Item;
+}
+
+impl<'a, U> ZipInputs for DeviceSlice<'a, U> {
+    type Item = &'a U;
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    unsafe fn __get_unchecked(&self, index: usize) -> &'a U {
+        // SAFETY: `index < len` (the caller), readable for `'a`.
+        unsafe { &*self.ptr.add(index) }
+    }
+}
+
+impl<'a, U> ZipInputs for &DeviceSlice<'a, U> {
+    type Item = &'a U;
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    unsafe fn __get_unchecked(&self, index: usize) -> &'a U {
+        // SAFETY: forwarded.
+        unsafe { (**self).__get_unchecked(index) }
+    }
+}
+
+impl<A: ZipInputs, B: ZipInputs> ZipInputs for (A, B) {
+    type Item = (A::Item, B::Item);
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len())
+    }
+
+    #[inline(always)]
+    unsafe fn __get_unchecked(&self, index: usize) -> Self::Item {
+        // SAFETY: `index` is below both lengths (the caller).
+        unsafe { (self.0.__get_unchecked(index), self.1.__get_unchecked(index)) }
+    }
+}
+
+impl<A: ZipInputs, B: ZipInputs, C: ZipInputs> ZipInputs for (A, B, C) {
+    type Item = (A::Item, B::Item, C::Item);
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len()).min(self.2.len())
+    }
+
+    #[inline(always)]
+    unsafe fn __get_unchecked(&self, index: usize) -> Self::Item {
+        // SAFETY: `index` is below every length (the caller).
+        unsafe {
+            (
+                self.0.__get_unchecked(index),
+                self.1.__get_unchecked(index),
+                self.2.__get_unchecked(index),
+            )
+        }
     }
 }
 
@@ -217,13 +504,14 @@ impl<'a, T> IntoIterator for &DeviceSlice<'a, T> {
     }
 }
 
-impl<T> core::ops::Index<usize> for DeviceSlice<'_, T> {
-    type Output = T;
+impl<T, I: core::slice::SliceIndex<[T]>> core::ops::Index<I> for DeviceSlice<'_, T> {
+    type Output = I::Output;
 
-    /// Element `index`; panics past the end (a trap on the device).
+    /// Element `index` (a `usize`), or the elements of a range (`s[a..b]`);
+    /// panics out of bounds (a trap on the device).
     #[inline(always)]
     #[track_caller]
-    fn index(&self, index: usize) -> &T {
+    fn index(&self, index: I) -> &I::Output {
         &self.as_slice()[index]
     }
 }
@@ -300,14 +588,18 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// ```
     #[inline(always)]
     pub fn this_thread_mut(&mut self) -> Option<&mut T> {
-        let i = global_linear_idx();
+        let i = linear().0;
         if i < self.len {
             // SAFETY: `i < len`, inside the slice (the constructor's
-            // contract). Element `i` belongs to this thread alone (module
-            // docs: `i % total_threads()` is this thread's index, as `i` is),
-            // and the `&mut self` borrow keeps this thread from reaching it
-            // again while the reference lives.
-            Some(unsafe { &mut *self.ptr.add(i) })
+            // contract), so not at null. Element `i` belongs to this thread
+            // alone (module docs: `i % total_threads()` is this thread's
+            // index, as `i` is), and the `&mut self` borrow keeps this
+            // thread from reaching it again while the reference lives.
+            Some(unsafe {
+                let element = self.ptr.add(i);
+                core::hint::assert_unchecked(!element.is_null());
+                &mut *element
+            })
         } else {
             None
         }
@@ -328,10 +620,73 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// ```
     #[inline(always)]
     pub fn grid_stride_mut(&mut self) -> GridStrideMut<'_, T> {
+        let (index, threads) = linear();
         GridStrideMut {
             ptr: self.ptr,
-            indices: GridStride::new(global_linear_idx(), self.len, total_threads()),
+            indices: GridStride::new(index, self.len, threads),
             _borrow: PhantomData,
+        }
+    }
+
+    /// The calling thread's elements together with the elements of
+    /// `inputs` (a [`DeviceSlice`] or a tuple of two or three) at the same
+    /// indices: `(i, &mut self[i], inputs[i])` for the indices of
+    /// [`grid_stride_mut`](Self::grid_stride_mut) that every input has too.
+    /// In bounds by construction: one compare per element, no bounds check
+    /// (where `input.get(i)` in a `grid_stride_mut` loop checks every
+    /// index).
+    ///
+    /// ```
+    /// # let (mut y, x) = ([1.0f32, 2.0, 3.0], [10.0f32, 20.0]);
+    /// # let mut ys = unsafe { cuda_mem::device::DeviceSliceMut::from_raw_parts(y.as_mut_ptr(), 3) };
+    /// # let xs = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(x.as_ptr(), 2) };
+    /// for (_, y, &x) in ys.grid_stride_zip(xs) {
+    ///     *y = cuda_mem::device::math::fma(2.0f32, x, *y); // y = 2x + y, one `fma.rn`
+    /// }
+    /// # drop(ys);
+    /// assert_eq!(y, [21.0, 42.0, 3.0]); // index 2 has no `x`
+    /// ```
+    #[inline(always)]
+    pub fn grid_stride_zip<I: ZipInputs>(&mut self, inputs: I) -> GridStrideZip<'_, T, I> {
+        let (index, threads) = linear();
+        GridStrideZip {
+            ptr: self.ptr,
+            indices: GridStride::new(index, self.len.min(inputs.len()), threads),
+            inputs,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The calling thread's own element ([`this_thread_mut`](Self::this_thread_mut))
+    /// with the elements of `inputs` at the same index, or `None` when the
+    /// index is past the end of any of them: the one-element-per-thread
+    /// kernel with one compare.
+    ///
+    /// ```
+    /// # let (mut y, x) = ([1u32, 2], [5u32, 6]);
+    /// # let mut ys = unsafe { cuda_mem::device::DeviceSliceMut::from_raw_parts(y.as_mut_ptr(), 2) };
+    /// # let xs = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(x.as_ptr(), 2) };
+    /// if let Some((y, &x)) = ys.this_thread_zip(xs) {
+    ///     *y += x;
+    /// }
+    /// # drop(ys);
+    /// assert_eq!(y, [6, 2]); // thread 0 on the host
+    /// ```
+    #[inline(always)]
+    pub fn this_thread_zip<I: ZipInputs>(&mut self, inputs: I) -> Option<(&mut T, I::Item)> {
+        let i = linear().0;
+        if i < self.len && i < inputs.len() {
+            // SAFETY: `i` is below both lengths; element `i` of `self`
+            // belongs to this thread (see `this_thread_mut`), borrowed
+            // through `&mut self`. The address of an element is not null
+            // (telling the compiler so drops the `Option`'s null test).
+            Some(unsafe {
+                let element = self.ptr.add(i);
+                core::hint::assert_unchecked(!element.is_null());
+                (&mut *element, inputs.__get_unchecked(i))
+            })
+        } else {
+            None
         }
     }
 
@@ -468,6 +823,63 @@ impl<'b, T> Iterator for GridStrideMut<'b, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.indices.size_hint()
     }
+
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        let ptr = self.ptr;
+        // SAFETY: as in `next`.
+        self.indices
+            .fold(init, |acc, i| f(acc, (i, unsafe { &mut *ptr.add(i) })))
+    }
 }
 
 impl<T> ExactSizeIterator for GridStrideMut<'_, T> {}
+impl<T> core::iter::FusedIterator for GridStrideMut<'_, T> {}
+
+/// The iterator of [`DeviceSliceMut::grid_stride_zip`]: `(index, &mut
+/// element, inputs' elements)` for the calling thread's indices.
+///
+/// ```
+/// # let (mut y, x) = ([0u8; 3], [1u8; 3]);
+/// # let mut ys = unsafe { cuda_mem::device::DeviceSliceMut::from_raw_parts(y.as_mut_ptr(), 3) };
+/// # let xs = unsafe { cuda_mem::device::DeviceSlice::from_raw_parts(x.as_ptr(), 3) };
+/// let it: cuda_mem::device::GridStrideZip<'_, u8, _> = ys.grid_stride_zip(xs);
+/// assert_eq!(it.count(), 3);
+/// ```
+pub struct GridStrideZip<'b, T, I> {
+    ptr: *mut T,
+    indices: GridStride,
+    inputs: I,
+    _borrow: PhantomData<&'b mut [T]>,
+}
+
+impl<'b, T, I: ZipInputs> Iterator for GridStrideZip<'b, T, I> {
+    type Item = (usize, &'b mut T, I::Item);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.indices.next()?;
+        // SAFETY: `i` is below the slice's length and every input's (the
+        // indices end at the least of them); element `i` belongs to this
+        // thread, yielded once (the indices increase), borrowed for `'b`.
+        Some(unsafe { (i, &mut *self.ptr.add(i), self.inputs.__get_unchecked(i)) })
+    }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.indices.size_hint()
+    }
+
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        let (ptr, inputs) = (self.ptr, self.inputs);
+        // SAFETY: as in `next`.
+        self.indices.fold(init, |acc, i| {
+            f(acc, unsafe {
+                (i, &mut *ptr.add(i), inputs.__get_unchecked(i))
+            })
+        })
+    }
+}
+
+impl<T, I: ZipInputs> ExactSizeIterator for GridStrideZip<'_, T, I> {}

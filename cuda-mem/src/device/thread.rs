@@ -73,6 +73,32 @@ pub fn global_idx() -> Index3 {
     }
 }
 
+/// The calling thread's index in its block, for a kernel written for blocks
+/// of exactly `X x Y x Z` threads: checks the launch's block shape once (a
+/// trap, which stops the kernel with an error, if it is another) and then
+/// tells the compiler that `x < X`, `y < Y` and `z < Z`. Index arithmetic
+/// on the components (a shared tile's `ty * 33 + tx`) is then known to stay
+/// in bounds, and the checks that follow from it disappear.
+///
+/// ```
+/// use cuda_mem::device::thread_idx_for;
+/// let t = thread_idx_for::<1, 1, 1>(); // the host model's block
+/// assert_eq!((t.x, t.y, t.z), (0, 0, 0));
+/// ```
+#[inline(always)]
+#[track_caller]
+pub fn thread_idx_for<const X: u32, const Y: u32, const Z: u32>() -> Dim3 {
+    assert!(
+        block_dim() == Dim3::new(X, Y, Z),
+        "thread_idx_for::<X, Y, Z>: the launch's block is not X x Y x Z"
+    );
+    let t = thread_idx();
+    // SAFETY: the block is `X x Y x Z` (checked above), and a thread's
+    // index lies inside its block.
+    unsafe { core::hint::assert_unchecked(t.x < X && t.y < Y && t.z < Z) };
+    t
+}
+
 /// The number of threads of the grid along each axis: `gridDim * blockDim`,
 /// per component.
 ///
@@ -101,39 +127,78 @@ pub fn grid_threads() -> Index3 {
 /// ```
 #[inline(always)]
 pub fn global_row() -> (usize, usize) {
-    let (g, t) = (global_idx(), grid_threads());
+    let (n, g) = (block_dim(), grid_dim());
+    let (by, ty) = (block_idx().y as usize, thread_idx().y as usize);
+    let gy = by * n.y as usize + ty;
+    let rows = g.y as usize * n.y as usize;
+    if n.z | g.z == 1 {
+        // A launch without a `z` extent (the usual 2D one): `gz = 0`.
+        return (gy, rows);
+    }
+    let (bz, tz) = (block_idx().z as usize, thread_idx().z as usize);
     // Both fit: gy, Ty < 2^26 and gz, Tz < 2^22 (CUDA's grid and block limits).
-    (g.y + t.y * g.z, t.y * t.z)
+    let gz = bz * n.z as usize + tz;
+    (gy + rows * gz, rows * (g.z as usize * n.z as usize))
 }
 
 /// The calling thread's global linear index, `gx + Tx * (gy + Ty * gz)`: a
 /// different number for every thread of the launch, in `0..total_threads()`.
 /// For a 1D launch it is `blockIdx.x * blockDim.x + threadIdx.x`.
 ///
-/// Saturates at `usize::MAX` for a launch of more than 2^64 threads (which
-/// CUDA's limits allow in theory), so such threads index nothing.
+/// A 1D launch (block and grid of size 1 along `y` and `z`) takes a short
+/// path that reads only the `x` registers and multiplies once (32 by 32
+/// bits into 64, which cannot overflow); other shapes fold `y` and `z` in,
+/// exactly, since a launch runs fewer than 2^63 threads (the typed launch
+/// refuses larger grids).
 ///
 /// ```
 /// assert_eq!(cuda_mem::device::global_linear_idx(), 0);
 /// ```
 #[inline(always)]
 pub fn global_linear_idx() -> usize {
-    let gx = global_idx().x;
-    let tx = grid_threads().x;
-    let (row, _) = global_row();
-    tx.saturating_mul(row).saturating_add(gx)
+    linear().0
 }
 
-/// The number of threads of the launch, `Tx * Ty * Tz` (saturating at
-/// `usize::MAX`).
+/// The number of threads of the launch, `Tx * Ty * Tz` (less than 2^63),
+/// with the short path of [`global_linear_idx`] for 1D launches.
 ///
 /// ```
 /// assert_eq!(cuda_mem::device::total_threads(), 1);
 /// ```
 #[inline(always)]
 pub fn total_threads() -> usize {
+    linear().1
+}
+
+/// `(global_linear_idx(), total_threads())`, computed together.
+#[inline(always)]
+pub(crate) fn linear() -> (usize, usize) {
+    let (n, g) = (block_dim(), grid_dim());
+    // Every size is at least 1, so the OR is 1 exactly when all four are.
+    if n.y | n.z | g.y | g.z == 1 {
+        let (t, b) = (imp::thread_idx_x(), imp::block_idx_x());
+        (
+            b as usize * n.x as usize + t as usize,
+            g.x as usize * n.x as usize,
+        )
+    } else {
+        linear_3d()
+    }
+}
+
+/// [`linear`] for a launch that is not 1D, in wrapping 64-bit arithmetic:
+/// exact, because a launch runs fewer than 2^63 threads (the typed launch
+/// refuses more, see [`launch`](crate::launch); CUDA's limits would allow
+/// 2^73), so `Tx * row + gx < Tx * Ty * Tz < 2^63`.
+#[inline(always)]
+fn linear_3d() -> (usize, usize) {
+    let gx = global_idx().x;
     let t = grid_threads();
-    t.x.saturating_mul(t.y * t.z)
+    let (row, rows) = global_row();
+    (
+        t.x.wrapping_mul(row).wrapping_add(gx),
+        t.x.wrapping_mul(rows),
+    )
 }
 
 /// The calling thread's rank in its block, `tx + bx * (ty + by * tz)`, in
@@ -185,34 +250,56 @@ pub fn grid_blocks() -> usize {
 mod imp {
     use super::Dim3;
 
-    macro_rules! dim3_of {
-        ($x:literal, $y:literal, $z:literal) => {
-            Dim3::new(
-                crate::device::special_register!($x),
-                crate::device::special_register!($y),
-                crate::device::special_register!($z),
-            )
-        };
+    #[inline(always)]
+    pub fn thread_idx() -> Dim3 {
+        Dim3::new(thread_idx_x(), thread_idx_y(), thread_idx_z())
     }
 
     #[inline(always)]
-    pub fn thread_idx() -> Dim3 {
-        dim3_of!("%tid.x", "%tid.y", "%tid.z")
+    pub fn thread_idx_y() -> u32 {
+        crate::device::special_register!("%tid.y" in 0..=1023)
+    }
+
+    #[inline(always)]
+    pub fn thread_idx_z() -> u32 {
+        crate::device::special_register!("%tid.z" in 0..=63)
     }
 
     #[inline(always)]
     pub fn block_idx() -> Dim3 {
-        dim3_of!("%ctaid.x", "%ctaid.y", "%ctaid.z")
+        Dim3::new(
+            block_idx_x(),
+            crate::device::special_register!("%ctaid.y" in 0..=65534),
+            crate::device::special_register!("%ctaid.z" in 0..=65534),
+        )
     }
 
     #[inline(always)]
     pub fn block_dim() -> Dim3 {
-        dim3_of!("%ntid.x", "%ntid.y", "%ntid.z")
+        Dim3::new(
+            crate::device::special_register!("%ntid.x" in 1..=1024),
+            crate::device::special_register!("%ntid.y" in 1..=1024),
+            crate::device::special_register!("%ntid.z" in 1..=64),
+        )
     }
 
     #[inline(always)]
     pub fn grid_dim() -> Dim3 {
-        dim3_of!("%nctaid.x", "%nctaid.y", "%nctaid.z")
+        Dim3::new(
+            crate::device::special_register!("%nctaid.x" in 1..=2147483647),
+            crate::device::special_register!("%nctaid.y" in 1..=65535),
+            crate::device::special_register!("%nctaid.z" in 1..=65535),
+        )
+    }
+
+    #[inline(always)]
+    pub fn thread_idx_x() -> u32 {
+        crate::device::special_register!("%tid.x" in 0..=1023)
+    }
+
+    #[inline(always)]
+    pub fn block_idx_x() -> u32 {
+        crate::device::special_register!("%ctaid.x" in 0..=2147483646)
     }
 }
 
@@ -239,5 +326,15 @@ mod imp {
     #[inline(always)]
     pub fn grid_dim() -> Dim3 {
         Dim3::new(1, 1, 1)
+    }
+
+    #[inline(always)]
+    pub fn thread_idx_x() -> u32 {
+        0
+    }
+
+    #[inline(always)]
+    pub fn block_idx_x() -> u32 {
+        0
     }
 }

@@ -534,20 +534,46 @@ macro_rules! warp_float {
 }
 warp_float!(f32, f64);
 
-/// A tree over `shfl.down` among the lanes that exist (see
-/// [`lanes_in_warp`]; their mask is the shuffles' member mask, so a partial
-/// last warp never names a missing lane), then lane 0's result broadcast to
-/// every lane.
+/// Whether every warp of the block is whole (the block size is a multiple
+/// of 32): then the collectives use the constant full mask, whose shuffles
+/// compile to one `SHFL` each (a mask computed at run time makes the
+/// compiler add a slow path for divergent warps).
 #[inline(always)]
-fn reduce<T: WarpReduce>(value: T, op: impl Fn(T, T) -> T) -> T {
+fn whole_warps() -> bool {
+    super::thread::block_size() % WARP_SIZE == 0
+}
+
+/// The mask of the lanes that exist in the calling thread's warp.
+#[inline(always)]
+fn existing_lanes() -> u32 {
     let lanes = lanes_in_warp();
-    let mask = if lanes >= WARP_SIZE {
+    if lanes >= WARP_SIZE {
         FULL_MASK
     } else {
         (1u32 << lanes) - 1
-    };
-    let lane = block_thread_rank() & (WARP_SIZE - 1);
+    }
+}
+
+/// `op` over the lanes of the warp, returned to every lane: a butterfly
+/// of `shfl.bfly` (5 shuffles, no broadcast) with the constant full mask
+/// when the warps are whole, else a tree over `shfl.down` among the lanes
+/// that exist (see [`lanes_in_warp`]; their mask is the shuffles' member
+/// mask, so a partial last warp never names a missing lane), then lane 0's
+/// result broadcast.
+#[inline(always)]
+fn reduce<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
     let mut v = value;
+    if whole_warps() {
+        let mut offset = WARP_SIZE / 2;
+        while offset > 0 {
+            v = op(v, shfl_xor(v, offset));
+            offset /= 2;
+        }
+        return v;
+    }
+    let lanes = lanes_in_warp();
+    let mask = existing_lanes();
+    let lane = lane_id();
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
         let other = shfl_down_in(mask, v, offset);
@@ -557,6 +583,84 @@ fn reduce<T: WarpReduce>(value: T, op: impl Fn(T, T) -> T) -> T {
         offset /= 2;
     }
     shfl_idx_in(mask, v, 0)
+}
+
+/// `op` over the lanes of the warp, returned to every lane, for any 4- or
+/// 8-byte [`DeviceCopy`] value and any associative and commutative `op`
+/// (the order in which lanes are combined is a fixed tree). Every existing,
+/// non-exited lane of the warp must call it (missing lanes of a partial
+/// last warp are left out correctly; lanes that returned early are not).
+/// With whole warps (a block size that is a multiple of 32) it is 5
+/// shuffles with a constant mask.
+///
+/// ```
+/// let best = cuda_mem::device::warp::reduce_with(3u32, |a, b| a.max(b));
+/// assert_eq!(best, 3); // a warp of one lane
+/// ```
+#[inline(always)]
+pub fn reduce_with<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
+    reduce(value, op)
+}
+
+/// The inclusive scan of `value` over the lanes of the warp with `op`: lane
+/// `i` gets `op` over the values of lanes `0..=i`, in lane order (`op`
+/// associative; it need not commute). 5 `shfl.up` steps, with the constant
+/// full mask when the warps are whole. Same calling rules as [`sum`].
+///
+/// ```
+/// use cuda_mem::device::warp;
+/// assert_eq!(warp::inclusive_scan(5u32, |a, b| a + b), 5); // one lane
+/// ```
+#[inline(always)]
+pub fn inclusive_scan<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
+    let lane = lane_id();
+    let mut v = value;
+    let mut delta = 1;
+    if whole_warps() {
+        while delta < WARP_SIZE {
+            let other = shfl_up(v, delta);
+            if lane >= delta {
+                v = op(other, v);
+            }
+            delta *= 2;
+        }
+    } else {
+        let mask = existing_lanes();
+        while delta < WARP_SIZE {
+            let other = shfl_up_in(mask, v, delta);
+            if lane >= delta {
+                v = op(other, v);
+            }
+            delta *= 2;
+        }
+    }
+    v
+}
+
+/// The exclusive scan of `value` over the lanes of the warp with `op`: lane
+/// `i` gets `op` over the values of lanes `0..i`, and lane 0 gets
+/// `identity`. Same rules as [`inclusive_scan`].
+///
+/// ```
+/// use cuda_mem::device::warp;
+/// assert_eq!(warp::exclusive_scan(5u32, 0, |a, b| a + b), 0); // lane 0
+/// ```
+#[inline(always)]
+pub fn exclusive_scan<T: DeviceCopy>(value: T, identity: T, op: impl Fn(T, T) -> T) -> T {
+    scans(value, identity, op).0
+}
+
+/// The exclusive and the inclusive scan of `value` over the warp.
+#[inline(always)]
+pub(crate) fn scans<T: DeviceCopy>(value: T, identity: T, op: impl Fn(T, T) -> T) -> (T, T) {
+    let inclusive = inclusive_scan(value, op);
+    let before = if whole_warps() {
+        shfl_up(inclusive, 1)
+    } else {
+        shfl_up_in(existing_lanes(), inclusive, 1)
+    };
+    let exclusive = if lane_id() == 0 { identity } else { before };
+    (exclusive, inclusive)
 }
 
 /// The sum of `value` over the lanes of the warp, returned to every lane.

@@ -11,7 +11,8 @@ use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
 use crate::buffer::{Buffer, MemoryKind};
 use crate::context::ContextState;
 use crate::device::{
-    DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
+    DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
+    PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
 use crate::device_copy::DeviceCopy;
 use crate::device_vec::DeviceVec;
@@ -323,6 +324,152 @@ impl Module {
     }
 }
 
+impl Module {
+    /// The occupancy of `kernel` (whose fingerprint is `signature`) in
+    /// `ctx` with blocks of `block_size` threads, or the size
+    /// `cuOccupancyMaxPotentialBlockSize` picks (`None`), and
+    /// `dynamic_shared` bytes of dynamic shared memory per block. Called by
+    /// the `occupancy` method `#[kernel]` generates.
+    #[doc(hidden)]
+    pub fn __occupancy(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        ctx: &Arc<CudaContext>,
+        block_size: Option<u32>,
+        dynamic_shared: u32,
+    ) -> Result<Occupancy> {
+        let state = ContextState::of(ctx)?;
+        let function = self.function(&state, kernel, signature, None, None)?;
+        let invalid = |_| {
+            Error::InvalidArgument(
+                "a block size of 1 to 1024 threads and dynamic shared memory the device can give a block",
+            )
+        };
+        let block_size = match block_size {
+            Some(size) => size,
+            None => {
+                let (mut min_grid, mut size) = (0, 0);
+                state.bind()?;
+                // SAFETY: `function` belongs to the current context (bound
+                // above); the outputs are two live integers.
+                unsafe {
+                    sys::cuOccupancyMaxPotentialBlockSize(
+                        &mut min_grid,
+                        &mut size,
+                        function,
+                        None,
+                        dynamic_shared as usize,
+                        0,
+                    )
+                }
+                .result()
+                .op("cuOccupancyMaxPotentialBlockSize")?;
+                u32::try_from(size).map_err(invalid)?
+            }
+        };
+        let mut blocks = 0;
+        state.bind()?;
+        // SAFETY: as above.
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                function,
+                i32::try_from(block_size).map_err(invalid)?,
+                dynamic_shared as usize,
+            )
+        }
+        .result()
+        .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        let blocks_per_sm = u32::try_from(blocks).map_err(invalid)?;
+        if blocks_per_sm == 0 {
+            return Err(Error::InvalidArgument(
+                "no block of this size fits on a multiprocessor with this kernel's registers and \
+                 shared memory; use smaller blocks or less dynamic shared memory",
+            ));
+        }
+        Ok(Occupancy {
+            block_size,
+            blocks_per_sm,
+            multiprocessors: state.sm_count,
+            dynamic_shared,
+        })
+    }
+}
+
+/// How many blocks of a kernel run at once on each multiprocessor of a
+/// device: what `kernel.occupancy(..)` and `kernel.max_occupancy(..)` (the
+/// methods of every [`#[kernel]`](macro@crate::kernel)) report, from
+/// `cuOccupancyMaxActiveBlocksPerMultiprocessor`. A grid of whole *waves*
+/// (`blocks_per_sm * multiprocessors` blocks, or a multiple) keeps every
+/// multiprocessor busy to the end, the launch shape of a grid-stride loop.
+///
+/// ```
+/// let o = cuda_mem::Occupancy { block_size: 256, blocks_per_sm: 8, multiprocessors: 132, dynamic_shared: 0 };
+/// assert_eq!(o.wave_blocks(), 1056);
+/// assert_eq!(o.waves(2).grid_dim, (2112, 1, 1));
+/// assert_eq!(o.for_elements(1000).grid_dim, (4, 1, 1)); // fewer blocks than a wave
+/// assert_eq!(o.for_elements(1 << 30).grid_dim, (1056, 1, 1)); // one wave, grid-stride
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occupancy {
+    /// Threads per block.
+    pub block_size: u32,
+    /// Blocks of that size that run at once on one multiprocessor.
+    pub blocks_per_sm: u32,
+    /// The device's multiprocessors.
+    pub multiprocessors: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub dynamic_shared: u32,
+}
+
+impl Occupancy {
+    /// The blocks of one wave: `blocks_per_sm * multiprocessors`.
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 128, blocks_per_sm: 16, multiprocessors: 2, dynamic_shared: 0 };
+    /// assert_eq!(o.wave_blocks(), 32);
+    /// ```
+    #[must_use]
+    pub fn wave_blocks(&self) -> u32 {
+        self.blocks_per_sm.saturating_mul(self.multiprocessors)
+    }
+
+    /// A 1D launch of `waves` whole waves (at least one).
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 128, blocks_per_sm: 16, multiprocessors: 2, dynamic_shared: 0 };
+    /// let c = o.waves(3);
+    /// assert_eq!((c.grid_dim, c.block_dim), ((96, 1, 1), (128, 1, 1)));
+    /// ```
+    #[must_use]
+    pub fn waves(&self, waves: u32) -> LaunchConfig {
+        self.config(self.wave_blocks().saturating_mul(waves.max(1)))
+    }
+
+    /// A 1D launch for a grid-stride loop over `n` elements: one block per
+    /// `block_size` elements, but no more than one wave (at least one
+    /// block).
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 256, blocks_per_sm: 8, multiprocessors: 132, dynamic_shared: 0 };
+    /// assert_eq!(o.for_elements(0).grid_dim, (1, 1, 1));
+    /// ```
+    #[must_use]
+    pub fn for_elements(&self, n: usize) -> LaunchConfig {
+        let blocks = n.div_ceil(self.block_size.max(1) as usize).max(1);
+        self.config(blocks.min(self.wave_blocks() as usize) as u32)
+    }
+
+    fn config(&self, blocks: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (blocks.max(1), 1, 1),
+            block_dim: (self.block_size, 1, 1),
+            shared_mem_bytes: self.dynamic_shared,
+        }
+    }
+}
+
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Module")
@@ -375,8 +522,20 @@ impl Launch<'_> {
         if !self.stream_checked.get() {
             self.state.check_stream(self.stream)?;
         }
-        self.state.bind()?;
         let (grid, block) = (config.grid_dim, config.block_dim);
+        // The device's global indices are exact 64-bit numbers for fewer
+        // than 2^63 threads (`cuda_mem::device::global_linear_idx`); CUDA's
+        // limits allow up to 2^73. (Six factors below 2^32: the product fits
+        // in 192 bits, checked in two steps of 128.)
+        let blocks = u128::from(grid.0) * u128::from(grid.1) * u128::from(grid.2);
+        let threads = u128::from(block.0) * u128::from(block.1) * u128::from(block.2);
+        if blocks.saturating_mul(threads) >= 1 << 63 {
+            return Err(Error::InvalidArgument(
+                "a kernel launch of 2^63 threads or more (grid size times block size); \
+                 launch fewer threads, with a grid-stride loop covering the data",
+            ));
+        }
+        self.state.bind()?;
         // SAFETY: the function belongs to the current context (checked and
         // cached per context), which is the stream's (the module was found
         // through the stream's context); the caller guarantees the
@@ -713,11 +872,13 @@ fn shared<'p, T: DeviceCopy>(
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceSlice<'p, T>> {
     let ptr = contiguous(elems)?.claim(stream)?;
-    // SAFETY: `len` elements of a live allocation at `ptr` (null only for an
-    // empty slice, which is never dereferenced), borrowed by the caller for
+    // SAFETY: `len` elements of a live allocation at `ptr` (a dangling,
+    // aligned, non-null address for an empty slice, which is never
+    // dereferenced: the kernel's entry point takes every slice's address to
+    // be non-null, see `KernelParam::__assemble`), borrowed by the caller for
     // the launch; the claim orders every other write to the allocation
     // before or after the kernel.
-    Ok(unsafe { DeviceSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
+    Ok(unsafe { DeviceSlice::from_raw_parts(non_null(ptr.as_raw()), elems.len()) })
 }
 
 /// Like [`shared`], writable: the caller holds the memory exclusively.
@@ -728,7 +889,7 @@ fn exclusive<'p, T: DeviceCopy>(
     let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
     // no other argument of this launch and no host reference aliases it.
-    Ok(unsafe { DeviceSliceMut::from_raw_parts(ptr.as_raw(), elems.len()) })
+    Ok(unsafe { DeviceSliceMut::from_raw_parts(non_null(ptr.as_raw()), elems.len()) })
 }
 
 /// Like [`exclusive`], for atomic access by every thread.
@@ -739,7 +900,7 @@ fn atomic<'p, T: DeviceCopy>(
     let ptr = contiguous(elems)?.claim(stream)?;
     // SAFETY: as in `exclusive`; inside the kernel every access through the
     // slice is atomic.
-    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(ptr.as_raw(), elems.len()) })
+    Ok(unsafe { DeviceAtomicSlice::from_raw_parts(non_null(ptr.as_raw()), elems.len()) })
 }
 
 macro_rules! slice_args {
@@ -798,6 +959,66 @@ slice_args! { atomic, DeviceAtomicSlice:
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
 }
 
+// SAFETY: the argument makes a `DeviceSliceMut` (memory borrowed
+// exclusively for the launch, claimed on its stream), whose parts are those
+// of a `DeviceTilesMut` over the same memory.
+unsafe impl<'p, A, T: DeviceCopy, const TILE: usize> LaunchArg<DeviceTilesMut<'p, T, TILE>> for A
+where
+    A: LaunchArg<DeviceSliceMut<'p, T>>,
+{
+    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<DeviceTilesMut<'p, T, TILE>> {
+        // SAFETY: the caller's promise, passed on.
+        let slice = unsafe { self.__into_param(stream) }?;
+        // SAFETY: the slice's memory, with the same access.
+        Ok(unsafe { DeviceTilesMut::from_raw_parts(slice.as_mut_ptr(), slice.len()) })
+    }
+}
+
+// SAFETY: as for `DeviceTilesMut`.
+unsafe impl<'p, A, T: DeviceCopy, const C: usize> LaunchArg<DeviceChunksMut<'p, T, C>> for A
+where
+    A: LaunchArg<DeviceSliceMut<'p, T>>,
+{
+    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<DeviceChunksMut<'p, T, C>> {
+        // SAFETY: the caller's promise, passed on.
+        let slice = unsafe { self.__into_param(stream) }?;
+        // SAFETY: the slice's memory, with the same access.
+        Ok(unsafe { DeviceChunksMut::from_raw_parts(slice.as_mut_ptr(), slice.len()) })
+    }
+}
+
+// SAFETY: the argument makes a `PitchedSliceMut` (a pitched buffer borrowed
+// exclusively, claimed on the stream), whose parts are those of a
+// `PitchedTilesMut` over the same rows.
+unsafe impl<'p, A, T: DeviceCopy, const W: usize, const H: usize>
+    LaunchArg<PitchedTilesMut<'p, T, W, H>> for A
+where
+    A: LaunchArg<PitchedSliceMut<'p, T>>,
+{
+    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<PitchedTilesMut<'p, T, W, H>> {
+        // SAFETY: the caller's promise, passed on.
+        let image = unsafe { self.__into_param(stream) }?;
+        // SAFETY: the image's rows, with the same access.
+        Ok(unsafe {
+            PitchedTilesMut::from_raw_parts(
+                image.as_mut_ptr(),
+                image.pitch(),
+                image.width(),
+                image.height(),
+            )
+        })
+    }
+}
+
 /// `buffer` claimed on `stream`, as the parts of a pitched parameter:
 /// `(ptr, pitch, width, height)`, with the pitch checked against `T`'s
 /// alignment (which the device types require).
@@ -818,10 +1039,12 @@ fn pitched<T: DeviceCopy>(
 }
 
 /// `ptr`, or a dangling, aligned, non-null pointer for an empty buffer
-/// (address 0: no allocation). A kernel builds row slices from the pointer
-/// (`PitchedSlice::row`), and a slice may not start at null even when it is
-/// empty (a width of 0 with rows); nothing is ever read through the
-/// dangling pointer, since the buffer has no elements.
+/// (address 0: no allocation). A kernel builds slices from the pointer
+/// (`PitchedSlice::row`, `DeviceSlice::as_slice`), a slice may not start at
+/// null even when it is empty, and the entry point of a kernel tells the
+/// compiler that every slice parameter's address is non-null (which drops
+/// the null tests of the `Option`s it returns); nothing is ever read through
+/// the dangling pointer, since the buffer has no elements.
 fn non_null<T>(ptr: *mut T) -> *mut T {
     if ptr.is_null() {
         std::ptr::NonNull::dangling().as_ptr()

@@ -55,9 +55,15 @@
 //!    block sizes only decide how many threads run and how they are numbered;
 //!    the safe device API derives every thread's elements from its own index,
 //!    and bounds-checks everything else (shared memory included), so no
-//!    configuration makes two threads meet on an element or leave a slice. An
+//!    configuration makes two threads meet on an element or leave a slice.
+//!    The launch refuses a grid of 2^63 threads or more (CUDA allows 2^73),
+//!    so that every thread's 64-bit global index is exact and unique. An
 //!    impossible configuration (a block of 2048 threads, too much shared
-//!    memory) is refused by the driver: an `Err`.
+//!    memory) is refused by the driver: an `Err`. The write partitions
+//!    ([`DeviceTilesMut`], [`DeviceChunksMut`], [`PitchedTilesMut`]) take
+//!    their tile and chunk sizes from the parameter's type, so every thread
+//!    of every launch applies the same rule; shared memory is reached only
+//!    through relaxed atomic accesses (which never race) or `unsafe`.
 //!
 //! An `unsafe fn` kernel (raw pointers, unchecked indexing, writes that
 //! depend on the grid covering the data exactly once) has preconditions that
@@ -98,7 +104,8 @@
 //! hidden macro makes at most what `#[kernel]` makes.
 
 use crate::device::{
-    DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
+    DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
+    PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
 use crate::device_copy::DeviceCopy;
 
@@ -106,7 +113,7 @@ use crate::device_copy::DeviceCopy;
 mod host;
 
 #[cfg(feature = "host")]
-pub use host::{LaunchArg, Module};
+pub use host::{LaunchArg, Module, Occupancy};
 
 #[cfg(feature = "host")]
 #[doc(hidden)]
@@ -230,6 +237,41 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
     ]
 }
 
+/// `address`, which the compiler may take to be non-null from here on.
+///
+/// # Safety
+/// `address` is not null: the host pushes a dangling, aligned, non-null
+/// address for an empty slice (`launch::host::non_null`), and a live
+/// allocation's otherwise.
+#[inline(always)]
+unsafe fn non_null<P: Copy>(address: P) -> P
+where
+    P: IsNull,
+{
+    // SAFETY: the caller's promise.
+    unsafe { core::hint::assert_unchecked(!address.is_null()) };
+    address
+}
+
+/// Raw pointers of either mutability.
+trait IsNull {
+    fn is_null(&self) -> bool;
+}
+
+impl<T> IsNull for *const T {
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        <*const T>::is_null(*self)
+    }
+}
+
+impl<T> IsNull for *mut T {
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        <*mut T>::is_null(*self)
+    }
+}
+
 /// Kinds of kernel parameters, the first word of their fingerprints.
 mod tag {
     pub(super) const VALUE: u64 = 0x0056_414c_5545; // "VALUE"
@@ -240,6 +282,9 @@ mod tag {
     pub(super) const PITCHED_MUT: u64 = 0x5049_5443_4845_444d; // "PITCHEDM"
     pub(super) const PITCHED_ROWS: u64 = 0x5049_5443_4845_4452; // "PITCHEDR"
     pub(super) const KERNEL: u64 = 0x4b45_524e_454c; // "KERNEL"
+    pub(super) const TILES: u64 = 0x0054_494c_4553; // "TILES"
+    pub(super) const CHUNKS: u64 = 0x4348_554e_4b53; // "CHUNKS"
+    pub(super) const PITCHED_TILES: u64 = 0x5049_5443_4854_494c; // "PITCHTIL"
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -299,9 +344,10 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
     fn __assemble(address: __Raw<*const T>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
-        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type (`LaunchArg`, which never pushes a null address): memory of
+        // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceSlice::from_raw_parts(address.get(), len.get()) }
+        unsafe { DeviceSlice::from_raw_parts(non_null(address.get()), len.get()) }
     }
 }
 
@@ -318,9 +364,10 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
-        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type (`LaunchArg`, which never pushes a null address): memory of
+        // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceSliceMut::from_raw_parts(address.get(), len.get()) }
+        unsafe { DeviceSliceMut::from_raw_parts(non_null(address.get()), len.get()) }
     }
 }
 
@@ -337,9 +384,10 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
     fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
-        // type (`LaunchArg`): memory of `len` elements with the access this
+        // type (`LaunchArg`, which never pushes a null address): memory of
+        // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceAtomicSlice::from_raw_parts(address.get(), len.get()) }
+        unsafe { DeviceAtomicSlice::from_raw_parts(non_null(address.get()), len.get()) }
     }
 }
 
@@ -359,7 +407,7 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedSlice::from_raw_parts(address.get(), pitch, width, height) }
+        unsafe { PitchedSlice::from_raw_parts(non_null(address.get()), pitch, width, height) }
     }
 }
 
@@ -377,7 +425,7 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedSliceMut::from_raw_parts(address.get(), pitch, width, height) }
+        unsafe { PitchedSliceMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
     }
 }
 
@@ -395,7 +443,62 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedRowsMut::from_raw_parts(address.get(), pitch, width, height) }
+        unsafe { PitchedRowsMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
+    }
+}
+
+// SAFETY: `#[repr(C)] { ptr, len }` like `DeviceSliceMut`, built by the
+// host from the same arguments (memory borrowed exclusively for the
+// launch); the tag and the tile size tell it apart.
+unsafe impl<T: DeviceCopy, const TILE: usize> KernelParam for DeviceTilesMut<'_, T, TILE> {
+    const SIGNATURE: u64 = mix(param(tag::TILES, T::__LAYOUT), TILE as u64);
+    const __KIND: u64 = mix(tag::TILES, TILE as u64);
+    const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+        // SAFETY: as for `DeviceSliceMut`: the parts come from the driver,
+        // from a value the host made for this parameter type.
+        unsafe { DeviceTilesMut::from_raw_parts(non_null(address.get()), len.get()) }
+    }
+}
+
+// SAFETY: as for `DeviceTilesMut`, with its own tag and the chunk size.
+unsafe impl<T: DeviceCopy, const C: usize> KernelParam for DeviceChunksMut<'_, T, C> {
+    const SIGNATURE: u64 = mix(param(tag::CHUNKS, T::__LAYOUT), C as u64);
+    const __KIND: u64 = mix(tag::CHUNKS, C as u64);
+    const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+        // SAFETY: as for `DeviceTilesMut`.
+        unsafe { DeviceChunksMut::from_raw_parts(non_null(address.get()), len.get()) }
+    }
+}
+
+// SAFETY: `#[repr(C)] { ptr, pitch, width, height }` like `PitchedSliceMut`,
+// built by the host from the same arguments; its own tag and the tile size.
+unsafe impl<T: DeviceCopy, const W: usize, const H: usize> KernelParam
+    for PitchedTilesMut<'_, T, W, H>
+{
+    const SIGNATURE: u64 = mix(
+        mix(param(tag::PITCHED_TILES, T::__LAYOUT), W as u64),
+        H as u64,
+    );
+    const __KIND: u64 = mix(mix(tag::PITCHED_TILES, W as u64), H as u64);
+    const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = *mut T;
+    type __Rest = [usize; 3];
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = rest.get();
+        // SAFETY: as for `PitchedSliceMut`.
+        unsafe { PitchedTilesMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
     }
 }
 
@@ -754,6 +857,12 @@ mod tests {
             <PitchedSlice<'_, u32>>::SIGNATURE,
             <PitchedSliceMut<'_, u32>>::SIGNATURE,
             <PitchedRowsMut<'_, u32>>::SIGNATURE,
+            <DeviceTilesMut<'_, u32, 1>>::SIGNATURE,
+            <DeviceTilesMut<'_, u32, 2>>::SIGNATURE,
+            <DeviceChunksMut<'_, u32, 1>>::SIGNATURE,
+            <DeviceChunksMut<'_, u32, 2>>::SIGNATURE,
+            <PitchedTilesMut<'_, u32, 2, 1>>::SIGNATURE,
+            <PitchedTilesMut<'_, u32, 1, 2>>::SIGNATURE,
         ];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {

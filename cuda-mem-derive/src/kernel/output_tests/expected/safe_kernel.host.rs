@@ -73,6 +73,58 @@ impl scale {
     ) -> ::cuda_mem::Result<()> {
         module.__check(Self::NAME, Self::SIGNATURE, ctx)
     }
+    /// The kernel's occupancy in `ctx` with blocks of
+    /// `block_size` threads and `dynamic_shared` bytes of dynamic
+    /// shared memory per block: how many blocks run at once on a
+    /// multiprocessor (`cuOccupancyMaxActiveBlocksPerMultiprocessor`),
+    /// and from it a grid of whole waves
+    /// (`occupancy.waves(1)`) or one sized for a grid-stride loop
+    /// (`occupancy.for_elements(n)`). Checks the module as
+    /// [`check`](Self::check) does.
+    ///
+    /// # Errors
+    ///
+    /// As for `check`, and `InvalidArgument` for a block size
+    /// or an amount of shared memory the kernel cannot run with.
+    pub fn occupancy(
+        &self,
+        module: &'static ::cuda_mem::Module,
+        ctx: &::cuda_mem::launch::__Arc<::cuda_mem::CudaContext>,
+        block_size: u32,
+        dynamic_shared: u32,
+    ) -> ::cuda_mem::Result<::cuda_mem::Occupancy> {
+        module
+            .__occupancy(
+                Self::NAME,
+                Self::SIGNATURE,
+                ctx,
+                ::cuda_mem::__private::core::option::Option::Some(block_size),
+                dynamic_shared,
+            )
+    }
+    /// [`occupancy`](Self::occupancy) with the block size the
+    /// driver finds best for this kernel
+    /// (`cuOccupancyMaxPotentialBlockSize`: the most threads
+    /// resident per multiprocessor).
+    ///
+    /// # Errors
+    ///
+    /// As for `occupancy`.
+    pub fn max_occupancy(
+        &self,
+        module: &'static ::cuda_mem::Module,
+        ctx: &::cuda_mem::launch::__Arc<::cuda_mem::CudaContext>,
+        dynamic_shared: u32,
+    ) -> ::cuda_mem::Result<::cuda_mem::Occupancy> {
+        module
+            .__occupancy(
+                Self::NAME,
+                Self::SIGNATURE,
+                ctx,
+                ::cuda_mem::__private::core::option::Option::None,
+                dynamic_shared,
+            )
+    }
     /// Queues the kernel `scale` on `stream`, with the grid, block and dynamic
     /// shared memory of `config`.
     ///
