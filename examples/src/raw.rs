@@ -69,13 +69,6 @@ pub unsafe fn fill_small(
     }
 }
 
-/// `DeviceSliceMut<T>` / `DeviceSlice<T>` as a kernel reads them.
-#[repr(C)]
-struct RawSlice {
-    ptr: u64,
-    len: usize,
-}
-
 /// A kernel taking `(DeviceSliceMut<f32>, f32)` (`scale_f32` of
 /// `particles-shared`) over `len` floats at `ptr`, with `config`, on
 /// `stream`.
@@ -93,10 +86,12 @@ pub unsafe fn slice_and_scalar(
     len: usize,
     factor: f32,
 ) -> Result<(), DriverError> {
-    let mut slice = RawSlice { ptr, len };
-    let mut factor = factor;
+    // A `#[kernel]` entry point takes a slice as two parameters, its
+    // address and its length.
+    let (mut ptr, mut len, mut factor) = (ptr, len, factor);
     let params: &mut [*mut c_void] = &mut [
-        (&mut slice as *mut RawSlice).cast(),
+        (&mut ptr as *mut u64).cast(),
+        (&mut len as *mut usize).cast(),
         (&mut factor as *mut f32).cast(),
     ];
     // SAFETY: the kernel's parameters (the caller's promise), which outlive

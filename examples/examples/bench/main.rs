@@ -19,11 +19,13 @@
 
 mod alloc;
 mod copies;
+mod cxx;
 mod device_vec;
 mod fill;
 mod graph;
 mod harness;
 mod launch;
+mod parity;
 mod peer;
 mod pitched;
 mod report;
@@ -45,6 +47,9 @@ struct Args {
     launch_only: bool,
     /// `--graph-only`: just the graph rows.
     graph_only: bool,
+    /// `--parity-only`: just the Rust-kernel parity rows (against CUDA C++
+    /// twins built with nvcc, and CUB).
+    parity_only: bool,
     /// `--devvec-only`: just the `DeviceVec` rows.
     devvec_only: bool,
     /// `--copies-only`: just the host-copy and pinned-cache rows.
@@ -85,6 +90,7 @@ impl Args {
             fill_only: flag("--fill-only"),
             launch_only: flag("--launch-only"),
             graph_only: flag("--graph-only"),
+            parity_only: flag("--parity-only"),
             devvec_only: flag("--devvec-only"),
             copies_only: flag("--copies-only"),
             copy_sweep: flag("--copy-sweep"),
@@ -110,6 +116,14 @@ fn main() {
     }
     if args.graph_only {
         graph::rows(&mut b, &ctx);
+        return;
+    }
+    if args.parity_only {
+        parity::rows(&mut b, &ctx);
+        if let Some(path) = &args.json {
+            report::write_json(path, &b, &ctx.name().unwrap());
+            println!("wrote {path}");
+        }
         return;
     }
     println!(
