@@ -164,3 +164,212 @@ pub mod forged {
         let _ = out;
     }
 }
+
+/// Kernels of the device std's parallel building blocks: the in-bounds
+/// iterations (`grid_stride_zip`, `this_thread_zip`, `DeviceSlice::grid_stride`,
+/// `slice`, `aligned_chunks`), shared memory's safe accesses, the warp and
+/// block collectives, and the write partitions. `tests/tests/device_parallel.rs`
+/// runs them on random data and launch shapes against host models.
+pub mod parallel {
+    use cuda_mem::device::{
+        block, block_rank, block_size, block_thread_rank, global_linear_idx, sync_threads, warp,
+        DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
+        PitchedTilesMut, Scope,
+    };
+    use cuda_mem::kernel;
+
+    /// `y[i] = a * x[i] + y[i]` (one `fma`) for the indices both have, in a
+    /// grid-stride loop.
+    #[kernel]
+    pub fn zip_axpy(mut y: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) {
+        for (_, y, &x) in y.grid_stride_zip(x) {
+            *y = cuda_mem::device::math::fma(a, x, *y);
+        }
+    }
+
+    /// `out[i] = 3 a[i] + b[i] + i` (wrapping) for the indices all three
+    /// have; one element per thread.
+    #[kernel]
+    pub fn zip_pair(mut out: DeviceSliceMut<u32>, a: DeviceSlice<u32>, b: DeviceSlice<u32>) {
+        let i = global_linear_idx() as u32;
+        if let Some((o, (&a, &b))) = out.this_thread_zip((a, b)) {
+            *o = a.wrapping_mul(3).wrapping_add(b).wrapping_add(i);
+        }
+    }
+
+    /// Adds to `sums[0]` the sum of `input[start..end]` (as `u64`), read
+    /// with `slice` and `grid_stride`, and to `sums[1]` the same through
+    /// `aligned_chunks::<4>` (its unaligned head and tail element by
+    /// element, the middle 16 bytes at a time). An out-of-range `start..end`
+    /// adds `u64::MAX` to `sums[2]` instead.
+    #[kernel]
+    pub fn range_sums(input: DeviceSlice<u32>, start: u64, end: u64, sums: DeviceAtomicSlice<u64>) {
+        let Some(part) = input.slice(start as usize..end as usize) else {
+            if global_linear_idx() == 0 {
+                if let Some(flag) = sums.get(2) {
+                    flag.fetch_add(u64::MAX, Scope::Device);
+                }
+            }
+            return;
+        };
+        let mut plain = 0u64;
+        for (_, &v) in part.grid_stride() {
+            plain += v as u64;
+        }
+        let (head, chunks, tail) = part.aligned_chunks::<4>();
+        let mut chunked = 0u64;
+        for (_, c) in chunks.grid_stride() {
+            chunked += c.0.iter().map(|&v| v as u64).sum::<u64>();
+        }
+        for (_, &v) in head.grid_stride().chain(tail.grid_stride()) {
+            chunked += v as u64;
+        }
+        if let (Some(a), Some(b)) = (sums.get(0), sums.get(1)) {
+            a.fetch_add(plain, Scope::Device);
+            b.fetch_add(chunked, Scope::Device);
+        }
+    }
+
+    /// Shared memory through the safe accesses, for one element type: each
+    /// thread stores `value(rank)` at its rank, the block syncs, and each
+    /// thread writes what its right neighbour (rank + 1, wrapping) stored
+    /// into `out` at its global index. 1024 elements of shared memory.
+    macro_rules! shared_round_trip {
+        ($($name:ident: $t:ty;)*) => {$(
+            /// See [`shared_round_trip`]: `out[g] = input[neighbour's g]`.
+            #[kernel]
+            pub fn $name(mut out: DeviceSliceMut<$t>, input: DeviceSlice<$t>) {
+                let tile = cuda_mem::shared_array![$t; 1024];
+                let rank = block_thread_rank() as usize;
+                let g = global_linear_idx();
+                if let Some(&v) = input.get(g) {
+                    tile.store(rank, v);
+                }
+                sync_threads();
+                let neighbour = (rank + 1) % block_size() as usize;
+                let v = tile.load(neighbour);
+                if let Some(o) = out.this_thread_mut() {
+                    *o = v;
+                }
+            }
+        )*};
+    }
+
+    shared_round_trip! {
+        shared_u8: u8;
+        shared_u16: u16;
+        shared_u64: u64;
+        shared_bytes3: [u8; 3];
+        shared_words3: [u32; 3];
+        shared_wide: [u64; 3];
+    }
+
+    /// A 64-bin histogram of `input % 64` in shared memory with
+    /// [`SharedSlice::add`](cuda_mem::device::SharedSlice::add), then one
+    /// global atomic per bin and block.
+    #[kernel]
+    pub fn shared_bins(input: DeviceSlice<u32>, bins: DeviceAtomicSlice<u32>) {
+        let local = cuda_mem::shared_array![u32; 64];
+        let rank = block_thread_rank() as usize;
+        let threads = block_size() as usize;
+        let mut k = rank;
+        while k < 64 {
+            local.store(k, 0);
+            k += threads;
+        }
+        sync_threads();
+        for (_, &v) in input.grid_stride() {
+            local.add((v % 64) as usize, 1);
+        }
+        sync_threads();
+        let mut k = rank;
+        while k < 64 {
+            if let Some(bin) = bins.get(k) {
+                bin.fetch_add(local.load(k), Scope::Device);
+            }
+            k += threads;
+        }
+    }
+
+    /// Per thread (at its global index): the warp's sum, its maximum, the
+    /// inclusive and the exclusive scan (wrapping sums) of `input`, the
+    /// warp's lane count. A thread past the input contributes 0.
+    #[kernel]
+    pub fn warp_collectives(mut out: DeviceSliceMut<[u32; 5]>, input: DeviceSlice<u32>) {
+        let v = input.get(global_linear_idx()).copied().unwrap_or(0);
+        let add = |a: u32, b: u32| a.wrapping_add(b);
+        let record = [
+            warp::sum(v),
+            warp::reduce_with(v, |a: u32, b: u32| a.max(b)),
+            warp::inclusive_scan(v, add),
+            warp::exclusive_scan(v, 0, add),
+            warp::lanes_in_warp(),
+        ];
+        if let Some(o) = out.this_thread_mut() {
+            *o = record;
+        }
+    }
+
+    /// The block collectives over a block of `$block` threads: per thread,
+    /// the block's sum and maximum, its exclusive prefix sum and the total
+    /// (as [`block::exclusive_sum`] gives them), all of `input` (0 past it),
+    /// twice in a row (the scratch array reused).
+    macro_rules! block_collectives {
+        ($($name:ident: $block:literal;)*) => {$(
+            /// See [`block_collectives`].
+            #[kernel]
+            pub fn $name(mut out: DeviceSliceMut<[u32; 4]>, input: DeviceSlice<u32>) {
+                let scratch = cuda_mem::shared_array![u32; 32];
+                let v = input.get(global_linear_idx()).copied().unwrap_or(0);
+                let sum = block::sum::<u32, $block>(v, scratch.as_slice());
+                let max = block::reduce::<u32, $block>(v, |a, b| a.max(b), scratch.as_slice());
+                let (before, total) = block::exclusive_sum::<u32, $block>(v, scratch.as_slice());
+                if let Some(o) = out.this_thread_mut() {
+                    *o = [sum, max, before, total];
+                }
+            }
+        )*};
+    }
+
+    block_collectives! {
+        block_collectives_96: 96;
+        block_collectives_100: 100;
+        block_collectives_256: 256;
+    }
+
+    /// Every element of `out` that the calling thread owns under
+    /// `DeviceTilesMut<_, 7>`'s rule gets `(block rank << 16) | thread
+    /// rank`, so the host can check the owner of each; its tiles come from
+    /// `tiles_mut` (a grid-stride loop over tiles).
+    #[kernel]
+    pub fn tile_owners(mut out: DeviceTilesMut<u32, 7>) {
+        let me = ((block_rank() as u32) << 16) | block_thread_rank();
+        for mut tile in out.tiles_mut() {
+            for (_, x) in tile.thread_elements_mut() {
+                *x = me;
+            }
+        }
+    }
+
+    /// The same for `DeviceChunksMut<_, 5>`: `global_linear_idx() + 1`.
+    #[kernel]
+    pub fn chunk_owners(mut out: DeviceChunksMut<u32, 5>) {
+        let me = global_linear_idx() as u32 + 1;
+        for (_, chunk) in out.grid_stride_chunks_mut() {
+            chunk.fill(me);
+        }
+    }
+
+    /// The same for `PitchedTilesMut<_, 8, 4>`: `(block rank << 16) |
+    /// thread rank`, cell by cell through `tiles_mut` and
+    /// `thread_elements_mut`.
+    #[kernel]
+    pub fn pitched_tile_owners(mut out: PitchedTilesMut<u32, 8, 4>) {
+        let me = ((block_rank() as u32) << 16) | block_thread_rank();
+        for mut tile in out.tiles_mut() {
+            for (_, _, x) in tile.thread_elements_mut() {
+                *x = me;
+            }
+        }
+    }
+}
