@@ -6,8 +6,9 @@
 //! - `panic-kernels` with printing panics (`device_std.rs`);
 //! - `launch-kernels`: the `#[kernel]` fns of the typed-launch tests
 //!   (`kernels.rs`, through `cuda_mem::include_kernels!`);
-//! - `launch-kernels-skewed`: one of them over a struct of another layout,
-//!   for the fingerprint-mismatch test (`kernels.rs`).
+//! - `launch-kernels-skewed`: two of them over structs of another layout
+//!   (a field more; two fields of one type swapped), for the
+//!   fingerprint-mismatch tests (`kernels.rs`).
 //!
 //! The builder installs the pinned nightly when needed and prints
 //! `cargo:rerun-if-changed` for every source the kernels read.

@@ -169,6 +169,7 @@ macro_rules! __derive_device_copy {
                     $crate::__private::core::mem::align_of::<Self>(),
                 )
                 $(.field(
+                    $crate::__private::core::stringify!($f),
                     $crate::__private::core::mem::offset_of!(Self, $f),
                     $crate::__private::size_of_field(|__cuda_mem_s: Self| __cuda_mem_s.$f),
                     $crate::__private::layout_of_field(|__cuda_mem_s: Self| __cuda_mem_s.$f),

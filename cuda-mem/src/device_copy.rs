@@ -178,8 +178,9 @@ use core::num::Wrapping;
 /// hand-written impl need not (and should not) define:
 ///
 /// * `__LAYOUT: u64`, a layout fingerprint: a 64-bit FNV-1a hash of the size,
-///   the alignment and, for derived structs, each field's offset and
-///   fingerprint in declaration order. Integers, floats (`u32`, `i32` and
+///   the alignment and, for derived structs, each field's name, offset and
+///   fingerprint in declaration order (so two fields of one type swapped or
+///   renamed change it; the struct's own name does not count). Integers, floats (`u32`, `i32` and
 ///   `f32` differ), arrays and `DevicePtr` have their own; hand-written impls
 ///   hash only size and alignment. It is the same on the host and on nvptx64
 ///   for the same struct, and typed kernel launches use it to detect a stale
@@ -300,8 +301,8 @@ macro_rules! impl_complex {
                 core::mem::size_of::<Self>(),
                 core::mem::align_of::<Self>(),
             )
-            .field(core::mem::offset_of!(Self, re), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
-            .field(core::mem::offset_of!(Self, im), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
+            .field("re", core::mem::offset_of!(Self, re), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
+            .field("im", core::mem::offset_of!(Self, im), core::mem::size_of::<$t>(), <$t>::__LAYOUT)
             .finish();
         }
     )* };
@@ -507,6 +508,61 @@ mod tests {
         assert_ne!(u32::__LAYOUT, u64::__LAYOUT);
         assert_ne!(<[u8; 4]>::__LAYOUT, u32::__LAYOUT);
         assert_eq!(<[u32; 2]>::__LAYOUT, <[u32; 2]>::__LAYOUT);
+    }
+
+    /// Two versions of one struct whose fields have the same types, swapped
+    /// or renamed: the same size, alignment and offsets, but a kernel built
+    /// with one reads the other's fields. A stale PTX must not match
+    /// (issue 29, class 3).
+    #[test]
+    fn layout_fingerprints_cover_field_names_and_order() {
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Range {
+            start: u32,
+            end: u32,
+        }
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Swapped {
+            end: u32,
+            start: u32,
+        }
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Renamed {
+            first: u32,
+            end: u32,
+        }
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Same {
+            start: u32,
+            end: u32,
+        }
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Raw {
+            r#start: u32,
+            end: u32,
+        }
+        assert_ne!(Range::__LAYOUT, Swapped::__LAYOUT);
+        assert_ne!(Range::__LAYOUT, Renamed::__LAYOUT);
+        // The struct's own name does not count, nor does a raw identifier's `r#`.
+        assert_eq!(Range::__LAYOUT, Same::__LAYOUT);
+        assert_eq!(Range::__LAYOUT, Raw::__LAYOUT);
+        // Nested: the outer fingerprint sees the inner struct's names.
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Outer<R: DeviceCopy> {
+            range: R,
+        }
+        assert_ne!(<Outer<Range>>::__LAYOUT, <Outer<Swapped>>::__LAYOUT);
+        // Tuple structs: positions are the names.
+        #[derive(Clone, Copy, crate::DeviceCopy)]
+        #[repr(C)]
+        struct Pair(u32, u32);
+        assert_ne!(Pair::__LAYOUT, Range::__LAYOUT);
     }
 
     #[test]

@@ -447,7 +447,12 @@ pub(crate) const PADDED_FOR_CUDARC: &str =
     "padded 2D memory (a PitchedBuffer whose pitch exceeds its row, or a region of one) is not one contiguous block, which cudarc calls and NCCL need; copy it into a packed buffer first (DeviceBuffer::copy_from)";
 
 impl<'a, T: DeviceCopy> Elems<'a, T> {
+    /// Every way to type memory as `T`s ends here, so `T` is checked as an
+    /// element type (`__CHECK`: a size, an alignment of at most 256, and a
+    /// derived generic struct's real layout) whatever path made the
+    /// elements: a buffer's, a view's, or [`Elems::cast`]'s.
     fn new(mem: &'a RawMemory, shape: Shape) -> Self {
+        const { crate::private::check_element::<T>() };
         Self {
             mem,
             shape,
@@ -542,7 +547,31 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
 
     /// The same bytes as elements of `U`: sound because both types are
     /// `DeviceCopy` (no padding, every bit pattern valid), once the sizes,
-    /// the address and the pitch fit `U` (see [`Shape::cast`]).
+    /// the address and the pitch fit `U` (see [`Shape::cast`]). `U` is
+    /// checked as an element type like every buffer's (`__CHECK`, in
+    /// [`Elems::new`]): a derived generic struct whose real layout has
+    /// padding at this instantiation fails the build here, not only at the
+    /// byte paths behind it.
+    ///
+    /// ```compile_fail,E0080
+    /// use cuda_mem::prelude::*;
+    /// #[derive(Clone, Copy)]
+    /// #[repr(C, align(8))] // not `transparent`: `W<u8>` has 7 bytes of padding
+    /// struct W<T>(T);
+    /// cuda_mem::__derive_device_copy! {
+    ///     @__cuda_mem_derive_device_copy
+    ///     struct W
+    ///     generics {
+    ///         lifetimes [] types [T] consts [] args [T] outlives [] bounds [] device_copy [T]
+    ///     }
+    ///     plan transparent
+    ///     fields [0 => __field0: field]
+    /// }
+    /// let ctx = cuda_mem::context(0)?;
+    /// let x = cuda_mem::DeviceBuffer::<u64>::zeroed(&ctx, 4)?;
+    /// let padded = x.cast::<W<u8>>()?; // error: `W<u8>` is not an element type
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
     pub(crate) fn cast<U: DeviceCopy>(self) -> Result<Elems<'a, U>> {
         let shape = self
             .shape

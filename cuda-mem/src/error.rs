@@ -142,8 +142,9 @@ pub enum KernelProblem {
     /// The PTX has the kernel but not its signature fingerprint: it was not
     /// compiled from a `#[kernel]` fn (or by another version of cuda-mem).
     NoFingerprint,
-    /// The fingerprints differ: a parameter's type or layout, the kernel's
-    /// source or its safety is not what the host was compiled with.
+    /// The fingerprints differ: a parameter's type or layout (a derived
+    /// struct's field types, names and order count), the kernel's source or
+    /// its safety is not what the host was compiled with.
     Fingerprint {
         /// The host's fingerprint.
         expected: u64,
@@ -172,8 +173,9 @@ impl core::fmt::Display for KernelProblem {
             Self::Fingerprint { expected, found } => write!(
                 f,
                 "its signature fingerprint is {found:#018x} in the PTX but {expected:#018x} in \
-                 this program: a parameter's type or struct layout, the kernel's source or its \
-                 `unsafe` differ"
+                 this program: a parameter's type, a struct of its parameters (a field's type, \
+                 name or place: two fields swapped count), the kernel's source or its `unsafe` \
+                 differ"
             ),
         }
     }

@@ -10,14 +10,15 @@ use crate::device_copy::DeviceCopy;
 use crate::private::layout::StructLayout;
 
 /// The fingerprint of a `#[repr(C)]` struct of `N` consecutive `E` fields
-/// (the same as a derived struct `{ x: E, y: E, ... }` of that size and
-/// alignment).
+/// named `names[..N]` (the same as a derived struct `{ x: E, y: E, ... }`
+/// of that size and alignment).
 #[cfg(feature = "glam")]
-const fn consecutive<E: DeviceCopy>(size: usize, align: usize, n: usize) -> u64 {
+const fn consecutive<E: DeviceCopy>(size: usize, align: usize, names: &[&str], n: usize) -> u64 {
     let mut layout = StructLayout::new(size, align);
     let mut i = 0;
     while i < n {
         layout = layout.field(
+            names[i],
             i * core::mem::size_of::<E>(),
             core::mem::size_of::<E>(),
             E::__LAYOUT,
@@ -27,9 +28,16 @@ const fn consecutive<E: DeviceCopy>(size: usize, align: usize, n: usize) -> u64 
     layout.finish()
 }
 
+/// The fields of glam's vectors and quaternions.
+#[cfg(feature = "glam")]
+const XYZW: &[&str] = &["x", "y", "z", "w"];
+/// The columns of glam's matrices.
+#[cfg(feature = "glam")]
+const AXES: &[&str] = &["x_axis", "y_axis", "z_axis", "w_axis"];
+
 #[cfg(feature = "glam")]
 macro_rules! glam_impls {
-    ($($t:ident: $n:literal x $e:ty;)*) => { $(
+    ($($t:ident: $n:literal x $e:ty, $names:ident;)*) => { $(
         // SAFETY: glam implements `bytemuck::Pod` for this type (the `where`
         // bound checks it): `Copy`, no padding, every bit pattern valid, no
         // pointers. It is `N` consecutive `E`s (a `#[repr(C)]` struct, or a
@@ -41,6 +49,7 @@ macro_rules! glam_impls {
             const __LAYOUT: u64 = consecutive::<$e>(
                 core::mem::size_of::<Self>(),
                 core::mem::align_of::<Self>(),
+                $names,
                 $n,
             );
         }
@@ -53,18 +62,18 @@ macro_rules! glam_impls {
 // compounds (use the matrix and the translation in a derived struct).
 #[cfg(feature = "glam")]
 glam_impls! {
-    Vec2: 2 x f32; Vec3: 3 x f32; Vec4: 4 x f32; Quat: 4 x f32;
-    Mat2: 2 x glam::Vec2; Mat3: 3 x glam::Vec3; Mat4: 4 x glam::Vec4;
-    DVec2: 2 x f64; DVec3: 3 x f64; DVec4: 4 x f64; DQuat: 4 x f64;
-    DMat2: 2 x glam::DVec2; DMat3: 3 x glam::DVec3; DMat4: 4 x glam::DVec4;
-    I8Vec2: 2 x i8; I8Vec3: 3 x i8; I8Vec4: 4 x i8;
-    U8Vec2: 2 x u8; U8Vec3: 3 x u8; U8Vec4: 4 x u8;
-    I16Vec2: 2 x i16; I16Vec3: 3 x i16; I16Vec4: 4 x i16;
-    U16Vec2: 2 x u16; U16Vec3: 3 x u16; U16Vec4: 4 x u16;
-    IVec2: 2 x i32; IVec3: 3 x i32; IVec4: 4 x i32;
-    UVec2: 2 x u32; UVec3: 3 x u32; UVec4: 4 x u32;
-    I64Vec2: 2 x i64; I64Vec3: 3 x i64; I64Vec4: 4 x i64;
-    U64Vec2: 2 x u64; U64Vec3: 3 x u64; U64Vec4: 4 x u64;
+    Vec2: 2 x f32, XYZW; Vec3: 3 x f32, XYZW; Vec4: 4 x f32, XYZW; Quat: 4 x f32, XYZW;
+    Mat2: 2 x glam::Vec2, AXES; Mat3: 3 x glam::Vec3, AXES; Mat4: 4 x glam::Vec4, AXES;
+    DVec2: 2 x f64, XYZW; DVec3: 3 x f64, XYZW; DVec4: 4 x f64, XYZW; DQuat: 4 x f64, XYZW;
+    DMat2: 2 x glam::DVec2, AXES; DMat3: 3 x glam::DVec3, AXES; DMat4: 4 x glam::DVec4, AXES;
+    I8Vec2: 2 x i8, XYZW; I8Vec3: 3 x i8, XYZW; I8Vec4: 4 x i8, XYZW;
+    U8Vec2: 2 x u8, XYZW; U8Vec3: 3 x u8, XYZW; U8Vec4: 4 x u8, XYZW;
+    I16Vec2: 2 x i16, XYZW; I16Vec3: 3 x i16, XYZW; I16Vec4: 4 x i16, XYZW;
+    U16Vec2: 2 x u16, XYZW; U16Vec3: 3 x u16, XYZW; U16Vec4: 4 x u16, XYZW;
+    IVec2: 2 x i32, XYZW; IVec3: 3 x i32, XYZW; IVec4: 4 x i32, XYZW;
+    UVec2: 2 x u32, XYZW; UVec3: 3 x u32, XYZW; UVec4: 4 x u32, XYZW;
+    I64Vec2: 2 x i64, XYZW; I64Vec3: 3 x i64, XYZW; I64Vec4: 4 x i64, XYZW;
+    U64Vec2: 2 x u64, XYZW; U64Vec3: 3 x u64, XYZW; U64Vec4: 4 x u64, XYZW;
 }
 
 #[cfg(feature = "mint")]
@@ -82,6 +91,7 @@ macro_rules! mint_impls {
                 core::mem::align_of::<Self>(),
             )
             $(.field(
+                core::stringify!($field),
                 core::mem::offset_of!(Self, $field),
                 core::mem::size_of::<$ft>(),
                 <$ft as DeviceCopy>::__LAYOUT,

@@ -13,8 +13,9 @@
 //!   fingerprint that typed kernel launches use), and
 //!   [`IpcHandle::open`] maps the memory (`cuIpcOpenMemHandle`) as an
 //!   [`ImportedBuffer<T>`]: a [`Buffer`] of kind
-//!   [`Imported`], with every buffer operation (fill, copies, views, kernel
-//!   arguments, NCCL). Dropping it closes the mapping
+//!   [`Imported`], with every buffer operation (fill, copies, views, NCCL,
+//!   `unsafe` kernel arguments; not slices of `#[kernel]` launches, see
+//!   [below](#kernels-and-shared-memory)). Dropping it closes the mapping
 //!   (`cuIpcCloseMemHandle`), so nothing can use the memory after the import
 //!   is gone: the buffer *is* the import.
 //! - Pools: [`MemPool::new_shareable`] makes a pool whose allocations can be
@@ -56,6 +57,38 @@
 //! Work in the two processes is ordered only through [`IpcEvent`]s (or by
 //! waiting and telling the other side): like any two processes sharing
 //! memory, they can race if they skip that.
+//!
+//! # Kernels and shared memory
+//!
+//! Memory shared with another process (an [`ImportedBuffer`], or a buffer
+//! this process exported with `export_ipc`, from the export on) is never a
+//! slice parameter of a [`#[kernel]`](macro@crate::kernel) launch
+//! ([`DeviceSlice`](crate::device::DeviceSlice),
+//! [`DeviceSliceMut`](crate::device::DeviceSliceMut),
+//! [`DeviceAtomicSlice`](crate::device::DeviceAtomicSlice)): the launch is
+//! `Err(InvalidArgument)`, for its views too. A Rust kernel reads and writes
+//! its slices' elements through references, which the compiler may assume
+//! nothing else changes while the kernel runs: it may load an index twice,
+//! once for the bounds check and once for the access. That is why a safe
+//! launch borrows its buffers and orders them on the stream, but no borrow
+//! or stream order of this process binds the other one, and an
+//! [`IpcEvent`] orders only what the other process chooses to record. A
+//! write of the other process racing with such a kernel would be undefined
+//! behaviour in this one, whatever the other process's bug, so the race is
+//! refused here rather than promised away. Exporting waits for this
+//! process's queued work on the buffer and takes it exclusively (`&mut`),
+//! so no kernel launched before the export is still running on it.
+//!
+//! What remains safe on shared memory is what does not hand Rust code a
+//! reference into it: fills, memsets and copies (the driver's DMA or
+//! cuda-mem's fixed fill kernels write and read bytes, and any bytes are a
+//! valid `DeviceCopy` value), NCCL, and `unsafe` launches. To run a Rust
+//! kernel on shared data, copy it into a buffer of this process
+//! ([`copy_from`](crate::MemoryMut::copy_from), after
+//! [`IpcEvent::order_before`]) and back, or pass its address
+//! ([`kernel_arg`](crate::Memory::kernel_arg)`(..)?.device_ptr()`) to an
+//! `unsafe fn` kernel, whose caller promises that the other process does
+//! not write it while the kernel runs.
 //!
 //! ```no_run
 //! # use cuda_mem::prelude::*;
@@ -247,7 +280,7 @@ impl Frame {
 ///
 /// ```no_run
 /// # use cuda_mem::prelude::*;
-/// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+/// # fn f(buf: &mut cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
 /// let bytes: Vec<u8> = buf.export_ipc()?.to_bytes();
 /// assert_eq!(bytes.len(), cuda_mem::ipc::IpcHandle::<u64>::BYTES);
 /// # Ok(()) }
@@ -307,7 +340,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
-    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// # fn f(buf: &mut cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.len(), buf.len());
     /// # Ok(()) }
     /// ```
@@ -319,7 +352,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
-    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// # fn f(buf: &mut cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.is_empty(), buf.is_empty());
     /// # Ok(()) }
     /// ```
@@ -331,7 +364,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
-    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// # fn f(buf: &mut cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// assert_eq!(buf.export_ipc()?.exporter_pid(), std::process::id());
     /// # Ok(()) }
     /// ```
@@ -344,7 +377,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
-    /// # fn f(buf: &cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
+    /// # fn f(buf: &mut cuda_mem::DeviceBuffer<u64>) -> cuda_mem::Result<()> {
     /// std::fs::write("/dev/shm/my-buffer.handle", buf.export_ipc()?.to_bytes()).unwrap();
     /// # Ok(()) }
     /// ```
@@ -695,24 +728,47 @@ fn check_fits(addr: u64, bytes: usize, (base, size): (u64, usize)) -> Result<()>
 impl<T: DeviceCopy> Buffer<T, Device> {
     /// Exports the buffer for another process (`cuIpcGetMemHandle`).
     ///
-    /// The handle does not order anything: record an [`IpcEvent`] after
-    /// the work the other process must see ([`IpcEvent::record_after`]), or
-    /// [`synchronize`](crate::Buffer::synchronize) first. Keep the buffer
-    /// until every importer has dropped its import.
+    /// Waits for the buffer's queued work first (a kernel of this process
+    /// still running on it would meet the other process's writes), and takes
+    /// the buffer exclusively for the call, so that no launch of this
+    /// process reads it meanwhile. From then on the buffer is shared with
+    /// the other process, and no [`#[kernel]`](macro@crate::kernel) launch
+    /// takes it as a slice parameter (see
+    /// [Kernels and shared memory](self#kernels-and-shared-memory)); every
+    /// other operation (fills, copies, NCCL, `unsafe` launches) works as
+    /// before.
+    ///
+    /// The handle does not order later work: record an [`IpcEvent`] after
+    /// the work the other process must see ([`IpcEvent::record_after`]).
+    /// Keep the buffer until every importer has dropped its import.
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
-    /// let buf = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4096)?;
-    /// buf.synchronize()?;
+    /// let mut buf = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4096)?;
     /// let bytes = buf.export_ipc()?.to_bytes();
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn export_ipc(&self) -> Result<IpcHandle<T>> {
+    ///
+    /// Not while a claim for a launch (or any other borrow) is held, which
+    /// could queue a kernel on the buffer after the export's wait:
+    ///
+    /// ```compile_fail,E0502
+    /// # use cuda_mem::prelude::*;
+    /// let ctx = cuda_mem::context(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut buf = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4096)?;
+    /// let arg = buf.kernel_arg(&stream)?; // for a launch not made yet
+    /// let bytes = buf.export_ipc()?.to_bytes(); // error: `buf` is borrowed
+    /// drop(arg);
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
+    pub fn export_ipc(&mut self) -> Result<IpcHandle<T>> {
         let mem = self.elems().mem;
         if mem.bytes == 0 {
             return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
         }
+        self.synchronize()?;
         mem.state.bind()?;
         let mut handle = MaybeUninit::uninit();
         // SAFETY: valid out-pointer; `mem.addr` is the base of a live
@@ -721,6 +777,7 @@ impl<T: DeviceCopy> Buffer<T, Device> {
             .op("cuIpcGetMemHandle")?;
         // SAFETY: written by the successful call above.
         let handle: sys::CUipcMemHandle = unsafe { handle.assume_init() };
+        mem.mark_exported();
         Ok(IpcHandle::new(
             Kind::Memory,
             handle.reserved.map(|c| c as u8),
@@ -736,16 +793,22 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// (the allocation itself included, which the importer must not
     /// precede). `Err` for an allocation of a pool that is not shareable.
     ///
+    /// As for [`DeviceBuffer::export_ipc`](crate::DeviceBuffer::export_ipc),
+    /// the buffer is taken exclusively for the call and is shared with the
+    /// other process from then on: no [`#[kernel]`](macro@crate::kernel)
+    /// launch takes it as a slice parameter (see
+    /// [Kernels and shared memory](self#kernels-and-shared-memory)).
+    ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;
     /// let ctx = cuda_mem::context(0)?;
     /// let stream = ctx.new_stream()?;
     /// let pool = cuda_mem::MemPool::new_shareable(&ctx)?;
-    /// let buf = cuda_mem::PoolBuffer::<f64>::from_pool(&pool, 100, &stream)?;
+    /// let mut buf = cuda_mem::PoolBuffer::<f64>::from_pool(&pool, 100, &stream)?;
     /// let bytes = buf.export_ipc()?.to_bytes();
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn export_ipc(&self) -> Result<IpcHandle<T>> {
+    pub fn export_ipc(&mut self) -> Result<IpcHandle<T>> {
         let mem = self.elems().mem;
         if mem.bytes == 0 {
             return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
@@ -777,6 +840,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
             .op("cuMemPoolExportPointer")?;
         // SAFETY: written by the successful call above.
         let data: sys::CUmemPoolPtrExportData = unsafe { data.assume_init() };
+        mem.mark_exported();
         Ok(IpcHandle::new(Kind::PoolPointer, data.reserved, self.len()))
     }
 }

@@ -3,6 +3,7 @@
 //! operations, and the waits before its free. How each kind is allocated and
 //! freed is `allocation`'s.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{result, CudaStream};
@@ -29,6 +30,9 @@ pub(crate) struct RawMemory {
     pub(crate) kind: AllocKind,
     pub(crate) order: StreamOrder,
     freed: bool,
+    /// Whether this process handed out a CUDA IPC handle of the memory
+    /// (`export_ipc`): another process may use it from then on.
+    exported: AtomicBool,
 }
 
 // SAFETY: the raw host pointer is only turned into references by the typed
@@ -58,6 +62,18 @@ pub(crate) fn byte_len<T: DeviceCopy>(len: usize) -> Result<usize> {
         })
 }
 
+/// Whether memory of `kind` is shared with another process: imported from
+/// one, or `exported` by this one.
+fn interprocess(kind: &AllocKind, exported: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    if matches!(kind, AllocKind::Imported { .. }) {
+        return true;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = kind;
+    exported
+}
+
 impl RawMemory {
     fn new(
         state: Arc<ContextState>,
@@ -75,7 +91,22 @@ impl RawMemory {
             kind,
             order,
             freed: false,
+            exported: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the memory as shared with another process: this process
+    /// handed out an IPC handle of it (see `ipc`).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn mark_exported(&self) {
+        self.exported.store(true, Ordering::Release);
+    }
+
+    /// Whether another process may use this memory (imported from one, or
+    /// exported by this process), so that no kernel of this one may take it
+    /// as a slice (see `cuda_mem::ipc`, "Kernels and shared memory").
+    pub(crate) fn is_interprocess(&self) -> bool {
+        interprocess(&self.kind, self.exported.load(Ordering::Acquire))
     }
 
     fn empty(state: Arc<ContextState>, kind: AllocKind) -> Self {
@@ -440,5 +471,29 @@ impl Drop for RawMemory {
         // leaks the memory instead and is reported to the context, as cudarc does.
         let result = self.release();
         crate::error::record_in(&self.state.ctx, result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interprocess;
+    use crate::allocation::AllocKind;
+
+    /// Memory imported from another process, or exported by this one, is
+    /// shared with that process: no `#[kernel]` launch takes it as a slice
+    /// (issue 29, class 6).
+    #[test]
+    fn imported_and_exported_memory_is_interprocess() {
+        assert!(!interprocess(&AllocKind::Device, false));
+        assert!(!interprocess(&AllocKind::Unified, false));
+        assert!(interprocess(&AllocKind::Device, true));
+        #[cfg(target_os = "linux")]
+        assert!(interprocess(
+            &AllocKind::Imported {
+                pool: None,
+                exporter: crate::ipc::exporter::Exporter::this_process(),
+            },
+            false,
+        ));
     }
 }

@@ -277,6 +277,18 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// assert_eq!(bytes.len(), x.byte_size());
     /// # Ok(()) }
     /// ```
+    ///
+    /// `U` must be a type a buffer could hold, as for every other way to
+    /// type memory: a zero-sized `U` (or one aligned to more than 256
+    /// bytes) fails the build.
+    ///
+    /// ```compile_fail,E0080
+    /// # use cuda_mem::prelude::*;
+    /// let ctx = cuda_mem::context(0)?;
+    /// let x = cuda_mem::DeviceBuffer::<u32>::zeroed(&ctx, 4)?;
+    /// let nothing = x.cast::<[u32; 0]>()?; // error: zero-sized
+    /// # Ok::<(), cuda_mem::Error>(())
+    /// ```
     fn cast<U: DeviceCopy + 'static>(&self) -> Result<View<'_, U>>
     where
         T: 'static,

@@ -339,7 +339,8 @@ pub const fn check_layout<T: DeviceCopy>() {
 }
 
 /// The layout fingerprint behind [`DeviceCopy::__LAYOUT`]: a 64-bit FNV-1a
-/// hash of sizes, alignments, field offsets and the fields' own fingerprints.
+/// hash of sizes, alignments, field names and offsets, and the fields' own
+/// fingerprints.
 ///
 /// It only uses values on which every CUDA target agrees with its host
 /// (x86-64, aarch64 and nvptx64 are all 64-bit and little-endian), so the
@@ -358,7 +359,7 @@ pub mod layout {
     pub const BFLOAT: u64 = 4;
     /// `[T; N]`.
     pub const ARRAY: u64 = 5;
-    /// A struct: its fields' offsets and fingerprints.
+    /// A struct: its fields' names, offsets and fingerprints.
     pub const STRUCT: u64 = 6;
     /// `PhantomData<T>`.
     pub const PHANTOM: u64 = 7;
@@ -421,9 +422,39 @@ pub mod layout {
         scalar(OPAQUE, size, align)
     }
 
-    /// Builds a struct's fingerprint field by field, and checks on the way
-    /// that the non-zero-sized fields tile the struct from offset 0 to its
-    /// size in declaration order: no padding, the `repr(C)` order.
+    /// Mixes the name `name` into `hash`: its length, then FNV-1a over its
+    /// bytes, a raw identifier's `r#` left out (`r#type` is the field
+    /// `type`).
+    ///
+    /// ```
+    /// use cuda_mem::__private::layout::name;
+    /// assert_ne!(name(0, "start"), name(0, "end"));
+    /// assert_eq!(name(0, "r#type"), name(0, "type"));
+    /// assert_ne!(name(0, "ab"), name(0, "a"));
+    /// ```
+    #[must_use]
+    pub const fn name(hash: u64, name: &str) -> u64 {
+        let bytes = name.as_bytes();
+        let skip = if bytes.len() > 2 && bytes[0] == b'r' && bytes[1] == b'#' {
+            2
+        } else {
+            0
+        };
+        let mut hash = mix(hash, (bytes.len() - skip) as u64);
+        let mut i = skip;
+        while i < bytes.len() {
+            hash ^= bytes[i] as u64;
+            hash = hash.wrapping_mul(FNV_PRIME);
+            i += 1;
+        }
+        hash
+    }
+
+    /// Builds a struct's fingerprint field by field (each field's name,
+    /// offset and fingerprint, in declaration order, so two fields of one
+    /// type swapped or renamed change it), and checks on the way that the
+    /// non-zero-sized fields tile the struct from offset 0 to its size in
+    /// declaration order: no padding, the `repr(C)` order.
     ///
     /// The checks panic, which fails the constant that uses them: for a
     /// derived struct that is its `__LAYOUT`, evaluated by every buffer
@@ -432,8 +463,10 @@ pub mod layout {
     /// ```
     /// use cuda_mem::__private::layout::{scalar, StructLayout, FLOAT};
     /// let f32_ = scalar(FLOAT, 4, 4);
-    /// let pair = StructLayout::new(8, 4).field(0, 4, f32_).field(4, 4, f32_).finish();
-    /// assert_ne!(pair, StructLayout::new(8, 4).field(0, 4, f32_).finish_unchecked());
+    /// let pair = StructLayout::new(8, 4).field("x", 0, 4, f32_).field("y", 4, 4, f32_).finish();
+    /// assert_ne!(pair, StructLayout::new(8, 4).field("x", 0, 4, f32_).finish_unchecked());
+    /// let swapped = StructLayout::new(8, 4).field("y", 0, 4, f32_).field("x", 4, 4, f32_).finish();
+    /// assert_ne!(pair, swapped);
     /// ```
     #[derive(Clone, Copy, Debug)]
     pub struct StructLayout {
@@ -453,10 +486,11 @@ pub mod layout {
             }
         }
 
-        /// The next field in declaration order: its offset, size and
+        /// The next field in declaration order: its name (as written: an
+        /// identifier, or a tuple struct's index), offset, size and
         /// fingerprint.
         #[must_use]
-        pub const fn field(self, offset: usize, size: usize, layout: u64) -> Self {
+        pub const fn field(self, name: &str, offset: usize, size: usize, layout: u64) -> Self {
             let next = if size == 0 {
                 self.next
             } else {
@@ -472,7 +506,7 @@ pub mod layout {
             Self {
                 size: self.size,
                 next,
-                hash: mix(mix(self.hash, offset as u64), layout),
+                hash: mix(mix(self::name(self.hash, name), offset as u64), layout),
             }
         }
 

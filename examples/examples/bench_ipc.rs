@@ -140,7 +140,7 @@ fn copy_child(handle_hex: &str) {
 fn bench_copy() -> bool {
     let ctx = cuda_mem::context(0).expect("GPU 0");
     let data: Vec<u32> = (0..COPY_ELEMS).map(pattern).collect();
-    let buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
     drop(data);
     buf.synchronize().unwrap();
     let handle = buf.export_ipc().unwrap();

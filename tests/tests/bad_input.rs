@@ -908,8 +908,9 @@ fn fill_and_memset_of_empty_views_write_nothing() {
 }
 
 /// `cast` / `cast_mut` refuse a byte size that is not a whole number of the
-/// new elements, a view whose address is misaligned for them, and a
-/// zero-sized target; the accepted casts read and write the same bytes.
+/// new elements and a view whose address is misaligned for them (a
+/// zero-sized target does not build); the accepted casts read and write the
+/// same bytes.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn casts_of_the_wrong_size_or_alignment_are_refused() {
@@ -933,11 +934,8 @@ fn casts_of_the_wrong_size_or_alignment_are_refused() {
         &["invalid argument", "not aligned for the new element type"],
         "a view 12 bytes in as u64",
     );
-    expect_err(
-        buf.cast::<[u8; 0]>(),
-        &["invalid argument", "zero-sized"],
-        "cast to a zero-sized type",
-    );
+    // A cast to a zero-sized type fails the build (the element check, like
+    // every buffer's): the `compile_fail` example of `Memory::cast`.
     let even = 2 * rng.below(n / 2 + 1);
     assert_eq!(
         buf.slice(..even).unwrap().cast::<u64>().unwrap().len(),

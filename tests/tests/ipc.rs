@@ -15,12 +15,16 @@ use std::time::{Duration, Instant};
 
 use cuda_mem::ipc::{recv_fd, send_fd, IpcEvent, IpcEventHandle, IpcHandle};
 use cuda_mem::prelude::*;
-use cuda_mem::{DeviceBuffer, DeviceCopy, MemPool, PoolBuffer};
+use cuda_mem::{DeviceBuffer, DeviceCopy, LaunchConfig, MemPool, Module, PoolBuffer};
+use cuda_mem_launch_kernels::{churn, churned, histogram, write_indices};
 use cuda_mem_tests::spin::{launch, spin_copy};
 use cuda_mem_tests::{expect_err, gpu, seed_from_env, Rng};
 
 /// Marks a child process; its value names the scenario's data.
 const CHILD: &str = "CUDA_MEM_IPC_CHILD";
+
+/// The `#[kernel]` fns of `tests/launch-kernels` (built by `tests/build.rs`).
+static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 
 /// 12 bytes: not a power of two, so views are unaligned to 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
@@ -256,7 +260,7 @@ fn a_device_buffer_crosses_processes_both_ways() {
     let ctx = gpu();
     let n = 2 * rng.below(300_000) + 1001; // odd
     let data: Vec<Sample> = rng.values(n);
-    let buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
     buf.synchronize().unwrap();
     let handle = buf.export_ipc().unwrap();
     assert_eq!(handle.len(), n);
@@ -403,7 +407,10 @@ fn the_reader_waits_for_the_writers_slow_kernel_through_an_ipc_event() {
     let src = DeviceBuffer::from_slice(&ctx, &data).unwrap();
     let mut dst = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
     dst.memset(0x5a).unwrap(); // poison
-    dst.synchronize().unwrap();
+                               // Exported before the kernel: an export waits for the buffer's queued
+                               // work (no kernel of this process may still run on memory another
+                               // process can write).
+    let handle = dst.export_ipc().unwrap();
     {
         let a = src.kernel_arg(&s1).unwrap();
         let b = dst.kernel_arg_mut(&s1).unwrap();
@@ -417,10 +424,7 @@ fn the_reader_waits_for_the_writers_slow_kernel_through_an_ipc_event() {
         "child_ordering",
         &[
             (CHILD, "ordering".into()),
-            (
-                "CUDA_MEM_IPC_HANDLE",
-                hex(&dst.export_ipc().unwrap().to_bytes()),
-            ),
+            ("CUDA_MEM_IPC_HANDLE", hex(&handle.to_bytes())),
             ("CUDA_MEM_IPC_EVENT", hex(&ready.handle().to_bytes())),
             ("CUDA_MEM_IPC_SEED", seed.to_string()),
         ],
@@ -498,7 +502,7 @@ fn a_pool_allocation_crosses_processes_with_its_pool_descriptor() {
         &["new_shareable"],
         "export a private pool",
     );
-    let private_buf = PoolBuffer::<Sample>::from_pool(&private, 5, &stream).unwrap();
+    let mut private_buf = PoolBuffer::<Sample>::from_pool(&private, 5, &stream).unwrap();
     expect_err(
         private_buf.export_ipc(),
         &["new_shareable"],
@@ -720,7 +724,7 @@ fn child_exporter() {
     }
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
-    let buf = DeviceBuffer::from_slice(&ctx, &(0..BIG as u32).collect::<Vec<u32>>()).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&ctx, &(0..BIG as u32).collect::<Vec<u32>>()).unwrap();
     let ready = IpcEvent::new(&ctx).unwrap();
     ready.record_after(&buf, &stream).unwrap();
     tell_parent(&hex(&buf.export_ipc().unwrap().to_bytes()));
@@ -734,4 +738,174 @@ fn child_exporter() {
     }
     // Exit at once: the importer must cope.
     std::process::exit(0);
+}
+
+// ---------------------------------------------------------------------------
+// 5. Shared memory is no slice parameter of a `#[kernel]` launch (issue 29,
+//    class 6): a Rust kernel's slices assume that nothing else writes their
+//    elements while it runs, which no borrow of this process can promise for
+//    the other one.
+
+/// The words of the refusal.
+const REFUSED: [&str; 3] = ["another process", "copy_from", "unsafe fn kernel"];
+
+/// One of the launches below, refused.
+fn refused(result: cuda_mem::Result<()>, what: &str) {
+    let err = expect_err(result, &REFUSED, what);
+    assert!(
+        matches!(err, cuda_mem::Error::InvalidArgument(_)),
+        "{what}: {err:?}"
+    );
+}
+
+/// The exporter's side: once exported, a buffer (and its views) is refused
+/// as a `DeviceSliceMut`, `DeviceSlice` and `DeviceAtomicSlice` of safe
+/// launches, and nothing runs; a copy of it in a buffer of this process is
+/// launched on as before. Before the fix every launch here ran.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn exported_memory_is_no_slice_parameter_of_a_kernel() {
+    let _serial = serial();
+    let mut rng = Rng::from_env("exported_memory_is_no_slice_parameter_of_a_kernel");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let n = 1 + rng.below(5000);
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let offset = rng.next_u64() >> 1;
+    let mut out = DeviceBuffer::from_slice(&ctx, &vec![0xdead_beef_u64; n]).unwrap();
+    // Before the export, a launch takes it.
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut out, offset))
+        .unwrap();
+    let written: Vec<u64> = (0..n as u64).map(|i| offset + i).collect();
+    let _handle = out.export_ipc().unwrap();
+    refused(
+        write_indices.launch(&KERNELS, &stream, config, (&mut out, 1)),
+        "an exported buffer as a DeviceSliceMut",
+    );
+    refused(
+        write_indices.launch(
+            &KERNELS,
+            &stream,
+            config,
+            (out.slice_mut(n / 2..).unwrap(), 1),
+        ),
+        "a view of an exported buffer as a DeviceSliceMut",
+    );
+    assert_eq!(out.to_vec().unwrap(), written, "a refused launch ran");
+
+    let values: Vec<u32> = rng.values(n);
+    let mut input = DeviceBuffer::from_slice(&ctx, &values).unwrap();
+    let mut bins = DeviceBuffer::<u32>::zeroed(&ctx, 1 + rng.below(64)).unwrap();
+    let _input_handle = input.export_ipc().unwrap();
+    refused(
+        histogram.launch(&KERNELS, &stream, config, (&input, &mut bins)),
+        "an exported buffer as a DeviceSlice",
+    );
+    let mut local_input = DeviceBuffer::from_slice(&ctx, &values).unwrap();
+    let _bins_handle = bins.export_ipc().unwrap();
+    refused(
+        histogram.launch(&KERNELS, &stream, config, (&local_input, &mut bins)),
+        "an exported buffer as a DeviceAtomicSlice",
+    );
+    assert!(
+        bins.to_vec().unwrap().iter().all(|&b| b == 0),
+        "a refused launch ran"
+    );
+
+    // What stays: copies in and out, and launches on memory of this process.
+    local_input.copy_from(&input).unwrap();
+    let rounds = 1 + rng.below(8) as u32;
+    churn
+        .launch(&KERNELS, &stream, config, (&mut local_input, rounds))
+        .unwrap();
+    input.copy_from(&local_input).unwrap();
+    let expected: Vec<u32> = values.iter().map(|&x| churned(x, rounds)).collect();
+    assert_eq!(input.to_vec().unwrap(), expected);
+}
+
+/// The importer's side, in a child process: an `ImportedBuffer` (and its
+/// views) is refused as every slice parameter; its data reaches a kernel
+/// through a copy. The exporter's buffer keeps its values. Before the fix
+/// the child's launches ran.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn imported_memory_is_no_slice_parameter_of_a_kernel() {
+    let _serial = serial();
+    let seed = seed_from_env("imported_memory_is_no_slice_parameter_of_a_kernel");
+    let mut rng = Rng::new(seed);
+    let ctx = gpu();
+    let n = 1 + rng.below(100_000);
+    let data: Vec<u32> = rng.values(n);
+    let mut buf = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    let handle = buf.export_ipc().unwrap();
+    let peer = Peer::spawn(
+        "child_kernels",
+        &[
+            (CHILD, "kernels".into()),
+            ("CUDA_MEM_IPC_HANDLE", hex(&handle.to_bytes())),
+            ("CUDA_MEM_IPC_SEED", seed.to_string()),
+        ],
+    );
+    peer.finish(LIMIT);
+    assert_eq!(
+        buf.to_vec().unwrap(),
+        data,
+        "a refused launch in the child ran"
+    );
+}
+
+#[test]
+#[ignore = "a child of imported_memory_is_no_slice_parameter_of_a_kernel (does nothing alone)"]
+fn child_kernels() {
+    if std::env::var(CHILD).as_deref() != Ok("kernels") {
+        eprintln!(
+            "child_kernels runs only as the child of imported_memory_is_no_slice_parameter_of_a_kernel"
+        );
+        return;
+    }
+    let seed: u64 = env("CUDA_MEM_IPC_SEED").parse().unwrap();
+    let mut rng = Rng::new(seed);
+    let n = 1 + rng.below(100_000);
+    let data: Vec<u32> = rng.values(n);
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let mut imported = IpcHandle::<u32>::from_bytes(&unhex(&env("CUDA_MEM_IPC_HANDLE")))
+        .unwrap()
+        .open(&ctx)
+        .unwrap();
+    refused(
+        churn.launch(&KERNELS, &stream, config, (&mut imported, 3)),
+        "an ImportedBuffer as a DeviceSliceMut",
+    );
+    refused(
+        churn.launch(
+            &KERNELS,
+            &stream,
+            config,
+            (imported.slice_mut(..n / 2 + 1).unwrap(), 3),
+        ),
+        "a view of an ImportedBuffer as a DeviceSliceMut",
+    );
+    let mut bins = DeviceBuffer::<u32>::zeroed(&ctx, 16).unwrap();
+    refused(
+        histogram.launch(&KERNELS, &stream, config, (&imported, &mut bins)),
+        "an ImportedBuffer as a DeviceSlice",
+    );
+    let mut local = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    refused(
+        histogram.launch(&KERNELS, &stream, config, (&local, &mut imported)),
+        "an ImportedBuffer as a DeviceAtomicSlice",
+    );
+    // Its data reaches a kernel through a copy.
+    local.copy_from(&imported).unwrap();
+    churn
+        .launch(&KERNELS, &stream, config, (&mut local, 2))
+        .unwrap();
+    let expected: Vec<u32> = data.iter().map(|&x| churned(x, 2)).collect();
+    assert_eq!(local.to_vec().unwrap(), expected);
+    assert_eq!(imported.to_vec().unwrap(), data, "a refused launch ran");
+    drop(imported);
+    tell_parent("done");
 }

@@ -15,8 +15,8 @@ use cuda_mem::{
     PitchedBuffer, PoolBuffer, UnifiedBuffer,
 };
 use cuda_mem_launch_kernels::{
-    churn, churned, histogram, pitched_add, poke, transform, transform_items, write_indices, Item,
-    Params,
+    churn, churned, histogram, pitched_add, poke, span_lengths, transform, transform_items,
+    write_indices, Item, Params, Span,
 };
 use cuda_mem_tests::{
     assemble_ptx, gpu, ptx_fingerprint, ptx_global_bytes, ptx_kernel, ptx_param_table,
@@ -24,12 +24,14 @@ use cuda_mem_tests::{
 };
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
-/// `transform_items` compiled over a `Params` of another layout.
+/// `transform_items` compiled over a `Params` of another layout, and
+/// `span_lengths` over a `Span` with its two fields swapped.
 static SKEWED: Module = cuda_mem::include_kernels!("launch-kernels-skewed");
 
 /// Every kernel of `launch-kernels` with the host's fingerprint.
-const ALL: [(&str, u64); 6] = [
+const ALL: [(&str, u64); 7] = [
     (transform_items::NAME, transform_items::SIGNATURE),
+    (span_lengths::NAME, span_lengths::SIGNATURE),
     (write_indices::NAME, write_indices::SIGNATURE),
     (histogram::NAME, histogram::SIGNATURE),
     (churn::NAME, churn::SIGNATURE),
@@ -67,6 +69,28 @@ fn a_struct_of_another_layout_changes_the_fingerprint() {
     let skewed = ptx_fingerprint(SKEWED.ptx(), transform_items::NAME)
         .expect("the skewed PTX has transform_items' fingerprint");
     assert_ne!(skewed, transform_items::SIGNATURE);
+}
+
+/// `span_lengths` built over a `Span` whose two `u32` fields are swapped
+/// (`launch-kernels-skewed`): the same kernel tokens, the same parameter
+/// table (kinds, sizes, alignments), so only the struct's field names tell
+/// the PTX from the host's. Before the layout fingerprint covered field
+/// names the two fingerprints were equal and the launch ran, the kernel
+/// reading `end` where the host wrote `start` (issue 29, class 3).
+#[test]
+fn a_struct_with_two_fields_swapped_changes_the_fingerprint() {
+    let skewed = ptx_fingerprint(SKEWED.ptx(), span_lengths::NAME)
+        .expect("the skewed PTX has span_lengths' fingerprint");
+    assert_ne!(
+        skewed,
+        span_lengths::SIGNATURE,
+        "a PTX whose Span has its fields swapped has the host's fingerprint"
+    );
+    // The parameter tables agree: the fingerprint is what catches it.
+    assert_eq!(
+        ptx_param_table(SKEWED.ptx(), span_lengths::NAME),
+        ptx_param_table(KERNELS.ptx(), span_lengths::NAME)
+    );
 }
 
 /// A kernel whose `crate = "..."` path forges the fingerprint function
@@ -119,10 +143,14 @@ fn every_kernel_has_the_hosts_parameter_table() {
         DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedSlice, PitchedSliceMut,
     };
     let ptx = KERNELS.ptx();
-    let expected: [(&str, Vec<[u64; 5]>); 6] = [
+    let expected: [(&str, Vec<[u64; 5]>); 7] = [
         (
             transform_items::NAME,
             cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<Item>, DeviceSlice<Item>, Params]).to_vec(),
+        ),
+        (
+            span_lengths::NAME,
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<u32>, Span]).to_vec(),
         ),
         (
             write_indices::NAME,
@@ -645,6 +673,75 @@ fn a_ptx_built_with_another_struct_layout_is_refused() {
     );
     // The right PTX launches.
     launch_transform(&KERNELS, &stream).unwrap();
+}
+
+/// Launches `span_lengths` over `n` poisoned elements on `stream` and
+/// returns what it wrote.
+fn launch_span(
+    module: &'static Module,
+    stream: &Arc<CudaStream>,
+    span: Span,
+    n: usize,
+) -> cuda_mem::Result<Vec<u32>> {
+    let ctx = stream.context().clone();
+    let mut out = DeviceBuffer::from_slice(&ctx, &vec![0xDEAD_BEEF_u32; n])?;
+    span_lengths.launch(
+        module,
+        stream,
+        LaunchConfig::for_num_elems(n as u32),
+        (&mut out, span),
+    )?;
+    out.to_vec()
+}
+
+/// The GPU half of `a_struct_with_two_fields_swapped_changes_the_fingerprint`:
+/// a PTX built with `Span`'s two fields swapped is refused at the first
+/// launch, naming the kernel and the module, and writes nothing; the
+/// right PTX computes `end - start + i`.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_ptx_whose_struct_swaps_two_fields_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("a_ptx_whose_struct_swaps_two_fields_is_refused");
+    let start = rng.next_u64() as u32;
+    let span = Span {
+        start,
+        end: start.wrapping_add(1 + rng.below(1000) as u32),
+    };
+    let n = 1 + rng.below(3000);
+    let problem = expect_mismatch(
+        launch_span(&SKEWED, &stream, span, n).map(drop),
+        span_lengths::NAME,
+        "launch-kernels-skewed",
+    );
+    assert_eq!(
+        problem,
+        KernelProblem::Fingerprint {
+            expected: span_lengths::SIGNATURE,
+            found: ptx_fingerprint(SKEWED.ptx(), span_lengths::NAME).unwrap(),
+        }
+    );
+    let text = Error::KernelMismatch {
+        kernel: span_lengths::NAME,
+        module: "launch-kernels-skewed",
+        problem,
+    }
+    .to_string();
+    assert!(text.contains("two fields swapped"), "{text}");
+    expect_mismatch(
+        span_lengths.check(&SKEWED, &ctx),
+        span_lengths::NAME,
+        "launch-kernels-skewed",
+    );
+    let out = launch_span(&KERNELS, &stream, span, n).unwrap();
+    for (i, &x) in out.iter().enumerate() {
+        assert_eq!(
+            x,
+            span.end.wrapping_sub(span.start).wrapping_add(i as u32),
+            "element {i}"
+        );
+    }
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //! arguments as a C variadic call would pass them: each at its natural
 //! alignment, `float` promoted to `double` and small integers to `int`. The
 //! macro builds that buffer from the argument types ([`PrintfArg`]) and
-//! checks **at compile time** that every conversion of the (literal) format
-//! matches its argument: `%d %i %u %o %x %X %c` take a 32-bit integer (or
+//! checks **at compile time**, where `cargo check` sees it too, that every
+//! conversion of the (literal) format matches its argument: `%d %i %u %o %x %X %c` take a 32-bit integer (or
 //! smaller, or `bool`), the same with `ll`, `z`, `j` or `t` a 64-bit one
 //! (`%lld`, `%zu`, ...), `%f %F %e %E %g %G %a %A` an `f32` or `f64`, `%p`
 //! a raw pointer and `%s` a `&CStr`. `%n`, `*` widths and precisions, `%l`
@@ -53,8 +53,128 @@ pub enum Kind {
     Str,
 }
 
+impl Kind {
+    /// The kind's number in a [`Conversions`] list (0 is "no conversion").
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::Int32 => 1,
+            Self::Int64 => 2,
+            Self::Float => 3,
+            Self::Ptr => 4,
+            Self::Str => 5,
+        }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
+}
+
+/// The kinds of a format's first 16 conversions as a type, one
+/// [`Kind::code`] per parameter (0 past the last conversion): what
+/// [`device_printf!`](crate::device_printf) checks its arguments against
+/// with trait bounds, so that `cargo check` sees a mismatch (a constant in a
+/// generic function is evaluated only when the function is compiled).
+#[doc(hidden)]
+pub struct Conversions<
+    const C0: u8,
+    const C1: u8,
+    const C2: u8,
+    const C3: u8,
+    const C4: u8,
+    const C5: u8,
+    const C6: u8,
+    const C7: u8,
+    const C8: u8,
+    const C9: u8,
+    const C10: u8,
+    const C11: u8,
+    const C12: u8,
+    const C13: u8,
+    const C14: u8,
+    const C15: u8,
+>;
+
+/// A [`PrintfArg`] that the conversion numbered `CODE` ([`Kind::code`])
+/// prints. Every argument matches 0 (no conversion at its place: the count
+/// check of [`check_text`] reports that, once).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "device_printf!: `{Self}` does not match its conversion in the format",
+    label = "not what its conversion prints",
+    note = "%d %i %u %o %x %X %c take a 32-bit (or smaller) integer, `bool` or `char`; \
+            %lld %llu %zu %jd %td a 64-bit integer (`i64`, `u64`, `isize`, `usize`); \
+            %f %e %g %a an `f32` or `f64`; %p a raw pointer; %s a `&CStr` (`c\"text\"`)",
+    note = "cast the argument (`x as u64` for %llu), or change the conversion"
+)]
+pub trait Converts<const CODE: u8>: PrintfArg {}
+
+impl<T: PrintfArg> Converts<0> for T {}
+
+/// Arguments (a tuple) that match the conversions `L` (a [`Conversions`]),
+/// place by place.
+#[doc(hidden)]
+pub trait ArgsMatch<L> {}
+
+/// The code of conversion number `index` of `format` ([`Kind::code`]), or 0
+/// when there is none there or the format is refused (which
+/// [`check_text`] reports).
+///
+/// ```
+/// use cuda_mem::device::print::{code, Kind};
+/// assert_eq!(code("%d %s\0", 1), Kind::Str.code());
+/// assert_eq!(code("%d %s\0", 2), 0);
+/// assert_eq!(code("%n\0", 0), 0);
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn code(format: &str, index: usize) -> u8 {
+    match conversion(format, index) {
+        Ok(Some(kind)) => kind.code(),
+        _ => 0,
+    }
+}
+
+/// Panics (at compile time, where it is called in a constant) unless
+/// `format` ends with a NUL, every conversion in it is one that
+/// [`device_printf!`](crate::device_printf) checks, and it has exactly
+/// `args` conversions. The kinds of the arguments are checked by trait
+/// bounds ([`ArgsMatch`]).
+///
+/// ```
+/// cuda_mem::device::print::check_text("%d and %s\0", 2);
+/// ```
+#[doc(hidden)]
+pub const fn check_text(format: &str, args: usize) {
+    let b = format.as_bytes();
+    if b.is_empty() || b[b.len() - 1] != 0 {
+        panic!("device_printf!: the format is not NUL-terminated");
+    }
+    let mut i = 0;
+    loop {
+        match conversion(format, i) {
+            Err(e) => panic!("{}", e),
+            Ok(None) if i < args => {
+                panic!("device_printf!: more arguments than conversions in the format")
+            }
+            Ok(Some(_)) if i >= args => {
+                panic!("device_printf!: the format has more conversions than arguments")
+            }
+            Ok(None) => return,
+            Ok(Some(_)) => {}
+        }
+        i += 1;
+    }
+}
+
+/// `args`, once they match the conversions `L`: a bound that `cargo check`
+/// checks. Called by [`device_printf!`](crate::device_printf).
+#[doc(hidden)]
+#[inline(always)]
+pub fn matched<L, A: ArgsMatch<L>>(args: A) -> A {
+    args
 }
 
 /// A value [`device_printf!`](crate::device_printf) can print, and what C's
@@ -80,6 +200,7 @@ pub trait PrintfArg: sealed::Sealed + Copy {
 macro_rules! printf_arg {
     ($($t:ty => $p:ty, $kind:ident, |$v:ident| $e:expr;)*) => {$(
         impl sealed::Sealed for $t {}
+        impl Converts<{ Kind::$kind.code() }> for $t {}
         impl PrintfArg for $t {
             type Promoted = $p;
             const KIND: Kind = Kind::$kind;
@@ -110,6 +231,7 @@ printf_arg! {
 }
 
 impl<T> sealed::Sealed for *const T {}
+impl<T> Converts<{ Kind::Ptr.code() }> for *const T {}
 impl<T> PrintfArg for *const T {
     type Promoted = *const core::ffi::c_void;
     const KIND: Kind = Kind::Ptr;
@@ -120,6 +242,7 @@ impl<T> PrintfArg for *const T {
 }
 
 impl<T> sealed::Sealed for *mut T {}
+impl<T> Converts<{ Kind::Ptr.code() }> for *mut T {}
 impl<T> PrintfArg for *mut T {
     type Promoted = *const core::ffi::c_void;
     const KIND: Kind = Kind::Ptr;
@@ -130,6 +253,7 @@ impl<T> PrintfArg for *mut T {
 }
 
 impl sealed::Sealed for &CStr {}
+impl Converts<{ Kind::Str.code() }> for &CStr {}
 impl PrintfArg for &CStr {
     type Promoted = *const core::ffi::c_char;
     const KIND: Kind = Kind::Str;
@@ -345,8 +469,19 @@ pub trait PrintfArgs: sealed::Sealed {
 }
 
 macro_rules! printf_args {
-    ($n:literal; $($t:ident $i:tt),*) => {
+    ($n:literal; $($t:ident $i:tt $c:ident),*) => {
         impl<$($t: PrintfArg),*> sealed::Sealed for ($($t,)*) {}
+
+        impl<
+            $($t: Converts<$c>,)*
+            const C0: u8, const C1: u8, const C2: u8, const C3: u8,
+            const C4: u8, const C5: u8, const C6: u8, const C7: u8,
+            const C8: u8, const C9: u8, const C10: u8, const C11: u8,
+            const C12: u8, const C13: u8, const C14: u8, const C15: u8,
+        > ArgsMatch<Conversions<C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15>>
+            for ($($t,)*)
+        {
+        }
 
         impl<$($t: PrintfArg),*> PrintfArgs for ($($t,)*) {
             #[inline(always)]
@@ -379,26 +514,26 @@ macro_rules! printf_args {
 }
 
 printf_args!(0;);
-printf_args!(1; A 0);
-printf_args!(2; A 0, B 1);
-printf_args!(3; A 0, B 1, C 2);
-printf_args!(4; A 0, B 1, C 2, D 3);
-printf_args!(5; A 0, B 1, C 2, D 3, E 4);
-printf_args!(6; A 0, B 1, C 2, D 3, E 4, G 5);
-printf_args!(7; A 0, B 1, C 2, D 3, E 4, G 5, H 6);
-printf_args!(8; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7);
-printf_args!(9; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8);
-printf_args!(10; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9);
-printf_args!(11; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10);
-printf_args!(12; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11);
-printf_args!(13; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12);
-printf_args!(14; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13);
-printf_args!(15; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14);
-printf_args!(16; A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14, Q 15);
+printf_args!(1; A 0 C0);
+printf_args!(2; A 0 C0, B 1 C1);
+printf_args!(3; A 0 C0, B 1 C1, C 2 C2);
+printf_args!(4; A 0 C0, B 1 C1, C 2 C2, D 3 C3);
+printf_args!(5; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4);
+printf_args!(6; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5);
+printf_args!(7; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6);
+printf_args!(8; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7);
+printf_args!(9; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8);
+printf_args!(10; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9);
+printf_args!(11; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10);
+printf_args!(12; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10, M 11 C11);
+printf_args!(13; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10, M 11 C11, N 12 C12);
+printf_args!(14; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10, M 11 C11, N 12 C12, O 13 C13);
+printf_args!(15; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10, M 11 C11, N 12 C12, O 13 C13, P 14 C14);
+printf_args!(16; A 0 C0, B 1 C1, C 2 C2, D 3 C3, E 4 C4, G 5 C5, H 6 C6, I 7 C7, J 8 C8, K 9 C9, L 10 C10, M 11 C11, N 12 C12, O 13 C13, P 14 C14, Q 15 C15);
 
 /// Prints from a kernel with a C format: CUDA's `printf`, checked at
-/// compile time (see the [module docs](crate::device::print) for the
-/// conversions and types). At most 16 arguments, each evaluated once.
+/// compile time, `cargo check` included (see the
+/// [module docs](crate::device::print) for the conversions and types). At most 16 arguments, each evaluated once.
 /// Returns what `vprintf` returns (the number of arguments, or a negative
 /// value on error); on the host, what `printf` returns. Expands to no
 /// `unsafe` code.
@@ -420,9 +555,39 @@ macro_rules! device_printf {
     ($format:literal $(, $arg:expr)* $(,)?) => {{
         struct __Format;
         impl $crate::device::print::Format for __Format {
-            const TEXT: &'static str = ::core::concat!($format, "\0");
+            const TEXT: &'static str = $crate::__private::core::concat!($format, "\0");
         }
-        $crate::device::print::PrintfArgs::__print::<__Format>(($($arg,)*))
+        // The format and the number of arguments, in a constant that `cargo
+        // check` evaluates (the arguments are not evaluated: only counted).
+        const _: () = $crate::device::print::check_text(
+            <__Format as $crate::device::print::Format>::TEXT,
+            <[&'static str]>::len(&[$($crate::__private::core::stringify!($arg)),*]),
+        );
+        $crate::device::print::PrintfArgs::__print::<__Format>(
+            // The arguments' kinds, by trait bounds (which `cargo check`
+            // checks) against the format's conversions as a type.
+            $crate::device::print::matched::<
+                $crate::device::print::Conversions<
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 0) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 1) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 2) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 3) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 4) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 5) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 6) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 7) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 8) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 9) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 10) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 11) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 12) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 13) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 14) },
+                    { $crate::device::print::code(<__Format as $crate::device::print::Format>::TEXT, 15) },
+                >,
+                _,
+            >(($($arg,)*)),
+        )
     }};
 }
 
@@ -462,6 +627,43 @@ mod tests {
             "%m\0", "%\0", "%ll\0",
         ] {
             assert!(kinds(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    /// The macro's checks are constants and bounds that do not depend on
+    /// the enclosing function's generics: it works in a generic function,
+    /// with every argument kind and with none.
+    #[test]
+    fn the_macro_works_in_generic_functions() {
+        fn print<T: Copy>(value: T, n: u32) -> i32 {
+            let _ = value;
+            crate::device_printf!("")
+                + crate::device_printf!(
+                    "%u %lld %f %p %s %c\n",
+                    n,
+                    -1i64,
+                    0.5f32,
+                    core::ptr::null::<T>(),
+                    c"ok",
+                    b'x'
+                )
+        }
+        let _ = print(1.0f64, 7);
+    }
+
+    #[test]
+    fn the_text_check_counts_conversions() {
+        super::check_text("%d %s\0", 2);
+        super::check_text("none\0", 0);
+        for (format, args) in [
+            ("%d", 1),
+            ("%d\0", 0),
+            ("\0", 1),
+            ("%n\0", 1),
+            ("%d %d\0", 1),
+        ] {
+            let result = std::panic::catch_unwind(|| super::check_text(format, args));
+            assert!(result.is_err(), "{format:?} with {args} arguments passed");
         }
     }
 

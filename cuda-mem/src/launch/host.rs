@@ -807,14 +807,18 @@ unsafe fn launch_checked<
 /// [`kernel_arg`](crate::Memory::kernel_arg) and
 /// [`kernel_arg_mut`](crate::MemoryMut::kernel_arg_mut): the kernel runs after
 /// earlier work on the memory, and later work, host access and the free wait
-/// for it. The borrow lasts for the call only.
+/// for it. The borrow lasts for the call only. Memory shared with another
+/// process through CUDA IPC (an `ImportedBuffer`, or a buffer this process
+/// exported) is refused, `Err(InvalidArgument)`: see `cuda_mem::ipc`.
 ///
 /// # Safety
 ///
 /// Implementing it promises that the parameter value made for a launch on a
 /// stream is valid for a kernel of that parameter type queued there next:
 /// for a slice, memory of `len` elements that nothing else writes (nothing
-/// else at all, for `DeviceSliceMut`) until the kernel is done.
+/// else at all, for `DeviceSliceMut`) until the kernel is done, another
+/// process included (cuda-mem's impls refuse memory shared through CUDA
+/// IPC: see `cuda_mem::ipc`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
     label = "not an argument for a `{P}` parameter",
@@ -853,9 +857,27 @@ unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     }
 }
 
+/// `Err` for memory another process may use (imported, or exported by this
+/// process): a Rust kernel's slices assume that nothing else writes their
+/// elements while it runs, and no borrow or stream order of this process
+/// binds the other one (see `cuda_mem::ipc`, "Kernels and shared memory").
+fn local<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
+    if elems.mem.is_interprocess() {
+        return Err(Error::InvalidArgument(
+            "memory shared with another process through CUDA IPC (an ImportedBuffer, or a buffer \
+             this process exported) is not a slice parameter of a #[kernel] launch: the other \
+             process may write it while the kernel runs; copy it into a buffer of this process \
+             (copy_from) and launch on that, or pass its address (kernel_arg(..)?.device_ptr()) \
+             to an unsafe fn kernel",
+        ));
+    }
+    Ok(elems)
+}
+
 /// `elems`, if its elements are one contiguous block (a slice parameter
-/// cannot describe padded rows).
+/// cannot describe padded rows) of memory no other process uses.
 fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
+    let elems = local(elems)?;
     if elems.is_contiguous() {
         Ok(elems)
     } else {
@@ -1026,7 +1048,7 @@ fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<(*mut T, usize, usize, usize)> {
-    let elems = buffer.elems();
+    let elems = local(buffer.elems())?;
     if !elems.shape.pitch.is_multiple_of(align_of::<T>()) {
         return Err(Error::InvalidArgument(
             "the pitch of this PitchedBuffer is not a multiple of the element type's alignment, \

@@ -1,7 +1,8 @@
 //! `transform_items` of `launch-kernels`, token for token, over a `Params`
-//! with one field more: what a PTX built from an older (or newer) version of
-//! a shared struct looks like. The host, compiled with `launch-kernels`'
-//! `Params`, must refuse to launch it.
+//! with one field more, and `span_lengths` over a `Span` whose two fields
+//! (of one type) are swapped: what a PTX built from an older (or newer)
+//! version of a shared struct looks like. The host, compiled with
+//! `launch-kernels`' `Params` and `Span`, must refuse to launch either.
 #![no_std]
 
 use cuda_mem::device::{DeviceSlice, DeviceSliceMut};
@@ -48,5 +49,24 @@ pub fn transform_items(mut out: DeviceSliceMut<Item>, input: DeviceSlice<Item>, 
         if let Some(&item) = input.get(i) {
             *slot = transform(item, params);
         }
+    }
+}
+
+/// `launch-kernels`' `Span` with its two fields swapped: the same size,
+/// alignment, offsets and field types, only the names moved.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Span {
+    /// One past the last value.
+    pub end: u32,
+    /// The first value.
+    pub start: u32,
+}
+
+/// As in `launch-kernels`, token for token.
+#[kernel]
+pub fn span_lengths(mut out: DeviceSliceMut<u32>, span: Span) {
+    for (i, slot) in out.grid_stride_mut() {
+        *slot = span.end.wrapping_sub(span.start).wrapping_add(i as u32);
     }
 }

@@ -53,6 +53,27 @@ pub fn transform_items(mut out: DeviceSliceMut<Item>, input: DeviceSlice<Item>, 
     }
 }
 
+/// A range of two fields of one type: a version of it with the two
+/// swapped (`launch-kernels-skewed`) has the same size, alignment and
+/// offsets, and only the fields' names tell them apart.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Span {
+    /// The first value.
+    pub start: u32,
+    /// One past the last value.
+    pub end: u32,
+}
+
+/// `out[i] = span.end - span.start + i` (wrapping): reads both fields, so
+/// a kernel built with them swapped would write other values.
+#[kernel]
+pub fn span_lengths(mut out: DeviceSliceMut<u32>, span: Span) {
+    for (i, slot) in out.grid_stride_mut() {
+        *slot = span.end.wrapping_sub(span.start).wrapping_add(i as u32);
+    }
+}
+
 /// `out[i] = offset + i`.
 #[kernel]
 pub fn write_indices(mut out: DeviceSliceMut<u64>, offset: u64) {
