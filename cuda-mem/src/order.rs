@@ -832,7 +832,7 @@ mod tests {
     /// a stream with an earlier overlapping operation (until the ledger is
     /// full: joined entries wait for more).
     fn run_random(seed: u64, streams: usize, ops: usize, mut check_minimal: bool) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut model = Model::new(streams);
         let mut ledger = if rng.below(4) == 0 {
             let s = rng.below(streams);
@@ -938,10 +938,9 @@ mod tests {
 
     #[test]
     fn random_sequences_keep_every_overlap_ordered() {
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         for _ in 0..400 {
-            let seed = rng.0;
-            rng.next();
+            let seed = rng.next();
             let streams = 1 + (seed % 4) as usize;
             run_random(seed, streams, 300, false);
         }
@@ -949,10 +948,9 @@ mod tests {
 
     #[test]
     fn waits_only_for_overlapping_work_before_the_ledger_fills() {
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         for _ in 0..400 {
-            let seed = rng.0;
-            rng.next();
+            let seed = rng.next();
             // Fewer operations than entries: the ledger never joins.
             run_random(seed, 2 + (seed % 3) as usize, MAX_ENTRIES / 2, true);
         }
@@ -960,10 +958,9 @@ mod tests {
 
     #[test]
     fn many_streams_and_ranges_stay_bounded_and_ordered() {
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         for _ in 0..50 {
-            let seed = rng.0;
-            rng.next();
+            let seed = rng.next();
             run_random(seed, 40, 2000, false);
         }
     }
@@ -997,7 +994,7 @@ mod tests {
 
     #[test]
     fn whole_buffer_operations_on_changing_streams_wait_for_the_previous_one_only() {
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         let bytes = 1 + rng.below(1 << 20);
         let mut ledger = Ledger::after(0usize, 0..bytes);
         let mut prev = 0;
