@@ -1,8 +1,9 @@
 //! The random numbers of the crate's own unit tests: `rand`'s Xoshiro256++
 //! seeded through `seed_from_u64` (a dev-dependency; the published crate
-//! gains none), and a fresh seed per run that an environment variable can
-//! pin to replay a failure. The tests crate (`cuda-mem-tests`) draws from
-//! the same generator.
+//! gains none), a fresh seed per run that an environment variable can pin to
+//! replay a failure, and [`Property`], the property tests on `proptest`
+//! (random cases, and the smallest failing one found by shrinking). The
+//! tests crate (`cuda-mem-tests`) draws from the same generator.
 //!
 //! Xoshiro256++ is a named, portable algorithm (unlike `SmallRng`, which
 //! may change between `rand` releases and platforms), so a seed replays the
@@ -10,6 +11,8 @@
 //! SplitMix64, whose output is a bijection of its input: distinct seeds
 //! give distinct states.
 
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng as _, RngExt as _, SeedableRng as _};
 
@@ -52,6 +55,60 @@ pub(crate) fn seed(var: &str) -> u64 {
         });
     eprintln!("{var}={seed}");
     seed
+}
+
+/// Property tests on `proptest`: cases drawn from one seeded runner (the
+/// seed in the environment variable named at creation, or a fresh one, as
+/// [`seed`]), each failure shrunk to the smallest case that still fails and
+/// reported with the seed that replays the run. Nothing is saved to the
+/// source tree (`proptest`'s failure files are off).
+pub(crate) struct Property {
+    runner: TestRunner,
+    var: &'static str,
+    seed: u64,
+}
+
+impl Property {
+    pub(crate) fn new(var: &'static str) -> Self {
+        let seed = seed(var);
+        let config = Config {
+            rng_seed: RngSeed::Fixed(seed),
+            failure_persistence: None,
+            ..Config::default()
+        };
+        Self {
+            runner: TestRunner::new(config),
+            var,
+            seed,
+        }
+    }
+
+    /// Runs `test` on one case of `strategy`; a panic fails the test with the
+    /// smallest failing case.
+    pub(crate) fn check<S: Strategy>(&mut self, strategy: &S, test: impl Fn(S::Value)) {
+        let case = strategy
+            .new_tree(&mut self.runner)
+            .unwrap_or_else(|e| panic!("{}={}: no case: {e}", self.var, self.seed));
+        let result = self.runner.run_one(case, |value| {
+            test(value);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{}={}: {e}", self.var, self.seed);
+        }
+    }
+
+    /// Runs `test` on `cases` cases of `strategy`.
+    pub(crate) fn check_cases<S: Strategy>(
+        &mut self,
+        cases: usize,
+        strategy: &S,
+        test: impl Fn(S::Value),
+    ) {
+        for _ in 0..cases {
+            self.check(strategy, &test);
+        }
+    }
 }
 
 #[cfg(test)]
