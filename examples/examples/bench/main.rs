@@ -6,7 +6,7 @@
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
 //!          | --graph-only | --parity-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
-//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
 //!
 //! `--help` lists the options; an unknown one is an error. `--copies-only`
 //! runs just the host-copy rows (pinned, `Vec` copies at 64 MiB-1 GiB against
@@ -15,7 +15,8 @@
 //! `--staging` sets the staged copies' knobs (0 = default). `--chunks` sets
 //! the fill kernels' grid: chunks per thread for short and long pattern
 //! periods, for values of 257-4013 bytes and for larger ones, and the fewest
-//! blocks per multiprocessor.
+//! blocks per multiprocessor. `--json` records
+//! the run with the rows (date, commit, versions, GPU; see `report`).
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
@@ -69,12 +70,15 @@ struct Args {
     /// The staged copies' knobs (0 = default)
     #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,DEPTH]", value_parser = parse_staging)]
     staging: Option<[usize; 4]>,
-    /// Write the rows as JSON
+    /// Write the rows, with the run's date, commit, versions and GPU, as JSON
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
     /// Plot the fill rows (bandwidth against element size) as SVG
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<String>,
+    /// The commit the JSON records [default: `git rev-parse HEAD`, else $CUDA_MEM_COMMIT]
+    #[arg(long, value_name = "HASH")]
+    commit: Option<String>,
 }
 
 /// The groups of rows a run may be limited to (one at most).
@@ -167,15 +171,21 @@ fn numbers<T: std::str::FromStr>(spec: &str) -> Result<Vec<T>, String> {
         .collect()
 }
 
-/// The run: the device and bench, opened by the first section that measures.
+/// The run: its description (taken before anything is measured), and the
+/// device and bench, opened by the first section that measures.
 struct Session<'a> {
     args: &'a Args,
+    run: report::Run,
     open: Option<(Arc<CudaContext>, Bench)>,
 }
 
 impl<'a> Session<'a> {
     fn new(args: &'a Args) -> Self {
-        Self { args, open: None }
+        Self {
+            args,
+            run: report::Run::now(args.commit.clone()),
+            open: None,
+        }
     }
 
     /// The bench and its device, opened on first use: without a GPU the
@@ -204,7 +214,11 @@ impl<'a> Session<'a> {
             return;
         };
         if let Some(path) = &self.args.json {
-            report::write_json(path, b, &ctx.name().unwrap());
+            let report = report::Report::new(self.run, report::Machine::of(ctx), &b.rows);
+            report.write(path).unwrap_or_else(|e| {
+                eprintln!("bench: writing {path}: {e}");
+                std::process::exit(1);
+            });
             println!("wrote {path}");
         }
         if let Some(path) = &self.args.plot {
@@ -327,6 +341,8 @@ mod tests {
             "--copy-sweep",
             "--staging",
             "2, 1024,4096",
+            "--commit",
+            "abc",
         ])
         .unwrap();
         assert_eq!(a.json.as_deref(), Some("b.json"));
@@ -335,6 +351,7 @@ mod tests {
         assert_eq!(a.chunks, Some([4, 4, 4, 8, 0]));
         assert_eq!(a.max_gib(), 2);
         assert_eq!(a.staging, Some([2, 1024, 4096, 0]));
+        assert_eq!(a.commit.as_deref(), Some("abc"));
         assert_eq!(a.group(), Group::All);
         assert_eq!(
             parse(&["--staging", "1,2,3,4"]).unwrap().staging,
