@@ -15,8 +15,8 @@
 //! `--staging` sets the staged copies' knobs (0 = default). `--chunks` sets
 //! the fill kernels' grid: chunks per thread for short and long pattern
 //! periods, for values of 257-4013 bytes and for larger ones, and the fewest
-//! blocks per multiprocessor. `--json` records
-//! the run with the rows (date, commit, versions, GPU; see `report`).
+//! blocks per multiprocessor. `--json` records the run with the rows (date,
+//! commit, versions, GPU; see `report`).
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
