@@ -1344,7 +1344,7 @@ mod tests {
     /// byte it writes (but a byte onto itself).
     #[test]
     fn allowed_copies_read_no_byte_they_write() {
-        let mut rng = crate::test_rng::Rng(crate::test_rng::seed("ENGINE_SEED"));
+        let mut rng = crate::test_rng::Rng::new(crate::test_rng::seed("ENGINE_SEED"));
         let bytes_of = |s: &Shape| -> Vec<usize> {
             (0..s.rows.max(1))
                 .flat_map(|r| (0..s.row_bytes()).map(move |c| s.offset + r * s.pitch + c))

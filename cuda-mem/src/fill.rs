@@ -604,11 +604,13 @@ mod tests {
     }
     use super::*;
 
-    use crate::test_rng::Rng;
+    use crate::test_rng::Property;
+    use proptest::prelude::*;
 
-    /// A fresh seed, or `FILL_SEED` to replay a failure.
-    fn seed() -> u64 {
-        crate::test_rng::seed("FILL_SEED")
+    /// Property tests from a fresh seed, or `FILL_SEED` to replay a failure
+    /// (a failing case is shrunk to the smallest one that still fails).
+    fn property() -> Property {
+        Property::new("FILL_SEED")
     }
 
     /// The greatest common divisor, by Euclid (the reference of `odd_part`).
@@ -621,12 +623,12 @@ mod tests {
 
     #[test]
     fn odd_part_divides_by_the_gcd_with_a_power_of_two() {
-        let mut rng = Rng(seed());
-        for _ in 0..10_000 {
-            let a = ((1 + rng.below_u64(1 << 40)) >> rng.below(40)).max(1);
-            let p = 1u64 << rng.below(12);
+        // Values of every magnitude up to 2^40, powers of two up to 2^11.
+        let a = (1..=1u64 << 40, 0..40u32).prop_map(|(a, shift)| (a >> shift).max(1));
+        let p = (0..12u32).prop_map(|k| 1u64 << k);
+        property().check_cases(10_000, &(a, p), |(a, p)| {
             assert_eq!(odd_part(a, p), a / euclid(a, p), "a {a}, p {p}");
-        }
+        });
         assert_eq!(odd_part(12, 16), 3);
         assert_eq!(odd_part(4096, 256), 16);
         assert_eq!(odd_part(100, 16), 25);
@@ -649,28 +651,29 @@ mod tests {
     /// with one byte changed, of every length up to 64.
     #[test]
     fn byte_period_matches_its_definition() {
-        let seed = seed();
-        let mut rng = Rng(seed);
         let defined = |bytes: &[u8]| {
             [1, 2, 4].into_iter().find(|&p| {
                 bytes.len().is_multiple_of(p) && (0..bytes.len()).all(|i| bytes[i] == bytes[i % p])
             })
         };
-        for _ in 0..20_000 {
-            let len = rng.below(65);
-            let period = 1 + rng.below(8);
-            let base: Vec<u8> = (0..period).map(|_| rng.below(3) as u8).collect();
-            let mut bytes: Vec<u8> = (0..len).map(|i| base[i % period]).collect();
-            if len > 0 && rng.below(2) == 0 {
-                let i = rng.below(len);
-                bytes[i] = bytes[i].wrapping_add(1 + rng.below(255) as u8);
-            }
-            assert_eq!(
-                byte_period(&bytes),
-                defined(&bytes),
-                "{bytes:?} (FILL_SEED={seed})"
-            );
-        }
+        // A length, one period of the value (1-8 bytes of 0-2), and, half
+        // the time, one byte changed.
+        let values = (
+            0..=64usize,
+            prop::collection::vec(0..3u8, 1..=8),
+            prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
+        )
+            .prop_map(|(len, base, change)| {
+                let mut bytes: Vec<u8> = (0..len).map(|i| base[i % base.len()]).collect();
+                if let (Some((i, by)), false) = (change, bytes.is_empty()) {
+                    let i = i.index(len);
+                    bytes[i] = bytes[i].wrapping_add(by);
+                }
+                bytes
+            });
+        property().check_cases(20_000, &values, |bytes| {
+            assert_eq!(byte_period(&bytes), defined(&bytes), "{bytes:?}");
+        });
     }
 
     #[test]
@@ -757,59 +760,102 @@ mod tests {
         row
     }
 
+    /// One simulated fill: the value (its length is the element size), the
+    /// fill's start address and element count, the device, and the grid's
+    /// tuning.
+    #[derive(Clone, Debug)]
+    struct FillCase {
+        value: Vec<u8>,
+        addr: u64,
+        count: u64,
+        capacity: Capacity,
+        chunks_per_thread: u64,
+        floor_per_sm: u64,
+    }
+
+    /// Fills of a value of `size` bytes. A few sizes are checked on
+    /// multi-pass grids with a tiny device.
+    fn fill_case(size: u64) -> impl Strategy<Value = FillCase> {
+        let count = 1..=if size.is_multiple_of(37) { 3000u64 } else { 40 };
+        let capacity = if size.is_multiple_of(5) {
+            (1..=4u64, 1..=2u64)
+                .prop_map(|(sm_count, per_sm)| Capacity { sm_count, per_sm })
+                .boxed()
+        } else {
+            Just(Capacity {
+                sm_count: 132,
+                per_sm: 8,
+            })
+            .boxed()
+        };
+        (
+            prop::collection::vec(any::<u8>(), size as usize),
+            0..512u64,
+            count,
+            capacity,
+            prop::sample::select(&[0u64, 1, 8, 16, 64][..]),
+            0..10u64,
+        )
+            .prop_map(
+                |(value, addr, count, capacity, chunks_per_thread, floor_per_sm)| FillCase {
+                    value,
+                    addr,
+                    count,
+                    capacity,
+                    chunks_per_thread,
+                    floor_per_sm,
+                },
+            )
+    }
+
+    /// The simulated kernel writes `case.value` into every element.
+    fn writes_the_value(case: FillCase) {
+        let FillCase {
+            value,
+            addr,
+            count,
+            capacity,
+            chunks_per_thread,
+            floor_per_sm,
+        } = case;
+        let size = value.len() as u64;
+        let region = Region::linear(addr, count * size);
+        let got = if size <= SMALL_PATTERN_MAX as u64 {
+            simulate::<SMALL_PATTERN_WORDS>(
+                &value,
+                region,
+                capacity,
+                chunks_per_thread,
+                floor_per_sm,
+            )
+        } else {
+            simulate::<MEDIUM_PATTERN_WORDS>(
+                &value,
+                region,
+                capacity,
+                chunks_per_thread,
+                floor_per_sm,
+            )
+        };
+        for (i, &b) in got.iter().enumerate() {
+            assert_eq!(
+                b,
+                value[i % size as usize],
+                "size {size}, addr {addr}, count {count}, byte {i}, grid for {capacity:?}, {chunks_per_thread} chunks, floor {floor_per_sm}"
+            );
+        }
+    }
+
     #[test]
     fn kernel_arithmetic_writes_the_value_for_every_size_and_alignment() {
-        let mut rng = Rng(seed());
-        // Every small size; for the medium kernel, its edges and random sizes.
-        let medium = (0..60).map(|_| 257 + rng.below_u64((MEDIUM_PATTERN_MAX - 256) as u64));
-        let sizes: Vec<u64> = (1..=SMALL_PATTERN_MAX as u64)
-            .chain([257, MEDIUM_PATTERN_MAX as u64])
-            .chain(medium)
-            .collect();
-        for size in sizes {
-            let value: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
-            let addr = rng.below_u64(512);
-            // A few sizes are checked on multi-pass grids with a tiny device.
-            let count = 1 + rng.below_u64(if size % 37 == 0 { 3000 } else { 40 });
-            let region = Region::linear(addr, count * size);
-            let capacity = if size % 5 == 0 {
-                Capacity {
-                    sm_count: 1 + rng.below_u64(4),
-                    per_sm: 1 + rng.below_u64(2),
-                }
-            } else {
-                Capacity {
-                    sm_count: 132,
-                    per_sm: 8,
-                }
-            };
-            let chunks_per_thread = [0, 1, 8, 16, 64][rng.below_u64(5) as usize];
-            let floor_per_sm = rng.below_u64(10);
-            let got = if size <= SMALL_PATTERN_MAX as u64 {
-                simulate::<SMALL_PATTERN_WORDS>(
-                    &value,
-                    region,
-                    capacity,
-                    chunks_per_thread,
-                    floor_per_sm,
-                )
-            } else {
-                simulate::<MEDIUM_PATTERN_WORDS>(
-                    &value,
-                    region,
-                    capacity,
-                    chunks_per_thread,
-                    floor_per_sm,
-                )
-            };
-            for (i, &b) in got.iter().enumerate() {
-                assert_eq!(
-                    b,
-                    value[i % size as usize],
-                    "size {size}, addr {addr}, count {count}, byte {i}, grid for {capacity:?}, {chunks_per_thread} chunks, floor {floor_per_sm}"
-                );
-            }
+        let mut property = property();
+        // Every small size and the medium kernel's edges, one case each; 60
+        // random medium sizes.
+        for size in (1..=SMALL_PATTERN_MAX as u64).chain([257, MEDIUM_PATTERN_MAX as u64]) {
+            property.check(&fill_case(size), writes_the_value);
         }
+        let medium = (257..MEDIUM_PATTERN_MAX as u64).prop_flat_map(fill_case);
+        property.check_cases(60, &medium, writes_the_value);
     }
 
     #[test]
@@ -836,18 +882,20 @@ mod tests {
 
     #[test]
     fn grid_keeps_the_phase_or_covers_the_row() {
-        let mut rng = Rng(seed());
-        for _ in 0..20_000 {
-            let size = 1 + rng.below_u64(5000);
-            let region = Region::linear(rng.below_u64(16), size * (1 + rng.below_u64(1 << 20)));
-            let capacity = Capacity {
-                sm_count: 1 + rng.below_u64(200),
-                per_sm: 1 + rng.below_u64(16),
-            };
+        let cases = (
+            (1..=5000u64, 0..16u64, 1..=1u64 << 20),
+            (1..=200u64, 1..=16u64),
+            (0..80u64, 0..20u64, any::<bool>()),
+        );
+        property().check_cases(20_000, &cases, |case| {
+            let (
+                (size, addr, count),
+                (sm_count, per_sm),
+                (chunks_per_thread, floor_per_sm, cycling),
+            ) = case;
+            let region = Region::linear(addr, size * count);
+            let capacity = Capacity { sm_count, per_sm };
             let resident = capacity.sm_count * capacity.per_sm;
-            let chunks_per_thread = rng.below_u64(80);
-            let floor_per_sm = rng.below_u64(20);
-            let cycling = rng.below_u64(2) == 0;
             let (x, y) = grid(
                 &region,
                 size,
@@ -886,7 +934,7 @@ mod tests {
                     "size {size}: {x} blocks, {resident} resident"
                 );
             }
-        }
+        });
     }
 
     #[test]

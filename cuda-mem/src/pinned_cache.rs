@@ -695,9 +695,7 @@ mod tests {
 
     /// A fresh seed, printed (`PINNED_CACHE_SEED` replays it).
     fn seed() -> u64 {
-        let seed = crate::test_rng::seed("PINNED_CACHE_SEED");
-        eprintln!("PINNED_CACHE_SEED={seed}");
-        seed
+        crate::test_rng::seed("PINNED_CACHE_SEED")
     }
 
     #[test]
@@ -709,7 +707,7 @@ mod tests {
         assert_eq!(size_class((4 << 20) + 1), Some(6 << 20));
         assert_eq!(size_class(64 << 20), Some(64 << 20));
         assert_eq!(size_class(usize::MAX), None);
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         for _ in 0..10_000 {
             let bits = 1 + rng.below(31);
             let bytes = 1 + rng.below(1 << bits);
@@ -790,7 +788,7 @@ mod tests {
 
     #[test]
     fn random_sequences_keep_the_statistics_consistent() {
-        let mut rng = Rng(seed());
+        let mut rng = Rng::new(seed());
         let mut shelf = Shelf::<usize>::new(8 << 20);
         let mut out: Vec<usize> = Vec::new(); // classes handed out
         let (mut freed, mut fresh) = (0u64, 0u64);

@@ -21,9 +21,15 @@ pub mod differential;
 pub mod spin;
 
 pub use cuda_mem::{CudaContext, CudaStream};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{Rng as _, RngExt as _, SeedableRng as _};
 
-/// xorshift64*: small, fast, good enough for test data.
-pub struct Rng(u64);
+/// The tests' random numbers: `rand`'s Xoshiro256++ seeded through
+/// `seed_from_u64`, the generator of cuda-mem's own unit tests too. A named,
+/// portable algorithm (unlike `SmallRng`), so a `CUDA_MEM_SEED` replays the
+/// same run on every machine; distinct seeds give distinct streams
+/// (`seed_from_u64` expands the seed with SplitMix64, a bijection).
+pub struct Rng(Xoshiro256PlusPlus);
 
 impl Rng {
     /// A generator seeded from `CUDA_MEM_SEED` or the clock; prints the seed.
@@ -31,27 +37,26 @@ impl Rng {
         Self::new(seed_from_env(test))
     }
 
-    /// A generator with a fixed seed.
+    /// A generator with a fixed seed (any value, 0 included).
     pub fn new(seed: u64) -> Self {
-        Self(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
+        Self(Xoshiro256PlusPlus::seed_from_u64(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        self.0.random_range(0..n)
     }
 
     /// Random bytes.
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
+        let mut bytes = vec![0; n];
+        self.0.fill_bytes(&mut bytes);
+        bytes
     }
 
     /// A random value of a `DeviceCopy` type (any bytes are valid).
@@ -489,8 +494,36 @@ pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> C
 
 #[cfg(test)]
 mod tests {
-    use super::{run_test_in_child, sanitizer_in};
+    use super::{run_test_in_child, sanitizer_in, Rng};
     use std::time::Duration;
+
+    /// The first 16 values of the generator seeded with `seed`.
+    fn stream(seed: u64) -> Vec<u64> {
+        let mut rng = Rng::new(seed);
+        (0..16).map(|_| rng.next_u64()).collect()
+    }
+
+    /// Distinct seeds give distinct streams, the neighbours `2k` and `2k + 1`
+    /// included (the xorshift generator before `rand` mapped both to one
+    /// state: `CUDA_MEM_SEED=20261204` and `20261205` replayed the same
+    /// differential run).
+    #[test]
+    fn seeds_2k_and_2k_plus_1_give_different_sequences() {
+        let mut seeds = vec![0, 20_261_204, u64::MAX - 1];
+        seeds.extend((0..1000).map(|k| 2 * k));
+        seeds.extend((1..1000u64).map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15) & !1));
+        for even in seeds {
+            assert_eq!(even % 2, 0, "{even}");
+            assert_ne!(
+                stream(even),
+                stream(even + 1),
+                "seeds {even} and {} give the same sequence",
+                even + 1
+            );
+        }
+        // The same seed replays the same sequence.
+        assert_eq!(stream(20_261_205), stream(20_261_205));
+    }
 
     /// Does what `CUDA_MEM_TEST_CHILD` says; nothing when it is unset.
     #[test]

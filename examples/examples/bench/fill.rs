@@ -53,7 +53,7 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 /// blocks-per-multiprocessor floor), then back to the defaults; `--chunks
 /// SHORT,LONG,MEDIUM,LARGE,FLOOR`: the tuning for the run. The sweep's rows
 /// are printed, not kept.
-pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<&str>) {
+pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<[u32; 5]>) {
     const DEFAULT: [u32; 5] = [4, 4, 4, 8, 0];
     if sweep {
         // The launch floor: 100 back-to-back fills of 4 KiB, where the
@@ -91,15 +91,12 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
         let [short, long, medium, large, floor] = DEFAULT;
         cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
     }
-    if let Some(spec) = chunks {
-        let k: Vec<u32> = spec.split(',').filter_map(|k| k.parse().ok()).collect();
-        if let [short, long, medium, large, floor] = k[..] {
-            cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
-            println!(
-                "fill kernels: {short} / {long} / {medium} / {large} chunks per thread (short / \
-                 long periods / medium / large values), floor {floor} blocks per SM"
-            );
-        }
+    if let Some([short, long, medium, large, floor]) = chunks {
+        cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
+        println!(
+            "fill kernels: {short} / {long} / {medium} / {large} chunks per thread (short / \
+             long periods / medium / large values), floor {floor} blocks per SM"
+        );
     }
 }
 

@@ -4,18 +4,24 @@
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
-//!          | --graph-only]
+//!          | --graph-only | --parity-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
-//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
 //!
-//! `--copies-only` runs just the host-copy rows (pinned, `Vec` copies at
-//! 64 MiB-1 GiB against pinned and pageable, cached pinned alloc+free), plus
-//! the 4 KiB-1 GiB `Vec` copy sweep with `--copy-sweep` (which the full run
-//! also honours). `--staging` sets the staged copies' knobs (0 = default).
+//! `--help` lists the options; an unknown one is an error. `--copies-only`
+//! runs just the host-copy rows (pinned, `Vec` copies at 64 MiB-1 GiB against
+//! pinned and pageable, cached pinned alloc+free), plus the 4 KiB-1 GiB `Vec`
+//! copy sweep with `--copy-sweep` (which the full run also honours).
+//! `--staging` sets the staged copies' knobs (0 = default). `--chunks` sets
+//! the fill kernels' grid: chunks per thread for short and long pattern
+//! periods, for values of 257-4013 bytes and for larger ones, and the fewest
+//! blocks per multiprocessor. `--json` records the run with the rows (date,
+//! commit, versions, GPU; see `report`).
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
-//! arguments and runs the sections, one module each, in the table's order.
+//! arguments, then runs the chosen group's sections, one module each, in the
+//! table's order; the device is opened by the first section that measures.
 
 mod alloc;
 mod copies;
@@ -33,171 +39,368 @@ mod small;
 mod staged;
 mod unified;
 
+use std::sync::Arc;
+
+use clap::Parser;
+use cuda_mem::CudaContext;
+
 use harness::{Bench, Row};
 
-/// The command line.
+/// The benchmark table: cuda-mem's figures next to the raw driver calls
+/// doing the same work, measured in the same run, and their ratios.
+#[derive(Parser, Debug)]
+#[command(name = "bench", version)]
 struct Args {
-    /// `--quick`: 5 repetitions per measurement instead of 15.
+    #[command(flatten)]
+    only: Only,
+
+    /// 5 repetitions per measurement instead of 15 (and --max-gib 1)
+    #[arg(long)]
     quick: bool,
-    /// `--peer-only`: just the peer-copy rows (for a multi-GPU machine).
-    peer_only: bool,
-    /// `--fill-only`: just the fill rows (element sizes, the view, pitched).
-    fill_only: bool,
-    /// `--launch-only`: just the typed-launch row.
-    launch_only: bool,
-    /// `--graph-only`: just the graph rows.
-    graph_only: bool,
-    /// `--parity-only`: just the Rust-kernel parity rows (against CUDA C++
-    /// twins built with nvcc, and CUB).
-    parity_only: bool,
-    /// `--devvec-only`: just the `DeviceVec` rows.
-    devvec_only: bool,
-    /// `--copies-only`: just the host-copy and pinned-cache rows.
-    copies_only: bool,
-    /// `--copy-sweep`: the `Vec` copy rows from 4 KiB to 1 GiB.
-    copy_sweep: bool,
-    /// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: the staged copies' knobs.
-    staging: Option<String>,
-    /// `--max-gib N`: how far the `DeviceVec` growth rows grow (default 16,
-    /// 1 with `--quick`).
-    max_gib: usize,
-    /// `--sweep`: the fill kernels' chunks-per-thread sweep first.
+    /// Run the fill kernels' chunks-per-thread sweep first
+    #[arg(long)]
     sweep: bool,
-    /// `--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR`: the fill kernels' grid
-    /// tuning (chunks per thread for short and long pattern periods, for
-    /// values of 257-4013 bytes and for larger ones, and the fewest blocks
-    /// per multiprocessor).
-    chunks: Option<String>,
-    /// `--json FILE`: the rows as JSON.
+    /// The fill kernels' grid tuning (chunks per thread by value; blocks per SM)
+    #[arg(long, value_name = "SHORT,LONG,MEDIUM,LARGE,FLOOR", value_parser = parse_chunks)]
+    chunks: Option<[u32; 5]>,
+    /// How far the DeviceVec growth rows grow, in GiB [default: 16, 1 with --quick]
+    #[arg(long, value_name = "N")]
+    max_gib: Option<usize>,
+    /// Add the Vec copy rows from 4 KiB to 1 GiB
+    #[arg(long)]
+    copy_sweep: bool,
+    /// The staged copies' knobs (0 = default)
+    #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,DEPTH]", value_parser = parse_staging)]
+    staging: Option<[usize; 4]>,
+    /// Write the rows, with the run's date, commit, versions and GPU, as JSON
+    #[arg(long, value_name = "FILE")]
     json: Option<String>,
-    /// `--plot FILE.svg`: the fill rows as a plot.
+    /// Plot the fill rows (bandwidth against element size) as SVG
+    #[arg(long, value_name = "FILE.svg")]
     plot: Option<String>,
+    /// The commit the JSON records [default: `git rev-parse HEAD`, else $CUDA_MEM_COMMIT]
+    #[arg(long, value_name = "HASH")]
+    commit: Option<String>,
+}
+
+/// The groups of rows a run may be limited to (one at most).
+#[derive(clap::Args, Debug)]
+#[group(multiple = false)]
+struct Only {
+    /// Just the fill rows (element sizes, views, pitched)
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    fill_only: bool,
+    /// Just the typed-launch row
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    launch_only: bool,
+    /// Just the peer-copy rows (for a multi-GPU machine)
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    peer_only: bool,
+    /// Just the DeviceVec rows
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    devvec_only: bool,
+    /// Just the host-copy and pinned-cache rows
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    copies_only: bool,
+    /// Just the graph rows
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    graph_only: bool,
+    /// Just the parity rows: the Rust kernels of examples/parity-kernels against their CUDA C++ twins (built with nvcc) and CUB
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    parity_only: bool,
+}
+
+/// The rows a run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    All,
+    Fill,
+    Launch,
+    Peer,
+    DeviceVec,
+    Copies,
+    Graph,
+    Parity,
 }
 
 impl Args {
-    fn parse() -> Self {
-        let args: Vec<String> = std::env::args().collect();
-        let flag = |name: &str| args.iter().any(|a| a == name);
-        let value = |name: &str| {
-            args.iter()
-                .position(|a| a == name)
-                .and_then(|i| args.get(i + 1))
-                .cloned()
-        };
+    fn group(&self) -> Group {
+        let o = &self.only;
+        [
+            (o.fill_only, Group::Fill),
+            (o.launch_only, Group::Launch),
+            (o.peer_only, Group::Peer),
+            (o.devvec_only, Group::DeviceVec),
+            (o.copies_only, Group::Copies),
+            (o.graph_only, Group::Graph),
+            (o.parity_only, Group::Parity),
+        ]
+        .into_iter()
+        .find_map(|(set, group)| set.then_some(group))
+        .unwrap_or(Group::All)
+    }
+
+    fn max_gib(&self) -> usize {
+        self.max_gib.unwrap_or(if self.quick { 1 } else { 16 })
+    }
+}
+
+/// `--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR`: five whole numbers.
+fn parse_chunks(spec: &str) -> Result<[u32; 5], String> {
+    let v = numbers::<u32>(spec)?;
+    v.try_into()
+        .map_err(|v: Vec<u32>| format!("takes 5 numbers, not {}", v.len()))
+}
+
+/// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: three or four whole numbers
+/// (a missing depth is 0, the default).
+fn parse_staging(spec: &str) -> Result<[usize; 4], String> {
+    let mut v = numbers::<usize>(spec)?;
+    if !(3..=4).contains(&v.len()) {
+        return Err(format!("takes 3 or 4 numbers, not {}", v.len()));
+    }
+    v.resize(4, 0);
+    Ok([v[0], v[1], v[2], v[3]])
+}
+
+fn numbers<T: std::str::FromStr>(spec: &str) -> Result<Vec<T>, String> {
+    spec.split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .map_err(|_| format!("{x:?} is not a whole number"))
+        })
+        .collect()
+}
+
+/// The run: its description (taken before anything is measured), and the
+/// device and bench, opened by the first section that measures.
+struct Session<'a> {
+    args: &'a Args,
+    run: report::Run,
+    open: Option<(Arc<CudaContext>, Bench)>,
+}
+
+impl<'a> Session<'a> {
+    fn new(args: &'a Args) -> Self {
         Self {
-            quick: flag("--quick"),
-            peer_only: flag("--peer-only"),
-            fill_only: flag("--fill-only"),
-            launch_only: flag("--launch-only"),
-            graph_only: flag("--graph-only"),
-            parity_only: flag("--parity-only"),
-            devvec_only: flag("--devvec-only"),
-            copies_only: flag("--copies-only"),
-            copy_sweep: flag("--copy-sweep"),
-            staging: value("--staging"),
-            max_gib: value("--max-gib").map_or(if flag("--quick") { 1 } else { 16 }, |v| {
-                v.parse().expect("--max-gib takes a whole number of GiB")
-            }),
-            sweep: flag("--sweep"),
-            chunks: value("--chunks"),
-            json: value("--json"),
-            plot: value("--plot"),
+            args,
+            run: report::Run::now(args.commit.clone()),
+            open: None,
+        }
+    }
+
+    /// The bench and its device, opened on first use: without a GPU the
+    /// bench exits here with status 1 and a one-line reason.
+    fn open(&mut self) -> (&mut Bench, &Arc<CudaContext>) {
+        let args = self.args;
+        let (ctx, b) = self.open.get_or_insert_with(|| {
+            let ctx = cuda_mem_examples::gpu_or_exit("bench");
+            let b = Bench::new(&ctx, args.quick);
+            println!(
+                "device: {} (driver API; cuda-mem {})",
+                ctx.name().unwrap(),
+                env!("CARGO_PKG_VERSION")
+            );
+            if let Some(staging) = args.staging {
+                staged::set_staging(staging);
+            }
+            (ctx, b)
+        });
+        (b, ctx)
+    }
+
+    /// Writes the JSON and the plot asked for, and the summary line.
+    fn finish(self, group: Group) {
+        let Some((ctx, b)) = &self.open else {
+            return;
+        };
+        if let Some(path) = &self.args.json {
+            let report = report::Report::new(self.run, report::Machine::of(ctx), &b.rows);
+            report.write(path).unwrap_or_else(|e| {
+                eprintln!("bench: writing {path}: {e}");
+                std::process::exit(1);
+            });
+            println!("wrote {path}");
+        }
+        if let Some(path) = &self.args.plot {
+            if b.rows.iter().any(|r| r.size.is_some()) {
+                report::plot(path, &ctx.name().unwrap(), &b.rows).unwrap();
+                println!("wrote {path}");
+            } else {
+                println!("bench: no fill rows to plot; {path} not written");
+            }
+        }
+        let n = b.rows.len();
+        match group {
+            Group::Copies => println!("bench: {n} copy rows"),
+            Group::Peer => println!("bench: {n} peer rows"),
+            Group::All | Group::Fill => {
+                let worst = b
+                    .rows
+                    .iter()
+                    .filter(|r| r.group == "fill")
+                    .map(Row::ratio)
+                    .fold(f64::INFINITY, f64::min);
+                println!("bench: {n} rows, worst fill ratio {worst:.3}");
+            }
+            _ => println!("bench: {n} rows"),
         }
     }
 }
 
 fn main() {
     let args = Args::parse();
-    let ctx = cuda_mem_examples::gpu_or_exit("bench");
-    let mut b = Bench::new(&ctx, args.quick);
-    if args.launch_only {
-        launch::typed_launch(&mut b, &ctx);
-        return;
-    }
-    if args.graph_only {
-        graph::rows(&mut b, &ctx);
-        return;
-    }
-    if args.parity_only {
-        parity::rows(&mut b, &ctx);
-        if let Some(path) = &args.json {
-            report::write_json(path, &b, &ctx.name().unwrap());
-            println!("wrote {path}");
+    let group = args.group();
+    let mut s = Session::new(&args);
+    match group {
+        Group::Parity => {
+            let (b, ctx) = s.open();
+            parity::rows(b, ctx);
         }
-        return;
-    }
-    println!(
-        "device: {} (driver API; cuda-mem {})",
-        ctx.name().unwrap(),
-        env!("CARGO_PKG_VERSION")
-    );
-    if let Some(spec) = &args.staging {
-        staged::set_staging(spec);
-    }
-    if args.copies_only {
-        copies::host_copies(&mut b, &ctx);
-        staged::vec_copies(&mut b, &ctx);
-        staged::pinned_alloc(&mut b, &ctx);
-        if args.copy_sweep {
-            staged::sweep(&mut b, &ctx);
+        Group::Launch => {
+            let (b, ctx) = s.open();
+            launch::typed_launch(b, ctx);
         }
-        if let Some(path) = &args.json {
-            report::write_json(path, &b, &ctx.name().unwrap());
-            println!("wrote {path}");
+        Group::Graph => {
+            let (b, ctx) = s.open();
+            graph::rows(b, ctx);
         }
-        println!("bench: {} copy rows", b.rows.len());
-        return;
-    }
-    if args.devvec_only {
-        device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
-        return;
-    }
-    fill::tuning(&mut b, &ctx, args.sweep, args.chunks.as_deref());
-    if !args.peer_only {
-        fill::element_sizes(&mut b, &ctx);
-        fill::unaligned_view(&mut b, &ctx);
-        fill::view_offsets(&mut b, &ctx);
-        fill::small_totals(&mut b, &ctx);
-        pitched::fill_and_copy(&mut b, &ctx);
-    }
-    if args.fill_only {
-        return;
-    }
-    if !args.peer_only {
-        small::fills(&mut b, &ctx);
-        launch::typed_launch(&mut b, &ctx);
-        graph::rows(&mut b, &ctx);
-        copies::host_copies(&mut b, &ctx);
-        copies::halves_on_two_streams(&mut b, &ctx);
-        unified::prefetch(&mut b, &ctx);
-        staged::vec_copies(&mut b, &ctx);
-        if args.copy_sweep {
-            staged::sweep(&mut b, &ctx);
+        Group::DeviceVec => {
+            let (b, ctx) = s.open();
+            device_vec::rows(b, ctx, args.max_gib(), args.quick);
         }
-        alloc::alloc_free(&mut b, &ctx);
-        staged::pinned_alloc(&mut b, &ctx);
-        device_vec::rows(&mut b, &ctx, args.max_gib, args.quick);
+        Group::Copies => {
+            let (b, ctx) = s.open();
+            copies::host_copies(b, ctx);
+            staged::vec_copies(b, ctx);
+            staged::pinned_alloc(b, ctx);
+            if args.copy_sweep {
+                staged::sweep(b, ctx);
+            }
+        }
+        Group::All | Group::Fill | Group::Peer => {
+            let (b, ctx) = s.open();
+            fill::tuning(b, ctx, args.sweep, args.chunks);
+            if group != Group::Peer {
+                fill::element_sizes(b, ctx);
+                fill::unaligned_view(b, ctx);
+                fill::view_offsets(b, ctx);
+                fill::small_totals(b, ctx);
+                pitched::fill_and_copy(b, ctx);
+            }
+            if group == Group::All {
+                small::fills(b, ctx);
+                launch::typed_launch(b, ctx);
+                graph::rows(b, ctx);
+                copies::host_copies(b, ctx);
+                copies::halves_on_two_streams(b, ctx);
+                unified::prefetch(b, ctx);
+                staged::vec_copies(b, ctx);
+                if args.copy_sweep {
+                    staged::sweep(b, ctx);
+                }
+                alloc::alloc_free(b, ctx);
+                staged::pinned_alloc(b, ctx);
+                device_vec::rows(b, ctx, args.max_gib(), args.quick);
+            }
+            if group != Group::Fill {
+                peer::peer_copies(b, ctx);
+            }
+        }
     }
-    peer::peer_copies(&mut b, &ctx);
+    s.finish(group);
+}
 
-    let device = ctx.name().unwrap();
-    if let Some(path) = &args.json {
-        report::write_json(path, &b, &device);
-        println!("wrote {path}");
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
     }
-    if let Some(path) = &args.plot {
-        report::plot(path, &device, &b.rows).unwrap();
-        println!("wrote {path}");
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Args::command().debug_assert();
     }
-    if args.peer_only {
-        println!("bench: {} peer rows", b.rows.len());
-        return;
+
+    #[test]
+    fn every_flag_parses_with_its_old_meaning() {
+        let a = parse(&[
+            "--json",
+            "b.json",
+            "--plot",
+            "f.svg",
+            "--quick",
+            "--sweep",
+            "--chunks",
+            "4,4,4,8,0",
+            "--max-gib",
+            "2",
+            "--copy-sweep",
+            "--staging",
+            "2, 1024,4096",
+            "--commit",
+            "abc",
+        ])
+        .unwrap();
+        assert_eq!(a.json.as_deref(), Some("b.json"));
+        assert_eq!(a.plot.as_deref(), Some("f.svg"));
+        assert!(a.quick && a.sweep && a.copy_sweep);
+        assert_eq!(a.chunks, Some([4, 4, 4, 8, 0]));
+        assert_eq!(a.max_gib(), 2);
+        assert_eq!(a.staging, Some([2, 1024, 4096, 0]));
+        assert_eq!(a.commit.as_deref(), Some("abc"));
+        assert_eq!(a.group(), Group::All);
+        assert_eq!(
+            parse(&["--staging", "1,2,3,4"]).unwrap().staging,
+            Some([1, 2, 3, 4])
+        );
+        assert_eq!(parse(&[]).unwrap().max_gib(), 16);
+        assert_eq!(parse(&["--quick"]).unwrap().max_gib(), 1);
+        for (flag, group) in [
+            ("--fill-only", Group::Fill),
+            ("--launch-only", Group::Launch),
+            ("--peer-only", Group::Peer),
+            ("--devvec-only", Group::DeviceVec),
+            ("--copies-only", Group::Copies),
+            ("--graph-only", Group::Graph),
+            ("--parity-only", Group::Parity),
+        ] {
+            assert_eq!(parse(&[flag]).unwrap().group(), group, "{flag}");
+        }
     }
-    let worst = b
-        .rows
-        .iter()
-        .filter(|r| r.group == "fill")
-        .map(Row::ratio)
-        .fold(f64::INFINITY, f64::min);
-    println!("bench: {} rows, worst fill ratio {worst:.3}", b.rows.len());
+
+    #[test]
+    fn unknown_flags_and_bad_values_are_errors_that_name_them() {
+        for (args, named) in [
+            (&["--fill_only"][..], "--fill_only"),
+            (&["--quik"], "--quik"),
+            (&["fill"], "fill"),
+            (&["--chunks", "4,4,4"], "--chunks"),
+            (&["--chunks", "4,4,x,8,0"], "--chunks"),
+            (&["--staging", "1,2"], "--staging"),
+            (&["--max-gib", "lots"], "--max-gib"),
+            (&["--json"], "--json"),
+            (&["--fill-only", "--peer-only"], "--peer-only"),
+        ] {
+            let e = parse(args).expect_err(&format!("{args:?} parsed"));
+            assert!(e.to_string().contains(named), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn help_lists_every_option() {
+        let help = Args::command().render_long_help().to_string();
+        for arg in Args::command().get_arguments() {
+            let long = arg.get_long().unwrap();
+            assert!(
+                help.contains(&format!("--{long}")),
+                "--{long} not in\n{help}"
+            );
+            assert!(arg.get_help().is_some(), "--{long} has no description");
+        }
+    }
 }

@@ -255,14 +255,7 @@ pub fn sweep(b: &mut Bench, ctx: &Arc<CudaContext>) {
 
 /// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: the staging knobs (0 =
 /// default; DEPTH: chunks per lane).
-pub fn set_staging(spec: &str) {
-    const USAGE: &str = "--staging takes LANES,CHUNK_KIB,MIN_KIB[,DEPTH]";
-    let mut v: Vec<usize> = spec
-        .split(',')
-        .map(|x| x.trim().parse().expect(USAGE))
-        .collect();
-    assert!(v.len() == 3 || v.len() == 4, "{USAGE}");
-    v.resize(4, 0);
+pub fn set_staging(v: [usize; 4]) {
     cuda_mem::__set_staging(v[0], v[1] << 10, v[2] << 10, v[3]);
     println!(
         "staging: lanes {} chunk {} KiB threshold {} KiB depth {} (0 = default)",

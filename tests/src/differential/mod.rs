@@ -30,6 +30,27 @@
 //! end, two buffers of different element types) is skipped by the runner, so
 //! any subsequence of a generated sequence can be replayed: that is what lets
 //! the shrinker delete operations.
+//!
+//! Why its own generator and shrinker rather than `proptest` (which the
+//! crate's CPU property tests use): the generator draws from the shared
+//! [`Rng`](crate::Rng) (`rand`), and
+//! - each operation is drawn against the model of the state the earlier ones
+//!   leave (a copy between two live buffers of one element type, a view
+//!   inside the current length of a `DeviceVec`), so a sequence is valid
+//!   where it stands; independent strategies per operation would mostly draw
+//!   operations the runner skips;
+//! - a failing run is 10,000 operations of real GPU work, and every shrink
+//!   step is a replay on fresh buffers: the binary search over prefixes and
+//!   the removal of halving chunks fit a budget of replays and a deadline
+//!   (400 and five minutes in the GPU test), where `proptest`'s value trees
+//!   would simplify operation by operation, a replay each;
+//! - GPU failures can be timing-dependent: the shrinker first replays the
+//!   failing prefix and reports a failure that does not come back as flaky
+//!   instead of shrinking it, and cuts a prefix at the first operation after
+//!   which the contents differ (a final check alone may see a corruption that
+//!   later operations wrote over); `proptest` assumes a deterministic test;
+//! - the seed alone names a run (`CUDA_MEM_SEED`), printed by the GPU test
+//!   and replayable on another machine.
 
 mod fake;
 mod generate;
