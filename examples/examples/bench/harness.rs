@@ -18,6 +18,8 @@ pub struct Row {
     pub higher_is_better: bool,
     /// The element size of a fill row (the plot's x axis).
     pub size: Option<usize>,
+    /// A parity row's details (set after `push`).
+    pub detail: Option<crate::report::Detail>,
 }
 
 impl Row {
@@ -287,6 +289,7 @@ impl Bench {
             raw_name,
             higher_is_better,
             size,
+            detail: None,
         };
         println!(
             "{:<8} {:<34} ours {:>10.2} {:<5} raw {:>10.2} {:<5} ({}) ratio {:.3}",

@@ -20,6 +20,7 @@ use parity_kernels::{Particle, BLOCK, TILE};
 
 use crate::cxx::Cxx;
 use crate::harness::{median, Bench};
+use crate::report::Detail;
 
 /// The Rust kernels, compiled to PTX by `examples/build.rs`.
 static PARITY: cuda_mem::Module = cuda_mem::include_kernels!("parity-kernels");
@@ -201,8 +202,10 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>) {
 }
 
 /// Records a measured kernel as bench rows (against C++, and against CUB
-/// when there is a CUB figure) and returns it.
+/// when there is a CUB figure), with their GB/s, registers and local memory,
+/// and returns it.
 fn record(b: &mut Bench, m: Measured) -> Measured {
+    let gbs = |us: f64| m.bytes as f64 / (us * 1e-6) / 1e9;
     b.push(
         "parity",
         format!("{} (Rust vs C++)", m.name),
@@ -213,6 +216,14 @@ fn record(b: &mut Bench, m: Measured) -> Measured {
         false,
         None,
     );
+    b.rows.last_mut().unwrap().detail = Some(Detail {
+        ours_gb_s: gbs(m.rust_us),
+        raw_gb_s: gbs(m.cxx_us),
+        ours_registers: m.rust_regs.0,
+        raw_registers: Some(m.cxx_regs.0),
+        ours_local_bytes: m.rust_regs.1,
+        raw_local_bytes: Some(m.cxx_regs.1),
+    });
     if let Some(cub) = m.cub_us {
         b.push(
             "parity",
@@ -224,6 +235,14 @@ fn record(b: &mut Bench, m: Measured) -> Measured {
             false,
             None,
         );
+        b.rows.last_mut().unwrap().detail = Some(Detail {
+            ours_gb_s: gbs(m.rust_us),
+            raw_gb_s: gbs(cub),
+            ours_registers: m.rust_regs.0,
+            raw_registers: None,
+            ours_local_bytes: m.rust_regs.1,
+            raw_local_bytes: None,
+        });
     }
     m
 }

@@ -172,6 +172,28 @@ pub struct JsonRow {
     /// The element size of a fill row.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub element_size: Option<usize>,
+    /// A parity row's details: both sides' GB/s, registers and local memory.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<Detail>,
+}
+
+/// The details of a parity row (Rust kernel against its C++ twin or CUB).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+pub struct Detail {
+    /// GB/s of the Rust kernel (the bytes the algorithm must move over its time).
+    pub ours_gb_s: f64,
+    /// GB/s of the other side.
+    pub raw_gb_s: f64,
+    /// Registers per thread of the Rust kernel (the loaded function's).
+    pub ours_registers: i32,
+    /// Registers per thread of the C++ twin (none for CUB).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub raw_registers: Option<i32>,
+    /// Local memory per thread of the Rust kernel, in bytes.
+    pub ours_local_bytes: i32,
+    /// Local memory per thread of the C++ twin.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub raw_local_bytes: Option<i32>,
 }
 
 /// Four decimals, as the files always had.
@@ -190,6 +212,7 @@ impl From<&Row> for JsonRow {
             raw_call: r.raw_name.to_owned(),
             ratio: round4(r.ratio()),
             element_size: r.size,
+            detail: r.detail,
         }
     }
 }
@@ -276,6 +299,7 @@ mod tests {
             raw_name: "cuMemsetD32Async",
             higher_is_better: true,
             size,
+            detail: None,
         }
     }
 

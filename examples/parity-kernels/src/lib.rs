@@ -160,6 +160,7 @@ pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSli
 /// thread moves four cells, rows `ty`, `ty + 8`, `ty + 16`, `ty + 24` (all
 /// four loads first, so they are in flight together).
 #[kernel]
+#[allow(clippy::needless_range_loop)] // indexing a fixed array: no local-memory copy of it
 pub fn transpose_classic(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSlice<f32>) {
     let tile = cuda_mem::shared_array![f32; 32 * PADDED];
     let t = thread_idx_for::<32, 8, 1>();
@@ -168,8 +169,8 @@ pub fn transpose_classic(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSl
         let (ox, oy) = own.origin();
         let loaded: [Option<f32>; 4] =
             core::array::from_fn(|j| input.get(oy + tx, ox + ty + 8 * j).copied());
-        for (j, v) in loaded.into_iter().enumerate() {
-            if let Some(v) = v {
+        for j in 0..4 {
+            if let Some(v) = loaded[j] {
                 tile.store((ty + 8 * j) * PADDED + tx, v);
             }
         }
