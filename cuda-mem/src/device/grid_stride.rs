@@ -76,27 +76,35 @@ impl GridStride {
     /// ```
     #[inline(always)]
     pub fn for_each_unrolled<const N: usize>(self, mut f: impl FnMut(usize)) {
-        let (mut i, end, step) = (self.next, self.end, self.step);
-        // The unrolled loop runs while all N indices are below `end`:
-        // `i + (N - 1) * step < end`.
+        let Self {
+            mut next,
+            end,
+            step,
+        } = self;
+        // The unrolled loop runs while all N indices are below `end`; it
+        // cannot overflow when `end + N * step` fits (then the tail loop's
+        // `next + step` fits too), which is checked once, here.
         if N > 1 {
-            if let Some(span) = step.checked_mul(N - 1) {
-                let unrolled = end.saturating_sub(span);
-                while i < unrolled {
-                    let mut k = 0;
-                    while k < N {
-                        f(i + k * step);
-                        k += 1;
+            if let Some(block) = step.checked_mul(N) {
+                if end.checked_add(block).is_some() {
+                    let limit = end.saturating_sub(block - step);
+                    while next < limit {
+                        let mut k = 0;
+                        while k < N {
+                            f(next + k * step);
+                            k += 1;
+                        }
+                        next += block;
                     }
-                    // `i + (N - 1) * step < end`: one more step fits (see `after`).
-                    i = self.after(i + span);
+                    while next < end {
+                        f(next);
+                        next += step;
+                    }
+                    return;
                 }
             }
         }
-        while i < end {
-            f(i);
-            i = self.after(i);
-        }
+        Self { next, end, step }.for_each(f);
     }
 }
 

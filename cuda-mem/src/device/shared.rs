@@ -137,7 +137,12 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn read(&self, index: usize) -> T {
-        self.load(index)
+        assert!(index < self.len, "shared memory read past the end");
+        // SAFETY: in bounds; no concurrent write (the caller); any bytes are
+        // a valid `T` (`DeviceCopy`). A plain access, which the compiler may
+        // combine and reorder as it likes ([`load`](Self::load) is the
+        // atomic one).
+        unsafe { self.ptr.add(index).read() }
     }
 
     /// Writes element `index`. Panics (a trap on the device) past the end.
@@ -156,7 +161,9 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn write(&self, index: usize, value: T) {
-        self.store(index, value);
+        assert!(index < self.len, "shared memory write past the end");
+        // SAFETY: in bounds; no concurrent access (the caller).
+        unsafe { self.ptr.add(index).write(value) }
     }
 
     /// Reads element `index` with a relaxed, block-scope load (one `LDS`,
