@@ -15,12 +15,6 @@ use super::thread::{global_idx, global_row, grid_threads, linear};
 /// The indices `next, next + step, ...` below `end`: one thread's share of a
 /// grid-stride loop. An [`Iterator`] over `usize`.
 ///
-/// Indices go up to `isize::MAX` (the length of the longest slice there
-/// can be): a larger `end` is taken as `isize::MAX + 1`. That bound keeps
-/// `i + step` from overflowing for every index `i`, so the loop is the
-/// plain `while i < end { ..; i += step }` that the compiler counts and
-/// unrolls: one compare and one add per index, no overflow check.
-///
 /// ```
 /// use cuda_mem::device::GridStride;
 /// let v: Vec<usize> = GridStride::new(3, 20, 5).collect();
@@ -33,36 +27,20 @@ pub struct GridStride {
     step: usize,
 }
 
-/// The bound of indices and steps: `isize::MAX + 1`. With `end` and `step`
-/// at most this, `i + step` for any `i < end` is at most `usize::MAX`.
-const BOUND: usize = isize::MAX as usize + 1;
-
 impl GridStride {
-    /// The indices `start, start + step, ...` below `end` (and at most
-    /// `isize::MAX`). A `step` of 0 is taken as 1.
+    /// The indices `start, start + step, ...` below `end`. A `step` of 0 is
+    /// taken as 1.
     ///
     /// ```
     /// assert_eq!(cuda_mem::device::GridStride::new(0, 3, 0).count(), 3);
     /// ```
     #[inline(always)]
     pub fn new(start: usize, end: usize, step: usize) -> Self {
-        // A step larger than `BOUND` visits the same indices as `BOUND`
-        // (one at most, below `end <= BOUND`), so the clamp changes nothing.
         Self {
             next: start,
-            end: if end > BOUND { BOUND } else { end },
-            step: step.clamp(1, BOUND),
+            end,
+            step: if step == 0 { 1 } else { step },
         }
-    }
-
-    /// The next index after `i < end`: `i + step`, which cannot overflow
-    /// (`i < end <= BOUND`, `step <= BOUND`).
-    #[inline(always)]
-    fn after(&self, i: usize) -> usize {
-        // SAFETY: `i + step < 2 * BOUND = usize::MAX + 1` (see above); the
-        // unchecked add tells the compiler so, which lets it count the
-        // iterations and unroll the loop.
-        unsafe { i.unchecked_add(self.step) }
     }
 
     /// Calls `f` on every remaining index, in order, `N` indices per loop
@@ -81,7 +59,7 @@ impl GridStride {
             end,
             step,
         } = self;
-        // The unrolled loop runs while all N indices are below `end`; it
+        // The unrolled loop runs while all N indices are below `end`. It
         // cannot overflow when `end + N * step` fits (then the tail loop's
         // `next + step` fits too), which is checked once, here.
         if N > 1 {
@@ -115,7 +93,8 @@ impl Iterator for GridStride {
     fn next(&mut self) -> Option<usize> {
         if self.next < self.end {
             let i = self.next;
-            self.next = self.after(i);
+            // At the end of the index space the iteration ends.
+            self.next = i.checked_add(self.step).unwrap_or(self.end);
             Some(i)
         } else {
             None
@@ -229,9 +208,72 @@ impl Iterator for GridStride2d {
 
 impl core::iter::FusedIterator for GridStride2d {}
 
+/// The indices `next, next + step, ...` below `end`, as a plain counted
+/// loop: the index iterator of the slice parameters' grid-stride loops
+/// ([`DeviceSlice::grid_stride`](super::DeviceSlice::grid_stride) and the
+/// others). Their ends are slice lengths, at most `isize::MAX` for any
+/// element that takes memory; indices and steps are bounded by
+/// `isize::MAX + 1` (a larger end is taken as that, a larger step visits the
+/// same one index as it), so `i + step` cannot overflow for any `i < end`
+/// and the loop is `while i < end { ..; i += step }`: one compare and one
+/// add per index, no overflow check, a count the compiler can compute.
+#[derive(Clone, Debug)]
+pub(crate) struct Strided {
+    next: usize,
+    end: usize,
+    step: usize,
+}
+
+/// The bound of [`Strided`]'s indices and steps: `isize::MAX + 1`.
+const BOUND: usize = isize::MAX as usize + 1;
+
+impl Strided {
+    /// The indices `start, start + step, ...` below `end` (and at most
+    /// `isize::MAX`); a `step` of 0 is taken as 1.
+    #[inline(always)]
+    pub(crate) fn new(start: usize, end: usize, step: usize) -> Self {
+        Self {
+            next: start,
+            end: if end > BOUND { BOUND } else { end },
+            step: step.clamp(1, BOUND),
+        }
+    }
+}
+
+impl Iterator for Strided {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.next < self.end {
+            let i = self.next;
+            // SAFETY: `i < end <= BOUND` and `step <= BOUND`, so `i + step <
+            // 2 * BOUND = usize::MAX + 1`: no overflow (the unchecked add
+            // tells the compiler so).
+            self.next = unsafe { i.unchecked_add(self.step) };
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = if self.next < self.end {
+            (self.end - self.next - 1) / self.step + 1
+        } else {
+            0
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Strided {}
+impl core::iter::FusedIterator for Strided {}
+
 #[cfg(test)]
 mod tests {
-    use super::GridStride;
+    use super::{GridStride, Strided};
 
     fn unrolled<const N: usize>(s: GridStride) -> Vec<usize> {
         let mut v = Vec::new();
@@ -247,42 +289,48 @@ mod tests {
                     let s = GridStride::new(start, end, step);
                     let want: Vec<usize> = s.clone().collect();
                     assert_eq!(s.len(), want.len());
-                    let mut partly = s.clone();
-                    for taken in 0..want.len() {
-                        assert_eq!(partly.len(), want.len() - taken);
-                        partly.next();
-                    }
-                    assert_eq!(partly.len(), 0);
                     assert_eq!(unrolled::<1>(s.clone()), want);
                     assert_eq!(unrolled::<4>(s.clone()), want, "{start} {end} {step}");
-                    assert_eq!(unrolled::<5>(s.clone()), want);
-                    let folded = s.fold(Vec::new(), |mut v, i| {
-                        v.push(i);
-                        v
-                    });
-                    assert_eq!(folded, want);
+                    assert_eq!(unrolled::<5>(s), want);
                 }
             }
         }
     }
 
     #[test]
-    fn indices_stop_at_isize_max() {
-        let max = isize::MAX as usize;
-        let s = GridStride::new(max - 10, usize::MAX - 1, 4);
-        let want = [max - 10, max - 6, max - 2];
+    fn loops_end_at_the_end_of_the_index_space() {
+        let end = usize::MAX - 1;
+        let s = GridStride::new(usize::MAX - 10, end, 4);
+        let want = [usize::MAX - 10, usize::MAX - 6, usize::MAX - 2];
         assert_eq!(s.clone().collect::<Vec<_>>(), want);
         assert_eq!(unrolled::<4>(s), want);
-        let s = GridStride::new(max - 3, usize::MAX, usize::MAX);
-        assert_eq!(s.clone().collect::<Vec<_>>(), [max - 3]);
-        assert_eq!(unrolled::<8>(s), [max - 3]);
-        assert_eq!(GridStride::new(max + 1, usize::MAX, 1).count(), 0);
-        // The longest slice's last index is reached, with any step.
+        let s = GridStride::new(usize::MAX - 3, usize::MAX, usize::MAX);
+        assert_eq!(s.clone().collect::<Vec<_>>(), [usize::MAX - 3]);
+        assert_eq!(unrolled::<8>(s), [usize::MAX - 3]);
+    }
+
+    #[test]
+    fn counted_loops_visit_what_grid_stride_visits() {
+        for start in [0, 1, 5, 17] {
+            for end in [0, 1, 3, 16, 17, 100, 1001] {
+                for step in [0, 1, 2, 3, 7, 64, 1000] {
+                    let want: Vec<usize> = GridStride::new(start, end, step).collect();
+                    let counted = Strided::new(start, end, step);
+                    assert_eq!(counted.len(), want.len());
+                    assert_eq!(counted.collect::<Vec<_>>(), want, "{start} {end} {step}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn counted_loops_stop_at_isize_max() {
+        let max = isize::MAX as usize;
+        let s = Strided::new(max - 10, usize::MAX - 1, 4);
+        assert_eq!(s.collect::<Vec<_>>(), [max - 10, max - 6, max - 2]);
+        assert_eq!(Strided::new(max + 1, usize::MAX, 1).count(), 0);
         for step in [1, 2, 3, max, max + 1, usize::MAX] {
-            assert_eq!(
-                GridStride::new(max, max + 1, step).collect::<Vec<_>>(),
-                [max]
-            );
+            assert_eq!(Strided::new(max, max + 1, step).collect::<Vec<_>>(), [max]);
         }
     }
 

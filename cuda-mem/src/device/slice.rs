@@ -29,7 +29,7 @@ use core::marker::PhantomData;
 
 use core::ops::{Bound, RangeBounds};
 
-use super::grid_stride::GridStride;
+use super::grid_stride::Strided;
 use super::thread::linear;
 
 /// A read-only kernel parameter: `len` elements of `T` in device-accessible
@@ -240,7 +240,7 @@ impl<'a, T> DeviceSlice<'a, T> {
         let (index, threads) = linear();
         GridStrideRef {
             ptr: self.ptr,
-            indices: GridStride::new(index, self.len, threads),
+            indices: Strided::new(index, self.len, threads),
             _borrow: PhantomData,
         }
     }
@@ -328,7 +328,7 @@ pub struct Align16<A>(pub A);
 #[derive(Clone)]
 pub struct GridStrideRef<'a, T> {
     ptr: *const T,
-    indices: GridStride,
+    indices: Strided,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -623,7 +623,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         let (index, threads) = linear();
         GridStrideMut {
             ptr: self.ptr,
-            indices: GridStride::new(index, self.len, threads),
+            indices: Strided::new(index, self.len, threads),
             _borrow: PhantomData,
         }
     }
@@ -651,7 +651,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         let (index, threads) = linear();
         GridStrideZip {
             ptr: self.ptr,
-            indices: GridStride::new(index, self.len.min(inputs.len()), threads),
+            indices: Strided::new(index, self.len.min(inputs.len()), threads),
             inputs,
             _borrow: PhantomData,
         }
@@ -802,7 +802,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
 /// ```
 pub struct GridStrideMut<'b, T> {
     ptr: *mut T,
-    indices: GridStride,
+    indices: Strided,
     _borrow: PhantomData<&'b mut [T]>,
 }
 
@@ -848,7 +848,7 @@ impl<T> core::iter::FusedIterator for GridStrideMut<'_, T> {}
 /// ```
 pub struct GridStrideZip<'b, T, I> {
     ptr: *mut T,
-    indices: GridStride,
+    indices: Strided,
     inputs: I,
     _borrow: PhantomData<&'b mut [T]>,
 }

@@ -43,7 +43,7 @@
 
 use core::marker::PhantomData;
 
-use super::grid_stride::GridStride;
+use super::grid_stride::Strided;
 use super::thread::{
     block_dim, block_idx, block_rank, block_size, block_thread_rank, grid_blocks, grid_dim, linear,
 };
@@ -191,7 +191,7 @@ impl<'a, T, const TILE: usize> DeviceTilesMut<'a, T, TILE> {
         TilesMut {
             ptr: self.ptr,
             len: self.len,
-            indices: GridStride::new(block_rank(), self.tiles(), grid_blocks()),
+            indices: Strided::new(block_rank(), self.tiles(), grid_blocks()),
             rank: block_thread_rank(),
             threads: block_size(),
             _borrow: PhantomData,
@@ -211,7 +211,7 @@ impl<'a, T, const TILE: usize> DeviceTilesMut<'a, T, TILE> {
 pub struct TilesMut<'b, T, const TILE: usize> {
     ptr: *mut T,
     len: usize,
-    indices: GridStride,
+    indices: Strided,
     rank: u32,
     threads: u32,
     _borrow: PhantomData<&'b mut [T]>,
@@ -338,7 +338,7 @@ impl<T> TileMut<'_, T> {
     pub fn thread_elements_mut(&mut self) -> ElementsMut<'_, T> {
         ElementsMut {
             ptr: self.ptr,
-            indices: GridStride::new(self.rank as usize, self.len, self.threads as usize),
+            indices: Strided::new(self.rank as usize, self.len, self.threads as usize),
             _borrow: PhantomData,
         }
     }
@@ -356,7 +356,7 @@ impl<T> TileMut<'_, T> {
 /// ```
 pub struct ElementsMut<'b, T> {
     ptr: *mut T,
-    indices: GridStride,
+    indices: Strided,
     _borrow: PhantomData<&'b mut [T]>,
 }
 
@@ -498,7 +498,7 @@ impl<'a, T, const C: usize> DeviceChunksMut<'a, T, C> {
         ChunksMut {
             ptr: self.ptr,
             len: self.len,
-            indices: GridStride::new(index, self.len.div_ceil(C), threads),
+            indices: Strided::new(index, self.len.div_ceil(C), threads),
             _borrow: PhantomData,
         }
     }
@@ -516,7 +516,7 @@ impl<'a, T, const C: usize> DeviceChunksMut<'a, T, C> {
 pub struct ChunksMut<'b, T, const C: usize> {
     ptr: *mut T,
     len: usize,
-    indices: GridStride,
+    indices: Strided,
     _borrow: PhantomData<&'b mut [T]>,
 }
 
@@ -726,10 +726,10 @@ impl<'a, T, const W: usize, const H: usize> PitchedTilesMut<'a, T, W, H> {
     pub fn tiles_mut(&mut self) -> PitchedTilesIterMut<'_, T, W, H> {
         let place = Place::here();
         let (nx, ny) = self.tiles();
-        let columns = GridStride::new(place.block.0, nx, place.blocks.0);
+        let columns = Strided::new(place.block.0, nx, place.blocks.0);
         PitchedTilesIterMut {
             parts: self.parts(),
-            rows: GridStride::new(place.block.1, ny, place.blocks.1),
+            rows: Strided::new(place.block.1, ny, place.blocks.1),
             row: None,
             first_column: columns.clone(),
             columns,
@@ -751,10 +751,10 @@ impl<'a, T, const W: usize, const H: usize> PitchedTilesMut<'a, T, W, H> {
 /// ```
 pub struct PitchedTilesIterMut<'b, T, const W: usize, const H: usize> {
     parts: Parts<T>,
-    rows: GridStride,
+    rows: Strided,
     row: Option<usize>,
-    first_column: GridStride,
-    columns: GridStride,
+    first_column: Strided,
+    columns: Strided,
     place: Place,
     _borrow: PhantomData<&'b mut [T]>,
 }
@@ -923,11 +923,11 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn thread_elements_mut(&mut self) -> TileCellsMut<'_, T> {
-        let columns = GridStride::new(self.thread.0, self.size.0, self.threads.0);
+        let columns = Strided::new(self.thread.0, self.size.0, self.threads.0);
         TileCellsMut {
             ptr: self.ptr,
             pitch: self.pitch,
-            rows: GridStride::new(self.thread.1, self.size.1, self.threads.1),
+            rows: Strided::new(self.thread.1, self.size.1, self.threads.1),
             row: None,
             first_column: columns.clone(),
             columns,
@@ -948,10 +948,10 @@ impl<T> PitchedTileMut<'_, T> {
 pub struct TileCellsMut<'b, T> {
     ptr: *mut T,
     pitch: usize,
-    rows: GridStride,
+    rows: Strided,
     row: Option<usize>,
-    first_column: GridStride,
-    columns: GridStride,
+    first_column: Strided,
+    columns: Strided,
     _borrow: PhantomData<&'b mut [T]>,
 }
 
