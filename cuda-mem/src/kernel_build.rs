@@ -423,11 +423,12 @@ fn without_repeated_shared_arrays(ptx: &str) -> Option<String> {
     let mut out = String::with_capacity(ptx.len());
     for line in ptx.split_inclusive('\n') {
         let trimmed = line.trim();
-        if trimmed.starts_with(".shared ") && trimmed.contains("__cuda_mem_shared_") {
-            if !seen.insert(trimmed.to_string()) {
-                repeated = true;
-                continue;
-            }
+        if trimmed.starts_with(".shared ")
+            && trimmed.contains("__cuda_mem_shared_")
+            && !seen.insert(trimmed.to_string())
+        {
+            repeated = true;
+            continue;
         }
         out.push_str(line);
     }

@@ -174,10 +174,10 @@ fn round_trip<T: DeviceCopy + PartialEq + std::fmt::Debug>(
         out.memset(0x5a).unwrap();
         kernel(&mut out, &input_buf, config((blocks, 1, 1), (block, 1, 1)));
         let got = out.to_vec().unwrap();
-        for g in 0..n {
+        for (g, got) in got.iter().enumerate() {
             let (b, r) = (g / block as usize, g % block as usize);
             let want = input[b * block as usize + (r + 1) % block as usize];
-            assert_eq!(got[g], want, "thread {g} (block size {block})");
+            assert_eq!(*got, want, "thread {g} (block size {block})");
         }
     }
 }
@@ -353,10 +353,10 @@ fn partitions_give_every_element_to_its_owner() {
             .launch(&KERNELS, &s, shape, (&mut out,))
             .unwrap();
         let got = out.to_vec().unwrap();
-        for e in 0..n {
+        for (e, got) in got.iter().enumerate() {
             let (j, k) = (e / 7, e % 7);
             let want = (((j % blocks) as u32) << 16) | (k % block) as u32;
-            assert_eq!(got[e], want, "tile element {e} of {n}, {shape:?}");
+            assert_eq!(*got, want, "tile element {e} of {n}, {shape:?}");
         }
 
         let mut out = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
@@ -365,9 +365,9 @@ fn partitions_give_every_element_to_its_owner() {
             .launch(&KERNELS, &s, shape, (&mut out,))
             .unwrap();
         let got = out.to_vec().unwrap();
-        for e in 0..n {
+        for (e, &got) in got.iter().enumerate() {
             assert_eq!(
-                got[e],
+                got,
                 ((e / 5) % t) as u32 + 1,
                 "chunk element {e} of {n}, {shape:?}"
             );

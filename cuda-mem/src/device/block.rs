@@ -75,7 +75,7 @@ pub fn reduce<T: DeviceCopy, const BLOCK: usize>(
     }
     let rank = super::block_thread_rank() as usize;
     let me = rank / WARP_SIZE as usize;
-    if rank % WARP_SIZE as usize == 0 {
+    if rank.is_multiple_of(WARP_SIZE as usize) {
         scratch.store(me, partial);
     }
     sync_threads();

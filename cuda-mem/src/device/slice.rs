@@ -347,14 +347,6 @@ impl<'a, T> Iterator for GridStrideRef<'a, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.indices.size_hint()
     }
-
-    #[inline(always)]
-    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
-        let ptr = self.ptr;
-        // SAFETY: as in `next`: every index is below `len`.
-        self.indices
-            .fold(init, |acc, i| f(acc, (i, unsafe { &*ptr.add(i) })))
-    }
 }
 
 impl<T> ExactSizeIterator for GridStrideRef<'_, T> {}
@@ -823,14 +815,6 @@ impl<'b, T> Iterator for GridStrideMut<'b, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.indices.size_hint()
     }
-
-    #[inline(always)]
-    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
-        let ptr = self.ptr;
-        // SAFETY: as in `next`.
-        self.indices
-            .fold(init, |acc, i| f(acc, (i, unsafe { &mut *ptr.add(i) })))
-    }
 }
 
 impl<T> ExactSizeIterator for GridStrideMut<'_, T> {}
@@ -868,17 +852,6 @@ impl<'b, T, I: ZipInputs> Iterator for GridStrideZip<'b, T, I> {
     #[inline(always)]
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.indices.size_hint()
-    }
-
-    #[inline(always)]
-    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
-        let (ptr, inputs) = (self.ptr, self.inputs);
-        // SAFETY: as in `next`.
-        self.indices.fold(init, |acc, i| {
-            f(acc, unsafe {
-                (i, &mut *ptr.add(i), inputs.__get_unchecked(i))
-            })
-        })
     }
 }
 

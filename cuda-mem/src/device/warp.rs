@@ -540,7 +540,7 @@ warp_float!(f32, f64);
 /// compiler add a slow path for divergent warps).
 #[inline(always)]
 fn whole_warps() -> bool {
-    super::thread::block_size() % WARP_SIZE == 0
+    super::thread::block_size().is_multiple_of(WARP_SIZE)
 }
 
 /// The mask of the lanes that exist in the calling thread's warp.

@@ -244,10 +244,7 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
 /// address for an empty slice (`launch::host::non_null`), and a live
 /// allocation's otherwise.
 #[inline(always)]
-unsafe fn non_null<P: Copy>(address: P) -> P
-where
-    P: IsNull,
-{
+unsafe fn non_null<P: Copy + IsNull>(address: P) -> P {
     // SAFETY: the caller's promise.
     unsafe { core::hint::assert_unchecked(!address.is_null()) };
     address

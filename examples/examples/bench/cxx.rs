@@ -62,8 +62,7 @@ impl Cxx {
             .map(|o| {
                 String::from_utf8_lossy(&o.stdout)
                     .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .last()
+                    .rfind(|l| !l.trim().is_empty())
                     .unwrap_or("")
                     .to_string()
             })

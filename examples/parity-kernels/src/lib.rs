@@ -208,6 +208,7 @@ impl Particle {
     /// assert_eq!((p.vel[0], p.pos[0]), (1.0, 0.5));
     /// ```
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // one index over three arrays
     pub fn step(&mut self, field: [f32; 3], dt: f32) {
         let k = self.charge / self.mass;
         for a in 0..3 {
