@@ -1,6 +1,6 @@
 //! Block-wide collectives over a compile-time block size: a reduction and
 //! an exclusive scan of one value per thread, built from warp shuffles
-//! ([`warp`](super::warp)) and one small shared array of per-warp partials.
+//! ([`warp`]) and one small shared array of per-warp partials.
 //!
 //! The shared array is the caller's (a `shared_array!` in the kernel crate:
 //! shared memory is declared where the kernel is compiled), of at least

@@ -12,7 +12,7 @@
 //! # Who owns which element of a `DeviceSliceMut`
 //!
 //! Element `i` belongs to the thread whose
-//! [`global_linear_idx`] is `i % total_threads()`.
+//! [`global_linear_idx`](super::global_linear_idx) is `i % total_threads()`.
 //! That rule depends only on the launch, never on what a thread did with its
 //! copy of the parameter, so every safe method follows it:
 //! [`this_thread_mut`](DeviceSliceMut::this_thread_mut) gives element

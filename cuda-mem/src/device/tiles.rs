@@ -49,9 +49,9 @@ use super::thread::{
 };
 
 /// A writable kernel parameter owned tile by tile: the `TILE` elements of
-/// tile `j` belong to block `j % grid_blocks()` ([`block_rank`](super::block_rank)),
+/// tile `j` belong to block `j % grid_blocks()` ([`block_rank`]),
 /// and inside a tile element `k` belongs to the thread whose
-/// [`block_thread_rank`](super::block_thread_rank) is `k % block_size()`
+/// [`block_thread_rank`] is `k % block_size()`
 /// (see the [module docs](self) for why that is safe).
 ///
 /// `#[repr(C)] { ptr, len }`, the layout of a
@@ -295,7 +295,7 @@ impl<T> TileMut<'_, T> {
     }
 
     /// The calling thread's `i`-th element of the tile, number `rank + i *
-    /// block_size()` (`rank` being [`block_thread_rank`](super::block_thread_rank)),
+    /// block_size()` (`rank` being [`block_thread_rank`]),
     /// or `None` past the tile's end: for a fixed number of elements per
     /// thread, written from registers in an unrolled loop.
     ///

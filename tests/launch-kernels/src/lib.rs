@@ -257,7 +257,7 @@ pub mod parallel {
     /// into `out` at its global index. 1024 elements of shared memory.
     macro_rules! shared_round_trip {
         ($($name:ident: $t:ty;)*) => {$(
-            /// See [`shared_round_trip`]: `out[g] = input[neighbour's g]`.
+            /// A shared-memory round trip (see the macro `shared_round_trip`): `out[g] = input[neighbour's g]`.
             #[kernel]
             pub fn $name(mut out: DeviceSliceMut<$t>, input: DeviceSlice<$t>) {
                 let tile = cuda_mem::shared_array![$t; 1024];
@@ -337,7 +337,7 @@ pub mod parallel {
     /// twice in a row (the scratch array reused).
     macro_rules! block_collectives {
         ($($name:ident: $block:literal;)*) => {$(
-            /// See [`block_collectives`].
+            /// The block collectives (see the macro `block_collectives`).
             #[kernel]
             pub fn $name(mut out: DeviceSliceMut<[u32; 4]>, input: DeviceSlice<u32>) {
                 let scratch = cuda_mem::shared_array![u32; 32];
