@@ -110,7 +110,7 @@ pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
             "it is the per-thread default stream, which is a different stream on every \
              thread behind one handle; use a stream from `ctx.new_stream()`",
         )),
-        _ if is_capturing(stream)? && !crate::capture::is_recording(stream) => {
+        _ if is_capturing(stream)? && !crate::order::capture::is_recording(stream) => {
             Err(Error::UnsupportedStream(
                 "it is capturing a CUDA graph, and work recorded there would replay later \
              without cuda-mem's ordering; end the capture first (or record on another stream)",

@@ -439,113 +439,81 @@
 
 extern crate self as cuda_mem;
 
-mod derive_support;
-pub mod device;
-mod device_copy;
-mod device_ptr;
-#[doc(hidden)]
-pub mod fill_pattern;
-#[cfg(any(feature = "glam", feature = "mint"))]
-mod interop;
-pub mod launch;
-#[doc(hidden)]
-pub mod private;
-
-#[doc(hidden)]
-pub use private as __private;
-
-pub use cuda_mem_derive::kernel;
-pub use cuda_mem_derive::DeviceCopy;
-pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
-pub use device_ptr::DevicePtr;
-pub use launch::KernelParam;
-
+// The folders, from the bottom layer up (README, "Contributing", has the map;
+// `tests/tests/module_graph.rs` holds the layering).
+#[cfg(feature = "host")]
+mod buffers;
 #[cfg(feature = "build")]
 #[allow(clippy::needless_doctest_main)]
-#[path = "kernel_build.rs"]
+#[path = "launch/build.rs"]
 pub mod build;
-
-#[cfg(feature = "host")]
-mod alloc;
-#[cfg(feature = "host")]
-mod allocation;
-#[cfg(feature = "host")]
-mod buffer;
-#[cfg(feature = "host")]
-mod capture;
 #[cfg(feature = "host")]
 mod context;
-#[cfg(feature = "host")]
-mod device_vec;
-#[cfg(feature = "host")]
+mod copy;
+pub mod device;
 mod engine;
 #[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
-mod fill;
-#[cfg(feature = "host")]
 mod graph;
 #[cfg(all(feature = "host", target_os = "linux"))]
 pub mod ipc;
+pub mod launch;
 #[cfg(feature = "host")]
 mod memory;
-#[cfg(feature = "nccl")]
-pub mod nccl;
-#[cfg(feature = "host")]
-mod ops;
 #[cfg(feature = "host")]
 mod order;
-#[cfg(feature = "host")]
-mod peer;
-#[cfg(feature = "host")]
-mod pinned_cache;
-#[cfg(feature = "host")]
-mod pinned_pages;
-#[cfg(feature = "host")]
-mod pitched;
-#[cfg(feature = "host")]
-mod pool;
-#[cfg(feature = "host")]
-mod staging;
 #[cfg(all(test, feature = "host"))]
 mod test_rng;
-#[cfg(feature = "host")]
-mod vmm;
-#[cfg(feature = "host")]
-mod workers;
+
+#[doc(hidden)]
+pub use copy::private;
+#[doc(hidden)]
+pub use copy::private as __private;
+#[doc(hidden)]
+pub use engine::fill_pattern;
+
+pub use copy::device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
+pub use copy::device_ptr::DevicePtr;
+pub use cuda_mem_derive::kernel;
+pub use cuda_mem_derive::DeviceCopy;
+pub use launch::KernelParam;
+
+#[cfg(feature = "nccl")]
+pub use buffers::nccl;
 
 #[cfg(feature = "host")]
 pub use {
-    buffer::{
+    buffers::buffer::{
         Advice, Buffer, Device, DeviceBuffer, HostAccessible, Imported, Location, MemoryKind,
         Pinned, PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
+    buffers::device_vec::{DeviceVec, Pusher},
+    buffers::ops::{Memory, MemoryMut},
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
-    device_vec::{DeviceVec, Pusher},
+    engine::fill::fill_kernels_ptx,
+    engine::peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
-    fill::fill_kernels_ptx,
     graph::{FillParam, Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
     launch::{LaunchArg, Module, Occupancy},
-    ops::{Memory, MemoryMut},
-    peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
-    pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
-    pinned_pages::PinnedFlags,
-    pool::{MemPool, PoolUsage},
+    memory::pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
+    memory::pinned_pages::PinnedFlags,
+    memory::pool::{MemPool, PoolUsage},
 };
 
 #[cfg(feature = "host")]
 pub use {
-    alloc::{
+    buffers::allocators::{
         CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN,
         PINNED_MAX_ALIGN,
     },
-    pitched::PitchedBuffer,
+    buffers::pitched::PitchedBuffer,
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use {fill::__set_fill_tuning, staging::__set_staging};
+pub use engine::{fill::__set_fill_tuning, staging::__set_staging};
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,

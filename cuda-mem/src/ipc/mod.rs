@@ -114,9 +114,7 @@
 //! # Ok::<(), cuda_mem::Error>(())
 //! ```
 
-pub(crate) mod exporter;
 mod fd;
-pub(crate) mod open_imports;
 
 pub use fd::{recv_fd, send_fd};
 
@@ -127,16 +125,17 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
-use crate::allocation::AllocKind;
-use crate::buffer::{Buffer, Device, Imported, MemoryKind, Pool};
+use crate::buffers::buffer::{Buffer, Device, Imported, MemoryKind, Pool};
+use crate::buffers::ops::Memory;
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::ipc::exporter::Exporter;
-use crate::memory::{byte_len, RawMemory};
-use crate::ops::Memory;
+use crate::memory::allocation::AllocKind;
+use crate::memory::exporter::Exporter;
+use crate::memory::open_imports;
+use crate::memory::pool::MemPool;
+use crate::memory::raw::{byte_len, RawMemory};
 use crate::order::WHOLE;
-use crate::pool::MemPool;
 
 /// A [`Buffer`] of memory another process exported, opened in this one
 /// (see the [module docs](self)). Dropping it closes the import.
@@ -651,7 +650,7 @@ impl<T: DeviceCopy> IpcHandle<T> {
         // own pools imported back (and a handle whose exporter was forged):
         // freeing the import would free memory that a buffer here owns, so
         // it is left as it is.
-        if crate::pool::owner_created_here(addr) {
+        if crate::memory::pool::owner_created_here(addr) {
             return Err(Error::Ipc {
                 problem: "this handle is of an allocation of a pool created in this very \
                           process (its descriptor was imported back here)"
@@ -1260,7 +1259,7 @@ impl MemPool {
         drop(fd);
         // SAFETY: written by the successful call above.
         let handle = unsafe { handle.assume_init() };
-        if crate::pool::is_created_here(handle) {
+        if crate::memory::pool::is_created_here(handle) {
             // The driver handed back this process's own pool: a second owner
             // would destroy it under the first (left as it is).
             return Err(Error::Ipc {

@@ -19,7 +19,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::RawMemory;
+use crate::memory::raw::RawMemory;
 
 /// How copies between two contexts move their data, as [`peer_path`] and
 /// [`enable_peer_access`] report it.
@@ -362,11 +362,11 @@ pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy>
     if known_link(&links, dst_ctx, src_ctx) == Some(Link::Enabled) {
         for (mem, other) in [(dst, src), (src, dst)] {
             if mem.is_pool() {
-                crate::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
+                crate::memory::pool::grant_peer_access(mem.addr, other.state.ctx.ordinal())?;
             }
             // Memory mapped into a reserved range (a `DeviceVec`) does not
             // follow `cuCtxEnablePeerAccess` either: its range grants access.
-            if let crate::allocation::AllocKind::Mapped(reservation) = &mem.kind {
+            if let crate::memory::allocation::AllocKind::Mapped(reservation) = &mem.kind {
                 mem.state.bind()?;
                 reservation.add_peer(other.state.ctx.cu_device())?;
             }

@@ -26,13 +26,13 @@ use std::sync::Arc;
 use allocator_api2::alloc::{AllocError, Allocator};
 use cudarc::driver::CudaContext;
 
-use crate::allocation;
 use crate::context::ContextState;
-use crate::device_ptr::DevicePtr;
+use crate::copy::device_ptr::DevicePtr;
 use crate::engine::{AsView, Elems, View, ViewMut};
 use crate::error::{record_in, Error, Result};
-use crate::memory::RawMemory;
-use crate::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::memory::allocation;
+use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::memory::raw::RawMemory;
 
 /// The largest alignment [`PinnedAllocator`] serves: `cuMemHostAlloc` maps
 /// whole pages, so its memory is page aligned (4096 bytes on every platform
@@ -720,6 +720,6 @@ mod tests {
         send_sync::<UnifiedAllocator>();
         send_sync::<CudaAllocator>();
         send_sync::<DeviceAlloc>();
-        send_sync::<crate::pitched::PitchedBuffer<[f32; 3]>>();
+        send_sync::<crate::buffers::pitched::PitchedBuffer<[f32; 3]>>();
     }
 }

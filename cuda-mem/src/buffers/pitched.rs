@@ -9,10 +9,10 @@ use std::sync::Arc;
 use cudarc::driver::CudaContext;
 
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
-use crate::memory::RawMemory;
+use crate::memory::raw::RawMemory;
 
 /// `height` rows of `width` elements of `T` in pitched device memory.
 ///
@@ -101,7 +101,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
     pub fn new(ctx: &Arc<CudaContext>, width: usize, height: usize) -> Result<Self> {
-        let (_, row_bytes) = logical_bytes(width, height, crate::memory::element_size::<T>())?;
+        let (_, row_bytes) = logical_bytes(width, height, crate::memory::raw::element_size::<T>())?;
         let state = ContextState::of(ctx)?;
         let (mem, pitch) =
             RawMemory::pitched(state, row_bytes, height, element_size_hint(size_of::<T>()))?;

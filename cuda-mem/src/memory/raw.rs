@@ -8,14 +8,14 @@ use std::sync::Arc;
 
 use cudarc::driver::{result, CudaStream};
 
-use crate::allocation::{self, AllocKind};
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::allocation::{self, AllocKind};
+use crate::memory::pinned_pages::PinnedFlags;
+use crate::memory::pool::MemPool;
+use crate::memory::vmm::Reservation;
 use crate::order::{Access, StreamOrder};
-use crate::pinned_pages::PinnedFlags;
-use crate::pool::MemPool;
-use crate::vmm::Reservation;
 
 /// One allocation. Zero-byte allocations hold no memory (address 0) and make
 /// no driver call.
@@ -49,7 +49,7 @@ unsafe impl Sync for RawMemory {}
 /// invent them), and so are an alignment over 256 and a derived generic
 /// struct whose real layout has padding (see `DeviceCopy`'s hidden items).
 pub(crate) const fn element_size<T: DeviceCopy>() -> usize {
-    const { crate::private::check_element::<T>() };
+    const { crate::copy::private::check_element::<T>() };
     size_of::<T>()
 }
 
@@ -200,7 +200,7 @@ impl RawMemory {
         if bytes == 0 {
             return Ok(Self::empty(state, AllocKind::Pinned(None)));
         }
-        if !(cached && crate::pinned_cache::use_for(&state, flags)) {
+        if !(cached && crate::memory::pinned_cache::use_for(&state, flags)) {
             let (pages, addr) = allocation::pinned(&state, bytes, flags)?;
             let host = pages.host();
             return Ok(Self::new(
@@ -268,7 +268,7 @@ impl RawMemory {
         stream: &Arc<CudaStream>,
         pool: Option<MemPool>,
     ) -> Result<Self> {
-        if crate::capture::is_recording(stream) {
+        if crate::order::capture::is_recording(stream) {
             return Err(Error::UnsupportedStream(
                 "it is recording a graph, where a pool allocation is a node of the graph; \
                  allocate inside a capture with Recorder::temporary (freed inside the graph) or \
@@ -435,10 +435,12 @@ impl RawMemory {
                 return Ok(());
             };
             return match self.order.stream_to_guard(&self.state.default_stream) {
-                Ok(guard) => crate::pinned_cache::give_back(&self.state, block, guard.as_deref()),
+                Ok(guard) => {
+                    crate::memory::pinned_cache::give_back(&self.state, block, guard.as_deref())
+                }
                 Err(e) => {
                     // Work that cannot be ordered may still use it: leaked.
-                    crate::pinned_cache::leak(&self.state, block);
+                    crate::memory::pinned_cache::leak(&self.state, block);
                     Err(e)
                 }
             };
@@ -464,7 +466,7 @@ impl Drop for RawMemory {
             // capture keeps the memory and releases it (as below, behind
             // that work) as soon as it has ended.
             let moved = std::mem::replace(self, Self::empty(self.state.clone(), AllocKind::Device));
-            crate::capture::defer(&stream, Box::new(moved));
+            crate::order::capture::defer(&stream, Box::new(moved));
             return;
         }
         // Never panics: a failure (say, a context poisoned by a faulting kernel)
@@ -477,7 +479,7 @@ impl Drop for RawMemory {
 #[cfg(test)]
 mod tests {
     use super::interprocess;
-    use crate::allocation::AllocKind;
+    use crate::memory::allocation::AllocKind;
 
     /// Memory imported from another process, or exported by this one, is
     /// shared with that process: no `#[kernel]` launch takes it as a slice
@@ -491,7 +493,7 @@ mod tests {
         assert!(interprocess(
             &AllocKind::Imported {
                 pool: None,
-                exporter: crate::ipc::exporter::Exporter::this_process(),
+                exporter: crate::memory::exporter::Exporter::this_process(),
             },
             false,
         ));

@@ -52,7 +52,7 @@ use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
-use crate::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
 
 /// The default [`PinnedCache::release_threshold`]: 1 GiB of unused blocks.
 pub const DEFAULT_PINNED_RELEASE_THRESHOLD: u64 = 1 << 30;

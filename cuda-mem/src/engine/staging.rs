@@ -30,8 +30,8 @@ use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
-use crate::pinned_cache::{self, Block};
-use crate::pinned_pages::registered_or_self;
+use crate::memory::pinned_cache::{self, Block};
+use crate::memory::pinned_pages::registered_or_self;
 
 /// Pinned slots per lane: two (double buffering; a lane's chunks take turns
 /// in them). Many lanes share one copy engine, so a lane's next DMA waits
@@ -283,7 +283,7 @@ impl Staged<'_> {
         let base = block.pages().dma() as usize;
         let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
         let first_error = Mutex::new(None);
-        crate::workers::run_lanes(parts.len(), &|i| {
+        crate::engine::workers::run_lanes(parts.len(), &|i| {
             let part = parts[i].lock().unwrap_or_else(|p| p.into_inner()).take();
             let Some(part) = part else { return };
             let own = Lane {

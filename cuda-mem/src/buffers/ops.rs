@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream, SyncOnDrop};
 
-use crate::buffer::{Buffer, HostAccessible, MemoryKind};
-use crate::device_copy::DeviceCopy;
-use crate::device_ptr::DevicePtr;
-use crate::device_vec::DeviceVec;
+use crate::buffers::buffer::{Buffer, HostAccessible, MemoryKind};
+use crate::buffers::device_vec::DeviceVec;
+use crate::buffers::pitched::PitchedBuffer;
+use crate::copy::device_copy::DeviceCopy;
+use crate::copy::device_ptr::DevicePtr;
 use crate::engine::{AsView, Elems, KernelArg, View, ViewMut};
 use crate::error::Result;
-use crate::pitched::PitchedBuffer;
 
 /// The seal of [`Memory`]: only cuda-mem's types carry the engine.
 pub(crate) mod sealed {

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::engine::Elems;
 use crate::error::{Error, Result};
-use crate::memory::{byte_len, RawMemory};
+use crate::memory::pinned_pages::PinnedFlags;
+use crate::memory::pool::MemPool;
+use crate::memory::raw::{byte_len, RawMemory};
 use crate::order::Access;
-use crate::pinned_pages::PinnedFlags;
-use crate::pool::MemPool;
 
 mod sealed {
     pub trait Sealed {}
@@ -774,7 +774,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// # Ok(()) }
     /// ```
     pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
-        if crate::capture::is_recording(stream) {
+        if crate::order::capture::is_recording(stream) {
             // Recorded, the free would be a free node of the graph: one of
             // memory that no graph allocated (which the driver requires),
             // run again at every launch.

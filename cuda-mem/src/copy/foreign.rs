@@ -6,8 +6,8 @@
 //! trait nor the types are cuda-mem's), so they are not kernel arguments by
 //! value on their own; put them in a derived struct, which is.
 
-use crate::device_copy::DeviceCopy;
-use crate::private::layout::StructLayout;
+use crate::copy::device_copy::DeviceCopy;
+use crate::copy::private::layout::StructLayout;
 
 /// The fingerprint of a `#[repr(C)]` struct of `N` consecutive `E` fields
 /// named `names[..N]` (the same as a derived struct `{ x: E, y: E, ... }`
@@ -137,7 +137,7 @@ mod tests {
 
     #[allow(dead_code)]
     fn element<T: DeviceCopy>() -> u64 {
-        crate::private::check_element::<T>();
+        crate::copy::private::check_element::<T>();
         T::__LAYOUT
     }
 

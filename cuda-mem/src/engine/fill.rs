@@ -20,12 +20,12 @@ use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
-use crate::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
 
 /// The PTX of the fill kernels (`kernels/`), shipped inside this package so
 /// that building cuda-mem needs no nightly toolchain. The `ptx` test of the
 /// repository's `tests/` rebuilds it and fails when it differs.
-pub(crate) const KERNELS_PTX: &str = include_str!("../ptx/fill-kernels.ptx");
+pub(crate) const KERNELS_PTX: &str = include_str!("../../ptx/fill-kernels.ptx");
 
 /// The PTX that cuda-mem loads for its fill kernels (for inspection and tests).
 ///
@@ -92,7 +92,7 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
-use crate::fill_pattern::{
+use crate::engine::fill_pattern::{
     pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
     SMALL_PATTERN_MAX,
 };
@@ -465,10 +465,10 @@ fn enqueue_large(
     let size = value.len() as u64;
     // Recorded into a graph, the copy runs at every launch: from pinned
     // memory that the graph keeps, not from `value`, which is gone by then.
-    let source = if crate::capture::is_recording(stream) {
+    let source = if crate::order::capture::is_recording(stream) {
         let kept = KeptValue::new(state, value)?;
         let addr = kept.pages.as_ref().map_or(0, |p| p.dma() as u64);
-        crate::capture::keep(stream, Box::new(kept));
+        crate::order::capture::keep(stream, Box::new(kept));
         addr
     } else {
         value.as_ptr() as u64
@@ -580,7 +580,7 @@ fn launch(
 
 #[cfg(test)]
 mod tests {
-    use crate::fill_pattern::{
+    use crate::engine::fill_pattern::{
         byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, ChunkCycle, Pattern,
         MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };

@@ -156,8 +156,9 @@ unsafe impl<T> Sync for DevicePtr<T> {}
 
 // SAFETY: `#[repr(transparent)]` over `u64` (8 bytes, no padding, every bit
 // pattern valid, no host pointer) — the `DeviceCopy` contract.
-unsafe impl<T> crate::device_copy::DeviceCopy for DevicePtr<T> {
-    const __LAYOUT: u64 = crate::private::layout::scalar(crate::private::layout::DEVICE_PTR, 8, 8);
+unsafe impl<T> crate::copy::device_copy::DeviceCopy for DevicePtr<T> {
+    const __LAYOUT: u64 =
+        crate::copy::private::layout::scalar(crate::copy::private::layout::DEVICE_PTR, 8, 8);
 }
 
 // SAFETY: `#[repr(transparent)]` over `u64`: all zeros is the null pointer.

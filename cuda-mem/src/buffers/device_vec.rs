@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
-use crate::allocation::AllocKind;
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::engine::{AsView, Elems};
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::{byte_len, element_size, RawMemory};
+use crate::memory::allocation::AllocKind;
+use crate::memory::raw::{byte_len, element_size, RawMemory};
+use crate::memory::vmm::{self, Reservation};
 use crate::order::Access;
-use crate::vmm::{self, Reservation};
 
 /// A growable vector of `T` in device memory whose address never changes.
 ///
@@ -568,7 +568,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
         if peer.cu_device() == own.cu_device() {
             return Ok(());
         }
-        if !crate::peer::can_access_peer(own, peer)? {
+        if !crate::engine::peer::can_access_peer(own, peer)? {
             return Err(Error::NotSupported(
                 "DeviceVec::share_with: these two devices cannot access each other's memory \
                  (cuDeviceCanAccessPeer); copy between them with copy_from instead",

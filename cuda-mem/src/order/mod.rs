@@ -56,6 +56,8 @@
 //! The bookkeeping ([`Ledger`]) is pure, generic over the stream, and tested
 //! on the CPU against a model of the driver's stream semantics.
 
+pub(crate) mod capture;
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -63,8 +65,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cudarc::driver::{CudaEvent, CudaStream};
 use smallvec::SmallVec;
 
-use crate::capture::{self, Verdict};
 use crate::error::{DriverResultExt, Result};
+use crate::order::capture::Verdict;
 
 /// Every byte of an allocation: the range of operations on all of it.
 pub(crate) const WHOLE: Range<usize> = 0..usize::MAX;
@@ -641,14 +643,14 @@ impl StreamOrder {
     /// it until the recording ends (an event recorded there would be a node
     /// of the graph).
     pub(crate) fn recording_stream(&self) -> Option<Arc<CudaStream>> {
-        if !crate::capture::any() {
+        if !crate::order::capture::any() {
             return None;
         }
         let state = self.lock();
         let recording = state
             .ledger
             .streams(|_| true)
-            .find(|s| crate::capture::is_recording(s))
+            .find(|s| crate::order::capture::is_recording(s))
             .cloned();
         recording
     }

@@ -55,17 +55,17 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream};
 
-use crate::buffer::{Buffer, HostAccessible, MemoryKind, PoolBuffer};
-use crate::capture::{Allowed, Registration};
+use crate::buffers::buffer::{Buffer, HostAccessible, MemoryKind, PoolBuffer};
+use crate::buffers::device_vec::DeviceVec;
+use crate::buffers::ops::{sealed::Engine, Memory, MemoryMut};
+use crate::buffers::pitched::PitchedBuffer;
 use crate::context::ContextState;
-use crate::device_copy::DeviceCopy;
-use crate::device_vec::DeviceVec;
+use crate::copy::device_copy::DeviceCopy;
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::RawMemory;
-use crate::ops::{sealed::Engine, Memory, MemoryMut};
+use crate::memory::raw::RawMemory;
+use crate::order::capture::{Allowed, Registration};
 use crate::order::StreamOrder;
-use crate::pitched::PitchedBuffer;
 
 /// The thin layer over the driver's graph calls.
 mod raw {
@@ -758,7 +758,7 @@ impl<A: Recorded> Graph<A> {
         }
         state.check_stream(stream)?;
         // Loaded now: a fill recorded below only launches the kernels.
-        crate::fill::preload(&state)?;
+        crate::engine::fill::preload(&state)?;
         let mut listed = Vec::new();
         buffers.list(&mut listed);
         let allowed = listed
@@ -873,7 +873,7 @@ impl<A: Recorded> Graph<A> {
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         // Refuses every capturing stream but one that cuda-mem records on.
         self.state.check_stream(stream)?;
-        if crate::capture::is_recording(stream) {
+        if crate::order::capture::is_recording(stream) {
             return Err(Error::UnsupportedStream(
                 "it is capturing a graph; a graph is launched outside captures (record its \
                  operations into the new graph instead)",
@@ -906,7 +906,7 @@ impl<A: Recorded> Graph<A> {
                 // which nothing uses after the launch queued next (every
                 // use queued before is ordered before `stream`; the graph
                 // holds the output).
-                unsafe { crate::allocation::free_on_stream(output.mem.addr, stream) }?;
+                unsafe { crate::memory::allocation::free_on_stream(output.mem.addr, stream) }?;
             }
             // SAFETY: a live executable of the stream's context (checked
             // above); every buffer it touches is held by `self` and ordered
@@ -928,7 +928,7 @@ impl<A: Recorded> Graph<A> {
             .as_ref()
             .is_some_and(|last| Arc::ptr_eq(last, stream));
         let seen = changes(&listed);
-        let unchanged = same_stream && self.ordered == Some(seen) && !crate::capture::any();
+        let unchanged = same_stream && self.ordered == Some(seen) && !crate::order::capture::any();
         self.state.bind()?;
         fn orders_of<'a>(listed: &[Part<'a>]) -> Vec<(&'a StreamOrder, Range<usize>)> {
             listed
@@ -1069,7 +1069,7 @@ impl<A: Recorded> Graph<A> {
                 "this FillParam belongs to another graph; ask the graph that recorded it",
             ));
         }
-        let word = memset_value(crate::device_copy::bytes_of(&value), param.width).ok_or(
+        let word = memset_value(crate::copy::device_copy::bytes_of(&value), param.width).ok_or(
             Error::NotSupported(
                 "the recorded memset cannot write this value: its bytes do not repeat with a \
                  period dividing the memset's element size (record the fill with a value of \
@@ -1131,7 +1131,7 @@ impl<T> std::fmt::Debug for FillParam<T> {
 /// The memset value (of `width` bytes per element) that writes `value`,
 /// if its bytes repeat with a period dividing `width`.
 fn memset_value(value: &[u8], width: u32) -> Option<u32> {
-    let period = crate::fill::byte_period(value)?;
+    let period = crate::engine::fill::byte_period(value)?;
     if !(width as usize).is_multiple_of(period) {
         return None;
     }
@@ -1257,7 +1257,7 @@ impl<T: DeviceCopy> Drop for Unfreed<'_, T> {
         if let Some(buffer) = self.0.take() {
             // Off the capture's list before its box is freed: the key (the
             // box's address) may name another allocation next.
-            crate::capture::forbid(self.1, buffer.elems().mem.order.key());
+            crate::order::capture::forbid(self.1, buffer.elems().mem.order.key());
             buffer.into_raw().never_allocated();
         }
     }
@@ -1307,7 +1307,7 @@ impl Recorder<'_> {
             // Off the capture's list while the box (whose address is the
             // key) still lives: once it is freed, the key may name another
             // allocation, of another thread, which must not be recorded.
-            crate::capture::forbid(self.stream, b.elems().mem.order.key());
+            crate::order::capture::forbid(self.stream, b.elems().mem.order.key());
             self.temporaries.borrow_mut().push(b.into_raw());
         }
         result
@@ -1435,9 +1435,9 @@ impl Recorder<'_> {
         value: T,
     ) -> Result<FillParam<T>> {
         let width = match dst.elems().fill_plan(&value) {
-            crate::fill::FillPlan::Memset8(_) => 1,
-            crate::fill::FillPlan::Memset16(_) => 2,
-            crate::fill::FillPlan::Memset32(_) => 4,
+            crate::engine::fill::FillPlan::Memset8(_) => 1,
+            crate::engine::fill::FillPlan::Memset16(_) => 2,
+            crate::engine::fill::FillPlan::Memset32(_) => 4,
             _ => {
                 return Err(Error::NotSupported(
                     "only a fill that is one memset can change its value in a graph: a value \
@@ -1459,12 +1459,12 @@ impl Recorder<'_> {
     /// A memory node of `len` elements, listed as memory the capture may
     /// record work on.
     fn node<T: DeviceCopy>(&self, len: usize) -> Result<Box<PoolBuffer<T>>> {
-        let bytes = crate::memory::byte_len::<T>(len)?;
+        let bytes = crate::memory::raw::byte_len::<T>(len)?;
         let mem = RawMemory::graph_node(self.state.clone(), bytes, self.stream)?;
         // Boxed before its key is taken: the key is the order's address.
         let buffer = Box::new(PoolBuffer::<T>::from_raw(mem, len));
         let key = buffer.elems().mem.order.key();
-        crate::capture::allow(
+        crate::order::capture::allow(
             self.stream,
             Allowed {
                 key,

@@ -11,7 +11,7 @@
 //! functions only *check* (their bounds and argument types are the proof),
 //! and the witnesses are sealed.
 
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 
 /// `core`, for generated code (`…::__private::core::marker::Copy`).
 pub use core;

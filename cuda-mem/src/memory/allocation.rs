@@ -16,10 +16,10 @@ use cudarc::driver::{result, sys, CudaStream};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::pinned_cache::{self, Block};
-use crate::pinned_pages::{PinnedFlags, PinnedPages};
-use crate::pool::MemPool;
-use crate::vmm::Reservation;
+use crate::memory::pinned_cache::{self, Block};
+use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
+use crate::memory::pool::MemPool;
+use crate::memory::vmm::Reservation;
 
 /// How an allocation was made, which decides how it is freed and whether the
 /// host may touch it.
@@ -49,7 +49,7 @@ pub(crate) enum AllocKind {
     Imported {
         #[allow(dead_code)]
         pool: Option<MemPool>,
-        exporter: crate::ipc::exporter::Exporter,
+        exporter: crate::memory::exporter::Exporter,
     },
 }
 
@@ -195,7 +195,7 @@ pub(crate) fn pooled(
         ));
     }
     if pool.is_none() {
-        crate::pool::prepare_default_pool(state)?;
+        crate::memory::pool::prepare_default_pool(state)?;
     }
     // No context bind: stream-ordered calls act in the stream's context
     // (seen on driver 580 with no context current at all), and the bind's
@@ -266,7 +266,7 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             // `cuIpcOpenMemHandle` in this context and nothing uses it.
             unsafe { sys::cuIpcCloseMemHandle(addr).result() }.op("cuIpcCloseMemHandle")?;
             // Forgotten only once closed (as for pool imports below).
-            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
+            crate::memory::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
             Ok(())
         }
         // A pointer imported from a pool is freed like a pool allocation
@@ -281,7 +281,7 @@ pub(crate) unsafe fn free_now(state: &ContextState, kind: &mut AllocKind, addr: 
             stream.synchronize().op("cuStreamSynchronize")?;
             // Forgotten only once freed: an import of the same allocation
             // before this point is refused rather than handed this address.
-            crate::ipc::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
+            crate::memory::open_imports::closed(state.ctx.cu_ctx() as usize, addr);
             Ok(())
         }
         AllocKind::Pool(_) => {

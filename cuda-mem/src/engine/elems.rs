@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
-use crate::device_copy::{bytes_of, bytes_of_slice, bytes_of_slice_mut, DeviceCopy};
-use crate::device_ptr::DevicePtr;
+use crate::copy::device_copy::{bytes_of, bytes_of_slice, bytes_of_slice_mut, DeviceCopy};
+use crate::copy::device_ptr::DevicePtr;
+use crate::engine::{fill, peer, staging};
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::RawMemory;
+use crate::memory::raw::RawMemory;
 use crate::order::StreamOrder;
-use crate::{fill, peer, staging};
 
 /// The geometry of some elements of one allocation: `rows` rows of `width`
 /// elements of `size` bytes, `pitch` bytes apart, the first at byte `offset`.
@@ -403,7 +403,7 @@ fn memcpy3d_peer(
 /// `host`, or the registered mapping of the same pinned pages (see
 /// `pinned_pages::registered_or_self`).
 fn host_dma_or_self(host: *mut c_void, bytes: usize) -> *mut c_void {
-    crate::pinned_pages::registered_or_self(host.cast(), bytes).cast()
+    crate::memory::pinned_pages::registered_or_self(host.cast(), bytes).cast()
 }
 
 /// The number of host elements rows of `width` elements `pitch` elements
@@ -452,7 +452,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// derived generic struct's real layout) whatever path made the
     /// elements: a buffer's, a view's, or [`Elems::cast`]'s.
     fn new(mem: &'a RawMemory, shape: Shape) -> Self {
-        const { crate::private::check_element::<T>() };
+        const { crate::copy::private::check_element::<T>() };
         Self {
             mem,
             shape,

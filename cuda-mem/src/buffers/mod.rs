@@ -1,0 +1,17 @@
+//! `buffers/`: the buffers and their features, what users hold. It owns
+//! [`Buffer<T, K>`](buffer::Buffer) and its memory kinds,
+//! [`PitchedBuffer`](pitched::PitchedBuffer),
+//! [`DeviceVec`](device_vec::DeviceVec), the allocator-API types
+//! (`allocators`), the operations every one of them has, defined once
+//! ([`Memory`](ops::Memory), [`MemoryMut`](ops::MemoryMut)), their cudarc
+//! trait impls, and the checked NCCL collectives on them (`nccl`).
+//!
+//! May use: `engine/`, `memory/`, `context`, `order/`, `copy/`, `error`.
+
+pub(crate) mod allocators;
+pub(crate) mod buffer;
+pub(crate) mod device_vec;
+#[cfg(feature = "nccl")]
+pub mod nccl;
+pub(crate) mod ops;
+pub(crate) mod pitched;
