@@ -206,10 +206,8 @@ pub unsafe trait DeviceCopy: Copy {
     /// The layout fingerprint (see "Hidden items" above). Do not override it
     /// in a hand-written impl.
     #[doc(hidden)]
-    const __LAYOUT: u64 = crate::copy::private::layout::opaque(
-        core::mem::size_of::<Self>(),
-        core::mem::align_of::<Self>(),
-    );
+    const __LAYOUT: u64 =
+        crate::copy::layout::opaque(core::mem::size_of::<Self>(), core::mem::align_of::<Self>());
 
     /// The post-monomorphization check of a buffer element type (see
     /// "Hidden items" above). Do not override it.
@@ -236,7 +234,7 @@ const _: () = assert!(
     "cuda-mem needs a 64-bit target: `usize`/`isize` must be 8 bytes like on the device"
 );
 
-use crate::copy::private::layout;
+use crate::copy::layout;
 
 macro_rules! impl_primitives {
     ($($tag:ident: $($t:ty),*;)*) => { $($(

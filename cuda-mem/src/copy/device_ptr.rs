@@ -157,8 +157,7 @@ unsafe impl<T> Sync for DevicePtr<T> {}
 // SAFETY: `#[repr(transparent)]` over `u64` (8 bytes, no padding, every bit
 // pattern valid, no host pointer) — the `DeviceCopy` contract.
 unsafe impl<T> crate::copy::device_copy::DeviceCopy for DevicePtr<T> {
-    const __LAYOUT: u64 =
-        crate::copy::private::layout::scalar(crate::copy::private::layout::DEVICE_PTR, 8, 8);
+    const __LAYOUT: u64 = crate::copy::layout::scalar(crate::copy::layout::DEVICE_PTR, 8, 8);
 }
 
 // SAFETY: `#[repr(transparent)]` over `u64`: all zeros is the null pointer.

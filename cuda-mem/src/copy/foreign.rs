@@ -7,7 +7,7 @@
 //! value on their own; put them in a derived struct, which is.
 
 use crate::copy::device_copy::DeviceCopy;
-use crate::copy::private::layout::StructLayout;
+use crate::copy::layout::StructLayout;
 
 /// The fingerprint of a `#[repr(C)]` struct of `N` consecutive `E` fields
 /// named `names[..N]` (the same as a derived struct `{ x: E, y: E, ... }`

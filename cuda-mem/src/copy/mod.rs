@@ -15,4 +15,6 @@ pub(crate) mod device_ptr;
 #[cfg(any(feature = "glam", feature = "mint"))]
 mod foreign;
 #[doc(hidden)]
+pub mod layout;
+#[doc(hidden)]
 pub mod private;
