@@ -11,6 +11,8 @@
 //! May use: `memory/`, `context`, `order/`, `copy/`, `error`.
 
 #[cfg(feature = "host")]
+mod copy;
+#[cfg(feature = "host")]
 mod elems;
 #[cfg(feature = "host")]
 pub(crate) mod fill;
@@ -19,11 +21,17 @@ pub mod fill_pattern;
 #[cfg(feature = "host")]
 pub(crate) mod peer;
 #[cfg(feature = "host")]
+mod shape;
+#[cfg(feature = "host")]
 pub(crate) mod staging;
+#[cfg(feature = "host")]
+mod views;
 #[cfg(feature = "host")]
 pub(crate) mod workers;
 
 #[cfg(all(feature = "host", feature = "nccl"))]
 pub(crate) use elems::take_cudarc_refusal;
 #[cfg(feature = "host")]
-pub use elems::{AsView, Elems, KernelArg, View, ViewMut};
+pub use elems::Elems;
+#[cfg(feature = "host")]
+pub use views::{AsView, KernelArg, View, ViewMut};
