@@ -151,7 +151,7 @@ fn seen<T>(buf: &impl DeviceSlice<T>) -> Option<sys::CUcontext> {
 /// (`DeviceSlice::stream`, which a communicator can be built on): on both,
 /// cuda-mem's `DevicePtr` gives address 0 rather than an unordered use.
 fn check_stream(stream: &Arc<CudaStream>) -> Result<()> {
-    if crate::context::is_capturing(stream)? {
+    if crate::order::streams::is_capturing(stream)? {
         return Err(Error::UnsupportedStream(
             "the communicator's stream is capturing a CUDA graph, and cuda-mem cannot order a collective recorded there; end the capture first (or run the collective outside it)",
         ));

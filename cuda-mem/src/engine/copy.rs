@@ -1,7 +1,8 @@
 //! Copies: between any two kinds of memory, shapes and contexts
-//! ([`Elems::copy_from`], the one place that picks the driver call), and
-//! the synchronous copies from and to host memory (staged through pinned
-//! memory by `staging`, or 2D through the driver), with the driver's copy
+//! ([`Elems::copy_from`], the one place that picks the driver call, after
+//! the stream check every such copy needs, [`check_copy_stream`]), and the
+//! synchronous copies from and to host memory (staged through pinned memory
+//! by `staging`, or 2D through the driver), with the driver's copy
 //! descriptors they fill in. What only a copy between two contexts needs
 //! (peer access, pool access) is `peer`'s.
 
@@ -126,6 +127,21 @@ fn memcpy3d_peer(
 /// `pinned_pages::registered_or_self`).
 fn host_dma_or_self(host: *mut c_void, bytes: usize) -> *mut c_void {
     crate::memory::pinned_pages::registered_or_self(host.cast(), bytes).cast()
+}
+
+/// Checks that `stream` may queue a copy between the allocations `a` and
+/// `b`: a stream of their context, or of either of their two contexts.
+fn check_copy_stream(a: &RawMemory, b: &RawMemory, stream: &CudaStream) -> Result<()> {
+    let ctx = stream.context().cu_ctx();
+    if a.state.ctx.cu_ctx() == b.state.ctx.cu_ctx() || a.state.ctx.cu_ctx() == ctx {
+        return a.state.check_stream(stream);
+    }
+    if b.state.ctx.cu_ctx() == ctx {
+        return b.state.check_stream(stream);
+    }
+    Err(Error::ContextMismatch(
+        "the stream of a copy between two contexts (it must be of one of them)",
+    ))
 }
 
 impl<T: DeviceCopy> Elems<'_, T> {
@@ -267,7 +283,7 @@ impl<T: DeviceCopy> Elems<'_, T> {
             });
         }
         let shape = copy_shape(&self.shape, &src.shape)?;
-        peer::check_copy_stream(self.mem, src.mem, stream)?;
+        check_copy_stream(self.mem, src.mem, stream)?;
         let (dst_state, src_state) = (&self.mem.state, &src.mem.state);
         let same_context = dst_state.ctx.cu_ctx() == src_state.ctx.cu_ctx();
         if self.len() == 0 || size_of::<T>() == 0 {

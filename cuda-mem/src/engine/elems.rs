@@ -293,7 +293,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         }
         let state = &self.mem.state;
         if std::ptr::eq(stream, &*state.cudarc_stream)
-            || crate::context::is_capturing(stream).unwrap_or(true)
+            || crate::order::streams::is_capturing(stream).unwrap_or(true)
         {
             return 0;
         }

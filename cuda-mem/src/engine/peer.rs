@@ -15,7 +15,7 @@
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
-use cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaContext, DriverError};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
@@ -373,19 +373,4 @@ pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy>
         }
     }
     Ok(PeerCopy { _no_disable: links })
-}
-
-/// Checks that `stream` may queue a copy between the allocations `a` and
-/// `b`: a stream of their context, or of either of their two contexts.
-pub(crate) fn check_copy_stream(a: &RawMemory, b: &RawMemory, stream: &CudaStream) -> Result<()> {
-    let ctx = stream.context().cu_ctx();
-    if a.state.ctx.cu_ctx() == b.state.ctx.cu_ctx() || a.state.ctx.cu_ctx() == ctx {
-        return a.state.check_stream(stream);
-    }
-    if b.state.ctx.cu_ctx() == ctx {
-        return b.state.check_stream(stream);
-    }
-    Err(Error::ContextMismatch(
-        "the stream of a copy between two contexts (it must be of one of them)",
-    ))
 }

@@ -1547,7 +1547,7 @@ impl<A: Recorded> Drop for Graph<A> {
 /// Blocks until the work queued on `stream` so far is done; refused for a
 /// stream that is capturing (an event recorded there would be a node).
 fn wait_for(state: &ContextState, stream: &CudaStream) -> Result<()> {
-    if crate::context::is_capturing(stream)? {
+    if crate::order::streams::is_capturing(stream)? {
         return Err(Error::UnsupportedStream(
             "a graph was dropped while the stream of its last launch is capturing a graph; its \
              executable and memory are leaked",

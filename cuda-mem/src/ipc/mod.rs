@@ -1056,7 +1056,7 @@ impl IpcEvent {
         if stream.context().cu_ctx() != self.state.ctx.cu_ctx() {
             return Err(Error::ContextMismatch("the stream (the IPC event's)"));
         }
-        crate::context::check_orderable(stream)
+        crate::order::streams::check_orderable(stream)
     }
 
     /// Records the event on `stream` after every queued operation on `buf`

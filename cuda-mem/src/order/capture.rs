@@ -4,7 +4,7 @@
 //! recording keeps alive for the graph (fill values it reads at replay).
 //!
 //! A capturing stream is otherwise refused by every call (see
-//! `context::check_orderable`), because cuda-mem cannot order work that
+//! `order::streams::check_orderable`), because cuda-mem cannot order work that
 //! replays later. A capture registered here is the exception: its graph
 //! holds a borrow of every buffer in its list for as long as it lives and
 //! orders each launch on them (see `graph`), so the operations on those

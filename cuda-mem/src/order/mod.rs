@@ -1,4 +1,12 @@
-//! Stream ordering of the operations on byte ranges of one allocation.
+//! `order/`: stream ordering. It owns the ordering of the operations on byte
+//! ranges of one allocation ([`StreamOrder`], below), which streams cuda-mem
+//! can order work on at all (`streams`), and the graph captures cuda-mem runs
+//! itself (`capture`: which streams record for it, and what they may touch).
+//!
+//! May use: `error` only (and the driver, through cudarc).
+//!
+//! # Stream ordering of the operations on byte ranges of one allocation
+//!
 //!
 //! Each allocation keeps a small ledger of entries `(byte range, stream, now
 //! or deferred)`: the ranges that queued operations may still use, and the
@@ -57,6 +65,7 @@
 //! on the CPU against a model of the driver's stream semantics.
 
 pub(crate) mod capture;
+pub(crate) mod streams;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -362,7 +371,7 @@ impl OrderState {
     /// stream that waited for it would join the capture, so the operation
     /// being ordered would be recorded too and replay later, untracked.
     fn record_on<'e>(events: &'e mut Vec<CudaEvent>, stream: &CudaStream) -> Result<&'e CudaEvent> {
-        if crate::context::is_capturing(stream)? {
+        if crate::order::streams::is_capturing(stream)? {
             return Err(crate::error::Error::UnsupportedStream(
                 "a stream that used this memory is now capturing a CUDA graph; end the capture \
                  before using the memory elsewhere",
@@ -624,7 +633,7 @@ impl StreamOrder {
         let stream = match state.ledger.latest() {
             Some(last)
                 if last.context().cu_ctx() == own.context().cu_ctx()
-                    && !crate::context::is_capturing(last).unwrap_or(true) =>
+                    && !crate::order::streams::is_capturing(last).unwrap_or(true) =>
             {
                 last.clone()
             }
