@@ -325,9 +325,9 @@ impl<A: Recorded> Graph<A> {
 }
 
 impl<A: Recorded> Graph<A> {
-    /// Changes the value of a fill recorded with [`Recorder::fill_param`](crate::Recorder::fill_param)
-    /// for the launches queued after this call (those queued before keep
-    /// the old value).
+    /// Changes the value of a fill recorded with
+    /// [`Recorder::fill_param`](crate::Recorder::fill_param) for the launches
+    /// queued after this call (those queued before keep the old value).
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;

@@ -31,7 +31,8 @@ pub trait Recorded: sealed::Listed + for<'r> HeldAt<'r> {
 }
 
 /// The buffers `A` (a [`Recorded`]) as the recording closure of
-/// [`Graph::capture`](crate::Graph::capture) and [`Graph::buffers`](crate::Graph::buffers) get them, borrowed for `'r`.
+/// [`Graph::capture`](crate::Graph::capture) and
+/// [`Graph::buffers`](crate::Graph::buffers) get them, borrowed for `'r`.
 pub type HeldBuffers<'r, A> = <A as HeldAt<'r>>::Held;
 
 /// The type of [`HeldBuffers`] (the second parameter, always the default,

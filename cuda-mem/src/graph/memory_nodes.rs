@@ -35,9 +35,10 @@ impl<T: DeviceCopy + Send + 'static> OwnedMemory for PoolBuffer<T> {
     }
 }
 
-/// A handle to memory a graph allocates itself and keeps from one launch to
-/// the next ([`Recorder::output`](crate::Recorder::output)); [`Recorder::with_output`](crate::Recorder::with_output) records work
-/// on it, [`Graph::output`](crate::Graph::output) reaches it between launches.
+/// A handle to memory a graph allocates itself and keeps from one launch to the
+/// next ([`Recorder::output`](crate::Recorder::output));
+/// [`Recorder::with_output`](crate::Recorder::with_output) records work on it,
+/// [`Graph::output`](crate::Graph::output) reaches it between launches.
 pub struct Output<T> {
     pub(super) graph: u64,
     pub(super) index: usize,
