@@ -485,10 +485,11 @@ pub use buffers::nccl;
 #[cfg(feature = "host")]
 pub use {
     buffers::buffer::{
-        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Imported, Location, MemoryKind,
-        Pinned, PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
+        Buffer, Device, DeviceBuffer, HostAccessible, Imported, MemoryKind, Pinned, PinnedBuffer,
+        Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
     buffers::device_vec::{DeviceVec, Pusher},
+    buffers::host_access::{Advice, Location},
     buffers::ops::{Memory, MemoryMut},
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},

@@ -10,7 +10,9 @@
 
 pub(crate) mod allocators;
 pub(crate) mod buffer;
+mod cudarc_boundary;
 pub(crate) mod device_vec;
+pub(crate) mod host_access;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 pub(crate) mod ops;
