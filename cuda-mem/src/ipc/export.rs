@@ -1,5 +1,5 @@
 //! The buffers' side of IPC: `export_ipc` of device and pool buffers, and
-//! the [`ImportedBuffer`] an open returns.
+//! what an [`ImportedBuffer`](crate::ipc::ImportedBuffer) adds to a buffer.
 
 use std::mem::MaybeUninit;
 
@@ -12,21 +12,6 @@ use crate::error::{DriverResultExt, Error, Result};
 use crate::ipc::handle::IpcHandle;
 use crate::ipc::wire::Kind;
 use crate::memory::allocation::AllocKind;
-
-/// A [`Buffer`] of memory another process exported, opened in this one
-/// (see the [module docs](crate::ipc)). Dropping it closes the import.
-///
-/// ```no_run
-/// # use cuda_mem::prelude::*;
-/// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
-/// let ctx = cuda_mem::context(0)?;
-/// let imported: cuda_mem::ipc::ImportedBuffer<u32> =
-///     cuda_mem::ipc::IpcHandle::from_bytes(bytes)?.open(&ctx)?;
-/// let first = imported.slice(0..1)?.to_vec()?;
-/// drop(imported); // closes the import; tell the exporter it may free
-/// # Ok(()) }
-/// ```
-pub type ImportedBuffer<T> = Buffer<T, Imported>;
 
 impl<T: DeviceCopy> Buffer<T, Device> {
     /// Exports the buffer for another process (`cuIpcGetMemHandle`).

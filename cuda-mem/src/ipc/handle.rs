@@ -1,7 +1,7 @@
 //! [`IpcHandle`]: the typed, serialisable handle to a buffer that another
-//! process opens (`open`, `open_in_pool`), and the checks an open makes:
-//! the element type, the exporter, one import per allocation, and the
-//! length against what the driver mapped.
+//! process opens (`open`, `open_in_pool`) as an [`ImportedBuffer`], and the
+//! checks an open makes: the element type, the exporter, one import per
+//! allocation, and the length against what the driver mapped.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -9,17 +9,31 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext};
 
-use crate::buffers::buffer::Buffer;
+use crate::buffers::buffer::{Buffer, Imported};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::ipc::export::ImportedBuffer;
 use crate::ipc::wire::{corrupt, Frame, Kind, FRAME_BYTES};
 use crate::memory::allocation::AllocKind;
 use crate::memory::exporter::Exporter;
 use crate::memory::open_imports;
 use crate::memory::pool::MemPool;
 use crate::memory::raw::{byte_len, RawMemory};
+
+/// A [`Buffer`] of memory another process exported, opened in this one
+/// (see the [module docs](crate::ipc)). Dropping it closes the import.
+///
+/// ```no_run
+/// # use cuda_mem::prelude::*;
+/// # fn f(bytes: &[u8]) -> cuda_mem::Result<()> {
+/// let ctx = cuda_mem::context(0)?;
+/// let imported: cuda_mem::ipc::ImportedBuffer<u32> =
+///     cuda_mem::ipc::IpcHandle::from_bytes(bytes)?.open(&ctx)?;
+/// let first = imported.slice(0..1)?.to_vec()?;
+/// drop(imported); // closes the import; tell the exporter it may free
+/// # Ok(()) }
+/// ```
+pub type ImportedBuffer<T> = Buffer<T, Imported>;
 
 /// A typed, serialisable handle to a buffer of `T` that another process can
 /// open: from [`DeviceBuffer::export_ipc`](crate::DeviceBuffer::export_ipc)

@@ -118,7 +118,7 @@
 //! ```
 
 // `ipc/`, the folder: the handles (`handle`, in the wire format of `wire`),
-// the buffers' side (`export`: `export_ipc`, `ImportedBuffer`), shared events
+// the buffers' side (`export`: `export_ipc`, `check_exporter`), shared events
 // (`event`), shareable pools (`pool`) and file descriptors over Unix sockets
 // (`fd`). What freeing an import must update (which process exported it,
 // which imports are open) is `memory/`'s.
@@ -133,6 +133,5 @@ mod pool;
 mod wire;
 
 pub use event::{IpcEvent, IpcEventHandle};
-pub use export::ImportedBuffer;
 pub use fd::{recv_fd, send_fd};
-pub use handle::IpcHandle;
+pub use handle::{ImportedBuffer, IpcHandle};
