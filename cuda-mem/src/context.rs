@@ -84,56 +84,6 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
 }
 
-/// Refuses a stream whose work cuda-mem cannot order against the other uses
-/// of an allocation:
-///
-/// - the per-thread default stream (handle `0x2`): one handle that is a
-///   different stream on every thread, so two uses from two threads look
-///   like one stream and would not be ordered;
-/// - the legacy default stream passed by handle (`0x0`, `0x1`): cuda-mem
-///   queues its own stream-less calls there, in its own order; work a caller
-///   queues on it through its own handle is refused like the per-thread one,
-///   so that only streams with one identity reach the ordering;
-/// - a stream that is capturing a CUDA graph (cudarc's `begin_capture`):
-///   work recorded there runs later, at every launch of the graph, where
-///   cuda-mem cannot order it (and may run after the buffer is freed).
-///   Only a capture of cuda-mem's own (`Graph::capture`, see `capture`)
-///   passes: its graph holds and orders the memory it records.
-pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
-    match stream.cu_stream() as usize {
-        0 | 1 => Err(Error::UnsupportedStream(
-            "it is the legacy default stream, passed by handle; use a stream from \
-             `ctx.new_stream()`, or the method without a stream argument (cuda-mem orders \
-             those on the default stream itself)",
-        )),
-        2 => Err(Error::UnsupportedStream(
-            "it is the per-thread default stream, which is a different stream on every \
-             thread behind one handle; use a stream from `ctx.new_stream()`",
-        )),
-        _ if is_capturing(stream)? && !crate::capture::is_recording(stream) => {
-            Err(Error::UnsupportedStream(
-                "it is capturing a CUDA graph, and work recorded there would replay later \
-             without cuda-mem's ordering; end the capture first (or record on another stream)",
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`). The
-/// legacy default stream never captures.
-pub(crate) fn is_capturing(stream: &CudaStream) -> Result<bool> {
-    if stream.cu_stream().is_null() {
-        return Ok(false);
-    }
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    // SAFETY: a live stream handle (the `CudaStream` is borrowed) and a valid
-    // out-pointer; the call only reads the stream's capture state.
-    unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status).result() }
-        .op("cuStreamIsCapturing")?;
-    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
-}
-
 /// Whether cuda-mem can hand out managed memory on a device with these
 /// attributes (`CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`,
 /// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`). Without concurrent access
@@ -418,7 +368,7 @@ impl ContextState {
     }
 
     /// Checks that `stream` belongs to this context and that cuda-mem can
-    /// order work on it (see [`check_orderable`]). The context's own default
+    /// order work on it (see [`check_orderable`](crate::order::streams::check_orderable)). The context's own default
     /// stream, which cuda-mem uses for the calls that take no stream, passes.
     pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
         if stream.context().cu_ctx() != self.ctx.cu_ctx() {
@@ -427,7 +377,7 @@ impl ContextState {
         if std::ptr::eq(stream, &*self.default_stream) {
             return Ok(());
         }
-        check_orderable(stream)
+        crate::order::streams::check_orderable(stream)
     }
 
     /// Makes this context current on the calling thread.

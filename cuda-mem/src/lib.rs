@@ -365,25 +365,25 @@
 //! | a pinned buffer dropped while a copy or kernel queued on it still runs, its block handed to the next buffer of that size by the pinned cache (the DMA lands in, or reads, the new buffer) | the block goes back with an event recorded behind every queued use (kernel arguments included, on a stream ordered after all of them) and is handed out only once `cuEventQuery` says it fired; staged copies wait for it | `tests/tests/pinned_cache.rs`: `a_block_a_running_kernel_reads_is_not_handed_out`, `a_block_a_running_kernel_writes_is_not_handed_out`, `buffers_freed_and_reallocated_while_dmas_run_keep_every_byte`; `differential.rs`: `a_pinned_cache_that_reuses_busy_blocks_is_caught` (CPU), `pinned_buffers_reallocated_under_running_copies_match_the_host_model` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
 //! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream (unless [`Graph::capture`] is recording on it), for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
-//! | a [`Graph`] replaying work on a buffer that was dropped, read by the host, or written elsewhere meanwhile | the graph holds `&mut` / `&` of every buffer it records (compile errors), hands them out only as [`Held`] handles (never the `&mut`, which a `mem::swap` could use to free the recorded memory) and only between launches; an operation on memory it does not hold, or a use of a held buffer elsewhere during the capture, is an `Err`; each launch is ordered after and before the buffers' other work; drop waits for the last launch | the `compile_fail` examples of [`Graph`] (drop, `as_slice`, `to_vec`, a handle escaping the closure); `tests/tests/graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs`, `errors_inside_a_capture_end_it_and_leave_the_stream_usable`, `launches_wait_for_other_streams_and_buffers_wait_for_launches`; `capture::tests` (CPU) |
+//! | a [`Graph`] replaying work on a buffer that was dropped, read by the host, or written elsewhere meanwhile | the graph holds `&mut` / `&` of every buffer it records (compile errors), hands them out only as [`Held`] handles (never the `&mut`, which a `mem::swap` could use to free the recorded memory) and only between launches; an operation on memory it does not hold, or a use of a held buffer elsewhere during the capture, is an `Err`; each launch is ordered after and before the buffers' other work; drop waits for the last launch | the `compile_fail` examples of [`Graph`] (drop, `as_slice`, `to_vec`, a handle escaping the closure); `tests/tests/graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs`, `errors_inside_a_capture_end_it_and_leave_the_stream_usable`, `launches_wait_for_other_streams_and_buffers_wait_for_launches`; `order::capture::tests` (CPU) |
 //! | replays reading what recording left behind: a fill value read from the caller's stack, a pool allocation recorded as a graph node that the buffer then frees (or uses) outside the graph | fill values that kernels read from memory are copied into pinned memory the graph keeps; `PoolBuffer::new` on a recording stream is an `Err`, and the graph's own allocations ([`Recorder::temporary`], [`Recorder::output`]) cannot leave it, exist for [`Graph::output`] only after a launch, and are never freed if no launch allocated them | `graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs` (a 292-byte fill), `pool_memory_inside_a_graph_temporaries_and_outputs`, `a_graph_dropped_before_any_launch_frees_nothing_it_never_allocated` |
 //! | the recording closure ending [`Graph::capture`]'s capture itself (cudarc's safe `end_capture` on the stream it was given) and keeping the recorded work, which holds no buffer, to launch after the buffers are freed; or freeing a pool buffer on the recording stream, which would record the free into the graph | the capture checks, before ending it, that the stream still records the capture sequence it began (its id, `cuStreamGetCaptureInfo`); otherwise the process aborts, since the recorded work cannot be revoked and the buffers are about to be returned; `PoolBuffer::free_on_stream` on a recording stream is an `Err` | `graphs.rs`: `a_capture_ended_through_cudarc_aborts_the_process` (a child process expects the abort), `a_pool_buffer_is_not_freed_on_the_capturing_stream` |
 //! | cudarc's `memcpy_dtod` between two contexts with a cuda-mem source: cudarc synchronises `src.stream()`, not the stream that copies | buffers report a stream of their own that cuda-mem never uses; a cudarc call that passes it back gets address 0, and the driver fails it (use `copy_from`, a peer copy ordered on both sides) | `boundaries.rs`: `a_cudarc_copy_between_two_contexts_from_a_cuda_mem_buffer_is_refused` |
 //! | NCCL collectives into a receive buffer too short (cudarc's `Comm` checks no length) | `cuda_mem::nccl`'s functions (feature `nccl`) check every length against the communicator's size | `boundaries.rs`: `nccl_collectives_check_the_receive_length` |
 //! | NCCL on a stream that is capturing a graph or is the stream buffers report to cudarc (where they give address 0, which NCCL does not check), or with buffers of another device | `cuda_mem::nccl`'s functions return `Err` before NCCL runs | `boundaries.rs`: `nccl_refuses_streams_it_cannot_order` |
 //! | dropping pool memory whose latest stream began capturing a graph: the free recorded into the graph, run at every launch | the free never goes to a capturing stream; the memory is leaked instead | `boundaries.rs`: `dropping_pool_memory_whose_last_stream_is_capturing_records_no_free_in_the_graph` |
-//! | an IPC handle forged longer (its checksum recomputed): an imported buffer past the exporter's allocation | `open` / `open_in_pool` check the length against the mapping the driver made (`cuMemGetAddressRange`) | `ipc.rs` (CPU): `a_forged_length_passes_the_checksum_but_not_the_mapping`; GPU: `a_device_buffer_crosses_processes_both_ways`, `a_pool_allocation_crosses_processes_with_its_pool_descriptor` |
-//! | one exported allocation imported twice: in two contexts of two devices (the driver maps it once per device), or again while an earlier import of it is being closed; two buffers over it, each with its own stream order, so unordered | a handle (the exporter and its driver bytes) is claimed process-wide from the start of an open until its import is closed, and a mapping already open is refused too | `ipc::open_imports::tests` (CPU) |
+//! | an IPC handle forged longer (its checksum recomputed): an imported buffer past the exporter's allocation | `open` / `open_in_pool` check the length against the mapping the driver made (`cuMemGetAddressRange`) | `ipc::handle::tests` (CPU): `a_forged_length_passes_the_checksum_but_not_the_mapping`; GPU: `a_device_buffer_crosses_processes_both_ways`, `a_pool_allocation_crosses_processes_with_its_pool_descriptor` |
+//! | one exported allocation imported twice: in two contexts of two devices (the driver maps it once per device), or again while an earlier import of it is being closed; two buffers over it, each with its own stream order, so unordered | a handle (the exporter and its driver bytes) is claimed process-wide from the start of an open until its import is closed, and a mapping already open is refused too | `memory::open_imports::tests` (CPU) |
 //! | a pool's own descriptor imported back into the exporting process (`MemPool::import_fd`), then a handle with a forged exporter opened from it: a second owner of this process's allocation, freed under it | a pool handle the driver gives back that this process created is refused, and so is a pointer import whose owning pool (`CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`) was created here; neither is freed | (by reading; the driver's answer for a self-import is not known) |
 //! | zero-sized element types: a 10-element `PinnedBuffer<PhantomData<u32>>` had an empty `as_slice` and a `to_vec` of length `usize::MAX` | refused at compile time | the `compile_fail` example of [`Buffer`] |
 //! | managed memory on a device without concurrent managed access (the host may not touch it while any kernel runs) | `UnifiedBuffer::new` returns `Err(NotSupported)`, as the allocator did | `context::tests::managed_memory_needs_concurrent_access` |
 //! | `to_vec` made a `&mut [T]` over uninitialised memory | zeroes through the raw pointer first | (by reading; Miri does not flag it) |
 //! | a safe typed launch through a `#[kernel(crate = "...")]` path whose module supplies its own fingerprint functions (the PTX and the host then agreed on a forged value while the host pushed a `[u64; 2]` where the PTX took a `DeviceSliceMut`); a launch argument's parameter value taken by hand (`LaunchArg::__into_param`: a `DeviceSlice<'static>` over a buffer, read after its free or held twice mutably) | the PTX's fingerprint and parameter table come from cuda-mem's `__kernel_entry!` with the entry point, from the parameter list the entry passes to the kernel (a forwarding module that changes the types, the safety or the name does not compile), and the launch's from the parameter types it pushes in `__kernel_launch!`, which holds every `unsafe` of a launch; the table (kinds, sizes, alignments, safety) is compared word for word, so no chosen source hash can match it; `#[kernel]` hands the crate path no `unsafe` keyword token (a module that put one of its tokens before the generated launch body made a block that `forbid(unsafe_code)` does not lint); `__into_param` and `Launch::param` are `unsafe fn`s; `include_kernels!` takes a plain file name of `OUT_DIR` | `tests/tests/kernels.rs`: `a_forged_crate_path_cannot_forge_the_ptx_fingerprint`, `every_kernel_has_the_hosts_parameter_table` (CPU), `a_kernel_whose_crate_path_forges_the_fingerprint_is_refused`, `a_parameter_table_that_differs_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/`: `forged_crate_path_borrows_unsafe.rs`, `forged_entry_claims_safe.rs`, `forged_entry_other_params.rs`, `forged_entry_other_name.rs`, `forged_crate_path_launch_needs_unsafe.rs`, `into_param_is_unsafe.rs`, `launch_param_is_unsafe.rs`, `launch_macro_unsafe_kernel_in_safe_fn.rs` |
 //! | a safe typed launch ([`#[kernel]`](macro@kernel)) of a PTX that is not what the host declares: stale, built with another struct layout, a kernel missing, another crate's kernel of the same name | each kernel's signature fingerprint (parameter kinds, layouts, safety, source tokens) read from the loaded module at its first launch in a context, cached per name and fingerprint; `Module::new` of arbitrary PTX is `unsafe`; arguments claimed like `kernel_arg`; the device API gives threads disjoint elements (see [`launch`]) | `tests/tests/kernels.rs`: `a_ptx_built_with_another_struct_layout_is_refused`, `a_doctored_fingerprint_is_refused`, `a_missing_kernel_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/*.rs` |
-//! | a stale PTX whose struct swaps or renames two fields of one type: the same size, alignment, offsets and parameter table, so the fingerprint matched and the kernel read one field for the other | a derived struct's layout fingerprint (`__LAYOUT`) hashes each field's name (a raw identifier's `r#` left out) with its offset and fingerprint, in declaration order, so the kernel's signature fingerprint differs: `Err(KernelMismatch)` at the first launch, naming the kernel and the module (its message says that a field's name or place counts; it cannot name the struct, the PTX holding one hash per kernel); glam's, mint's and `num_complex`'s impls name their fields as a derived mirror does | `device_copy::tests::layout_fingerprints_cover_field_names_and_order` (CPU); `tests/tests/kernels.rs`: `a_struct_with_two_fields_swapped_changes_the_fingerprint` (CPU, on the built PTX), `a_ptx_whose_struct_swaps_two_fields_is_refused` (GPU, not run yet) |//!
+//! | a stale PTX whose struct swaps or renames two fields of one type: the same size, alignment, offsets and parameter table, so the fingerprint matched and the kernel read one field for the other | a derived struct's layout fingerprint (`__LAYOUT`) hashes each field's name (a raw identifier's `r#` left out) with its offset and fingerprint, in declaration order, so the kernel's signature fingerprint differs: `Err(KernelMismatch)` at the first launch, naming the kernel and the module (its message says that a field's name or place counts; it cannot name the struct, the PTX holding one hash per kernel); glam's, mint's and `num_complex`'s impls name their fields as a derived mirror does | `copy::device_copy::tests::layout_fingerprints_cover_field_names_and_order` (CPU); `tests/tests/kernels.rs`: `a_struct_with_two_fields_swapped_changes_the_fingerprint` (CPU, on the built PTX), `a_ptx_whose_struct_swaps_two_fields_is_refused` (GPU, not run yet) |//!
 //! | `cast::<U>` / `cast_mut::<U>` typed memory as `U` without the element check every buffer makes (`__CHECK`): a derived generic struct whose real layout has padding at `U`'s instantiation became a view (harmless only because every byte path behind it checked again) | the check lives in the one constructor of typed elements, which every buffer, view and cast goes through | `compile_fail` examples of [`Memory::cast`] (a zero-sized `U`) and of the engine's `Elems::cast` (a padded generic `U`) |//!
 //! | `device_printf!` whose format does not match its arguments (`"%d"` with an `f64`), accepted by `cargo check` (the README says `cargo check` type-checks kernel bodies): the check was a constant in a generic function, evaluated only by a real build | the format and the number of arguments are checked in a constant of the call itself, and each argument's kind by trait bounds against the format's conversions as a type (`Conversions<..>`, one code per place), both of which `cargo check` evaluates; the generic constant stays for direct calls of the hidden `PrintfArgs::__print` | `cuda-mem-derive/tests/check_ui/` (trybuild under `cargo check`: a suite without pass cases): `printf_float_for_int.rs`, `printf_more_arguments_than_conversions.rs`, `printf_refused_conversion.rs` |//!
-//! | memory shared with another process through CUDA IPC (an `ImportedBuffer`, or a buffer this process exported) given to a safe `#[kernel]` launch as a slice: the docs accepted that two processes "can race", while a Rust kernel's `DeviceSliceMut` (and `DeviceSlice`'s shared references) assume that nothing else writes the elements while it runs, and no borrow, stream order or [`ipc::IpcEvent`] of this process binds the other one, so a racing write was undefined behaviour here | decided: such memory is never a slice parameter of a `#[kernel]` launch (`DeviceSlice`, `DeviceSliceMut`, `DeviceAtomicSlice`, views included): `Err(InvalidArgument)` naming the ways out (copy into a buffer of this process, or its address to an `unsafe fn` kernel); `export_ipc` takes the buffer `&mut` and waits for its queued work, then marks it shared, so no kernel of this process still runs on it or starts later; fills, copies and NCCL stay (DMA and fixed kernels hand Rust code no reference, and any bytes are valid `DeviceCopy` values); see [`ipc`](ipc#kernels-and-shared-memory) | `memory::tests::imported_and_exported_memory_is_interprocess` (CPU); the `compile_fail` example of `DeviceBuffer::export_ipc` (an export while a claim is held; compiled before); `tests/tests/ipc.rs`: `exported_memory_is_no_slice_parameter_of_a_kernel`, `imported_memory_is_no_slice_parameter_of_a_kernel` (GPU, not run yet) |
+//! | memory shared with another process through CUDA IPC (an `ImportedBuffer`, or a buffer this process exported) given to a safe `#[kernel]` launch as a slice: the docs accepted that two processes "can race", while a Rust kernel's `DeviceSliceMut` (and `DeviceSlice`'s shared references) assume that nothing else writes the elements while it runs, and no borrow, stream order or [`ipc::IpcEvent`] of this process binds the other one, so a racing write was undefined behaviour here | decided: such memory is never a slice parameter of a `#[kernel]` launch (`DeviceSlice`, `DeviceSliceMut`, `DeviceAtomicSlice`, views included): `Err(InvalidArgument)` naming the ways out (copy into a buffer of this process, or its address to an `unsafe fn` kernel); `export_ipc` takes the buffer `&mut` and waits for its queued work, then marks it shared, so no kernel of this process still runs on it or starts later; fills, copies and NCCL stay (DMA and fixed kernels hand Rust code no reference, and any bytes are valid `DeviceCopy` values); see [`ipc`](ipc#kernels-and-shared-memory) | `memory::raw::tests::imported_and_exported_memory_is_interprocess` (CPU); the `compile_fail` example of `DeviceBuffer::export_ipc` (an export while a claim is held; compiled before); `tests/tests/ipc.rs`: `exported_memory_is_no_slice_parameter_of_a_kernel`, `imported_memory_is_no_slice_parameter_of_a_kernel` (GPU, not run yet) |
 //! | a hidden exported macro used by hand to run unsafe code from a crate that forbids it: `__kernel_entry!`'s `@call true` arm put any caller-chosen path inside `unsafe { }` (it ran `core::ptr::write_bytes::<bool>` and `drop_in_place` from `forbid(unsafe_code)` code) | no exported macro puts a caller's token inside `unsafe`: an `unsafe fn` kernel is called through a type `#[kernel]` marks with an `unsafe impl` of `__UnsafeKernel` (its parameters built outside the `unsafe` block); a launch is a call of the generic `__launch` / `__launch_unsafe`; `shared_array!` and `include_kernels!` name the caller's type, length and file in items outside their `unsafe` blocks; `#[kernel]` refuses `unsafe` in parameter types | `cuda-mem-derive/tests/kernel_ui/fail/`: `hand_entry_unsafe_call.rs` (a hand-written `@call true`: compiled and ran before, E0277 now), `unsafe_in_param_type.rs`, `forged_entry_claims_safe.rs` |
 //! | a kernel body compiled in an unsafe context: the kernel fn sat inside the body of the `unsafe extern "ptx-kernel"` entry, so an attribute macro that only moved the fn's tokens into that body made raw-pointer code compile without `unsafe` (in a crate that forbids unsafe code) | the kernel fn is an item of a `const` block beside the entry, which is a safe `extern "ptx-kernel" fn` whose parameter parts only the driver makes (`__Raw`) | `tests/tests/ptx.rs`: `a_hoisted_kernel_body_is_compiled_in_a_safe_context` (the `tests/nvptx-attack` fixture: compiled before, E0133 now) |
 //!
@@ -441,113 +441,82 @@
 
 extern crate self as cuda_mem;
 
-mod derive_support;
-pub mod device;
-mod device_copy;
-mod device_ptr;
-#[doc(hidden)]
-pub mod fill_pattern;
-#[cfg(any(feature = "glam", feature = "mint"))]
-mod interop;
-pub mod launch;
-#[doc(hidden)]
-pub mod private;
-
-#[doc(hidden)]
-pub use private as __private;
-
-pub use cuda_mem_derive::kernel;
-pub use cuda_mem_derive::DeviceCopy;
-pub use device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
-pub use device_ptr::DevicePtr;
-pub use launch::KernelParam;
-
+// The folders, from the bottom layer up (README, "Contributing", has the map;
+// `tests/tests/module_graph.rs` holds the layering).
+#[cfg(feature = "host")]
+mod buffers;
 #[cfg(feature = "build")]
 #[allow(clippy::needless_doctest_main)]
-#[path = "kernel_build.rs"]
+#[path = "launch/build.rs"]
 pub mod build;
-
-#[cfg(feature = "host")]
-mod alloc;
-#[cfg(feature = "host")]
-mod allocation;
-#[cfg(feature = "host")]
-mod buffer;
-#[cfg(feature = "host")]
-mod capture;
 #[cfg(feature = "host")]
 mod context;
-#[cfg(feature = "host")]
-mod device_vec;
-#[cfg(feature = "host")]
+mod copy;
+pub mod device;
 mod engine;
 #[cfg(feature = "host")]
 mod error;
 #[cfg(feature = "host")]
-mod fill;
-#[cfg(feature = "host")]
 mod graph;
 #[cfg(all(feature = "host", target_os = "linux"))]
 pub mod ipc;
+pub mod launch;
 #[cfg(feature = "host")]
 mod memory;
-#[cfg(feature = "nccl")]
-pub mod nccl;
-#[cfg(feature = "host")]
-mod ops;
 #[cfg(feature = "host")]
 mod order;
-#[cfg(feature = "host")]
-mod peer;
-#[cfg(feature = "host")]
-mod pinned_cache;
-#[cfg(feature = "host")]
-mod pinned_pages;
-#[cfg(feature = "host")]
-mod pitched;
-#[cfg(feature = "host")]
-mod pool;
-#[cfg(feature = "host")]
-mod staging;
 #[cfg(all(test, feature = "host"))]
 mod test_rng;
-#[cfg(feature = "host")]
-mod vmm;
-#[cfg(feature = "host")]
-mod workers;
+
+#[doc(hidden)]
+pub use copy::private;
+#[doc(hidden)]
+pub use copy::private as __private;
+#[doc(hidden)]
+pub use engine::fill_pattern;
+
+pub use copy::device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
+pub use copy::device_ptr::DevicePtr;
+pub use cuda_mem_derive::kernel;
+pub use cuda_mem_derive::DeviceCopy;
+pub use launch::KernelParam;
+
+#[cfg(feature = "nccl")]
+pub use buffers::nccl;
 
 #[cfg(feature = "host")]
 pub use {
-    buffer::{
-        Advice, Buffer, Device, DeviceBuffer, HostAccessible, Imported, Location, MemoryKind,
-        Pinned, PinnedBuffer, Pool, PoolBuffer, Unified, UnifiedBuffer,
+    buffers::buffer::{
+        Buffer, Device, DeviceBuffer, HostAccessible, Imported, MemoryKind, Pinned, PinnedBuffer,
+        Pool, PoolBuffer, Unified, UnifiedBuffer,
     },
+    buffers::device_vec::{DeviceVec, Pusher},
+    buffers::host_access::{Advice, Location},
+    buffers::ops::{Memory, MemoryMut},
     context::{context, device_count, is_available},
     cudarc::driver::{CudaContext, CudaStream, LaunchConfig},
-    device_vec::{DeviceVec, Pusher},
+    engine::fill::fill_kernels_ptx,
+    engine::peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
     engine::{AsView, KernelArg, View, ViewMut},
     error::{Error, KernelProblem, Result},
-    fill::fill_kernels_ptx,
     graph::{FillParam, Graph, Held, HeldAt, HeldBuffers, Output, Recorded, Recorder},
     launch::{LaunchArg, Module, Occupancy},
-    ops::{Memory, MemoryMut},
-    peer::{can_access_peer, disable_peer_access, enable_peer_access, peer_path, PeerPath},
-    pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
-    pinned_pages::PinnedFlags,
-    pool::{MemPool, PoolUsage},
+    memory::pinned_cache::{PinnedCache, PinnedCacheUsage, DEFAULT_PINNED_RELEASE_THRESHOLD},
+    memory::pinned_pages::PinnedFlags,
+    memory::pool::{MemPool, PoolUsage},
 };
 
 #[cfg(feature = "host")]
 pub use {
-    alloc::{
+    buffers::allocators::{
         CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN,
         PINNED_MAX_ALIGN,
     },
-    pitched::PitchedBuffer,
+    buffers::pitched::PitchedBuffer,
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use {fill::__set_fill_tuning, staging::__set_staging};
+pub use engine::{fill::__set_fill_tuning, staging::__set_staging};
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,

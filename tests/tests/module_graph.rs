@@ -1,13 +1,93 @@
-//! The module graph of `cuda-mem/src` has no cycle: every module depends only
-//! on modules "below" it (CPU only). The test reads every source file, finds
-//! the paths it uses (`use crate::…`, `use super::…`, and `crate::…` /
-//! `super::…` paths in code), resolves names that a module only re-exports
-//! (`lib.rs`'s `pub use buffer::Buffer`, `device/mod.rs`'s `pub use …`) to the
-//! module that defines them, and fails on a cycle, printing it with the file
-//! and line of every edge. New modules are picked up by themselves.
+//! The module graph of `cuda-mem/src` is layered, and has no cycle (CPU
+//! only). The test reads every source file, finds the paths it uses (`use
+//! crate::…`, `use super::…`, and `crate::…` / `super::…` paths in code),
+//! resolves names that a module only re-exports (`lib.rs`'s `pub use
+//! buffers::buffer::Buffer`, a folder's `pub use …`) to the module that
+//! defines them, and checks, file by file (a file's inline modules are part
+//! of it; unit tests are not):
+//!
+//! - every top-level module (a folder or a file of `src`) is in [`LAYERS`],
+//!   and imports only from its own layer and the layers below;
+//! - no files import each other in a cycle, directly or through others
+//!   (a folder's `mod.rs` counts as a file like any other).
+//!
+//! Failures print each offending edge with the file and line of its first
+//! use. New files are picked up by themselves; a new folder or top-level
+//! file must be given a layer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The layers of `cuda-mem/src`, from the bottom up: each top-level module
+/// (a folder or a file of `src`), its layer, and what it owns. A module may
+/// import from its own layer and the layers below, never from above. The
+/// crate root (`lib.rs`) is the facade over them all: it declares the
+/// modules and re-exports the public API, and holds the exported macros,
+/// which any layer may name.
+const LAYERS: &[(&str, u32, &str)] = &[
+    ("error", 0, "error.rs: `Error` and `Result`"),
+    (
+        "copy",
+        0,
+        "copy/: the type contract (`DeviceCopy`, `DevicePtr`, layout fingerprints, the \
+         derive's proof); no_std, shared with kernels",
+    ),
+    ("test_rng", 0, "test_rng.rs: the unit tests' random numbers"),
+    (
+        "device",
+        1,
+        "device/: the device std of kernels written in Rust; no_std",
+    ),
+    (
+        "order",
+        1,
+        "order/: stream ordering of byte ranges, which streams cuda-mem can order, its own \
+         graph captures",
+    ),
+    (
+        "context",
+        2,
+        "context.rs: driver probing, contexts and the state cuda-mem keeps per context",
+    ),
+    (
+        "memory",
+        3,
+        "memory/: memory kinds and their allocation (raw allocations, pinned pages and their \
+         cache, pools, virtual memory, the record of imports)",
+    ),
+    (
+        "engine",
+        4,
+        "engine/: the one engine behind every buffer (shapes, memset, fill, copies, staged \
+         host copies, peer access, views)",
+    ),
+    (
+        "buffers",
+        5,
+        "buffers/: the buffers and their features (Buffer, PitchedBuffer, DeviceVec, \
+         allocators, Memory / MemoryMut, the cudarc boundary, NCCL)",
+    ),
+    (
+        "graph",
+        6,
+        "graph/: CUDA graphs of buffer operations and kernel launches",
+    ),
+    (
+        "ipc",
+        6,
+        "ipc/: CUDA IPC: buffers and events shared between processes",
+    ),
+    (
+        "launch",
+        7,
+        "launch/: typed kernel launches (the host side takes buffers, views and graph handles)",
+    ),
+    (
+        "build",
+        7,
+        "launch/build.rs, module `build`: compiles kernel crates to PTX from build scripts",
+    ),
+];
 
 /// A module path below the crate root, e.g. `["device", "slice"]`; the root is `[]`.
 type ModPath = Vec<String>;
@@ -139,8 +219,26 @@ fn sources() -> Vec<Source> {
             (p, strip(&text))
         })
         .collect();
-    // `#[path = "x.rs"] mod name;`: the file x.rs is the module `name`.
-    let mut renamed: BTreeMap<PathBuf, String> = BTreeMap::new();
+    // The module of a file from its place in the tree.
+    let natural = |path: &Path| -> ModPath {
+        let rel = path.strip_prefix(&root).unwrap();
+        let mut module: ModPath = rel
+            .parent()
+            .into_iter()
+            .flat_map(|p| p.iter())
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        let stem = rel.file_stem().unwrap().to_string_lossy().into_owned();
+        if rel.parent() == Some(Path::new("")) && stem == "lib" {
+        } else if stem != "mod" {
+            module.push(stem);
+        }
+        module
+    };
+    // `#[path = "x.rs"] mod name;`: the file x.rs is the module `name` of
+    // the declaring file's module (`lib.rs`'s `#[path = "launch/build.rs"]
+    // pub mod build;` is `build`, not `launch::build`).
+    let mut renamed: BTreeMap<PathBuf, ModPath> = BTreeMap::new();
     for (path, _) in &texts {
         let raw = std::fs::read_to_string(path).unwrap();
         let mut pending: Option<String> = None;
@@ -149,7 +247,9 @@ fn sources() -> Vec<Source> {
             if let Some(rest) = line.strip_prefix("#[path = \"") {
                 pending = rest.split('"').next().map(str::to_string);
             } else if let (Some(file), Some(name)) = (&pending, mod_decl(line)) {
-                renamed.insert(path.parent().unwrap().join(file), name);
+                let mut module = natural(path);
+                module.push(name);
+                renamed.insert(path.parent().unwrap().join(file), module);
                 pending = None;
             } else if !line.starts_with("#[") && !line.starts_with("//") {
                 pending = None;
@@ -160,19 +260,10 @@ fn sources() -> Vec<Source> {
         .into_iter()
         .map(|(path, code)| {
             let rel = path.strip_prefix(&root).unwrap();
-            let mut module: ModPath = rel
-                .parent()
-                .into_iter()
-                .flat_map(|p| p.iter())
-                .map(|s| s.to_string_lossy().into_owned())
-                .collect();
-            let stem = rel.file_stem().unwrap().to_string_lossy().into_owned();
-            if let Some(name) = renamed.get(&path) {
-                module.push(name.clone());
-            } else if rel.parent() == Some(Path::new("")) && stem == "lib" {
-            } else if stem != "mod" {
-                module.push(stem);
-            }
+            let module = renamed
+                .get(&path)
+                .cloned()
+                .unwrap_or_else(|| natural(&path));
             Source {
                 module,
                 file: format!("cuda-mem/src/{}", rel.display()),
@@ -437,10 +528,12 @@ impl Crate {
     }
 }
 
-/// The module graph of cuda-mem's library code.
+/// The module graph of cuda-mem's library code, file by file.
 struct Graph {
-    /// Dependency edges between modules (a module's use of itself, or of a
-    /// module it contains or that contains it, is not an edge).
+    /// Dependency edges between files, each named by its module (`mod.rs`
+    /// by its folder's); a use inside a file's inline modules is the
+    /// file's, a use of an inline module (`private::layout` when it was
+    /// one) is a use of its file, and a file's use of itself is no edge.
     edges: Edges,
     /// How many uses became edges.
     count: usize,
@@ -451,7 +544,8 @@ struct Graph {
 
 fn graph() -> Graph {
     let sources = sources();
-    let mut modules: BTreeSet<ModPath> = sources.iter().map(|s| s.module.clone()).collect();
+    let files: BTreeSet<ModPath> = sources.iter().map(|s| s.module.clone()).collect();
+    let mut modules = files.clone();
     let mut all: Vec<(usize, Vec<Use>)> = Vec::new();
     for (i, s) in sources.iter().enumerate() {
         let (uses, inlines) = uses(&s.code);
@@ -512,15 +606,13 @@ fn graph() -> Graph {
                     via_root.push((source.file.clone(), u.line, u.path.join("::")));
                 }
             }
-            let to = krate.target(&abs);
-            if to.starts_with(&from) || from.starts_with(&to) {
-                // Itself, its own submodule, or an enclosing module (whose
-                // items a child may use: Rust's module tree, not a cycle).
+            let to = file_of(&files, &krate.target(&abs));
+            if to == source.module {
                 continue;
             }
             count += 1;
             edges
-                .entry(from)
+                .entry(source.module.clone())
                 .or_default()
                 .entry(to)
                 .or_insert_with(|| format!("{}:{}", source.file, u.line));
@@ -531,6 +623,16 @@ fn graph() -> Graph {
         count,
         via_root,
     }
+}
+
+/// The file that holds module `m`: `m` itself, or the file whose inline
+/// module it is.
+fn file_of(files: &BTreeSet<ModPath>, m: &ModPath) -> ModPath {
+    (0..=m.len())
+        .rev()
+        .map(|n| m[..n].to_vec())
+        .find(|p| files.contains(p))
+        .unwrap_or_default()
 }
 
 fn name(m: &ModPath) -> String {
@@ -666,11 +768,140 @@ fn the_parser_resolves_reexports_and_finds_a_planted_cycle() {
     assert_eq!(krate.target(&m("cudarc")), Vec::<String>::new());
 }
 
+/// The layer of the top-level module of `m`, or `None` for the crate root.
+fn layer_of(m: &ModPath) -> Option<Result<u32, String>> {
+    let top = m.first()?;
+    Some(
+        LAYERS
+            .iter()
+            .find(|(name, _, _)| name == top)
+            .map(|(_, layer, _)| *layer)
+            .ok_or_else(|| top.clone()),
+    )
+}
+
+/// Every edge that goes up the layers, and every top-level module that has
+/// no layer, as lines of a report (empty when all is well).
+fn layering_report(edges: &Edges) -> String {
+    let mut report = String::new();
+    let mut unlisted = BTreeSet::new();
+    for (from, tos) in edges {
+        for (to, at) in tos {
+            let (Some(f), Some(t)) = (layer_of(from), layer_of(to)) else {
+                continue; // the crate root: the facade and the exported macros
+            };
+            match (f, t) {
+                (Ok(f), Ok(t)) if t > f => {
+                    report += &format!(
+                        "  {} (layer {f}) -> {} (layer {t})   ({at})\n",
+                        name(from),
+                        name(to)
+                    );
+                }
+                (Ok(_), Ok(_)) => {}
+                (f, t) => {
+                    unlisted.extend(f.err());
+                    unlisted.extend(t.err());
+                }
+            }
+        }
+    }
+    for top in unlisted {
+        report += &format!("  `{top}` has no layer: add it to LAYERS\n");
+    }
+    report
+}
+
+/// A module imports only from its own layer and the layers below, as
+/// [`LAYERS`] lists them; every top-level module has a layer, and every
+/// entry of the table is a module.
+#[test]
+fn every_module_imports_only_from_its_layer_and_below() {
+    let Graph { edges, count, .. } = graph();
+    assert!(count >= 50, "only {count} uses found: the parser is broken");
+    let mut report = layering_report(&edges);
+    let tops: BTreeSet<String> = sources()
+        .into_iter()
+        .filter_map(|s| s.module.first().cloned())
+        .collect();
+    for top in &tops {
+        if !LAYERS.iter().any(|(name, _, _)| name == top) {
+            report += &format!("  `{top}` has no layer: add it to LAYERS\n");
+        }
+    }
+    for (name, _, _) in LAYERS {
+        if !tops.contains(*name) {
+            report += &format!("  LAYERS lists `{name}`, which is no module of cuda-mem/src\n");
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "imports that go up the layers of cuda-mem (each: where the first use is); move the \
+         shared item down, or take it as a parameter:\n{report}"
+    );
+}
+
+/// The checks themselves: a use of an inline module is a use of its file,
+/// so the circle `device_copy` -> `private::layout` (an inline module of
+/// `private.rs`, as it was) -> `private` -> `device_copy` is found; an edge
+/// up the layers is reported, edges down and to the crate root are not, and
+/// a top-level module without a layer is named.
+#[test]
+fn the_checks_find_an_inline_cycle_and_an_upward_edge() {
+    let m = |s: &str| segments(s);
+    let files: BTreeSet<ModPath> = [m("copy::private"), m("copy::device_copy")].into();
+    assert_eq!(
+        file_of(&files, &m("copy::private::layout")),
+        m("copy::private")
+    );
+    assert_eq!(file_of(&files, &m("copy")), Vec::<String>::new());
+    let mut edges = Edges::new();
+    edges.entry(m("copy::device_copy")).or_default().insert(
+        file_of(&files, &m("copy::private::layout")),
+        "device_copy.rs:1".into(),
+    );
+    edges
+        .entry(m("copy::private"))
+        .or_default()
+        .insert(m("copy::device_copy"), "private.rs:1".into());
+    assert!(cycle_through(&edges, &m("copy::device_copy")).is_some());
+
+    let mut edges = Edges::new();
+    edges
+        .entry(m("memory::raw"))
+        .or_default()
+        .insert(m("engine::peer"), "raw.rs:1".into());
+    edges
+        .entry(m("engine::peer"))
+        .or_default()
+        .insert(m("memory::raw"), "peer.rs:1".into());
+    edges
+        .entry(m("launch::host"))
+        .or_default()
+        .insert(Vec::new(), "host.rs:1".into());
+    let report = layering_report(&edges);
+    assert!(
+        report.contains("memory::raw (layer 3) -> engine::peer (layer 4)"),
+        "{report}"
+    );
+    assert_eq!(report.lines().count(), 1, "{report}");
+    let mut edges = Edges::new();
+    edges
+        .entry(m("attic::old"))
+        .or_default()
+        .insert(m("error"), "old.rs:1".into());
+    assert!(layering_report(&edges).contains("`attic` has no layer"));
+}
+
 /// Files whose internal imports still go through `lib.rs`'s re-exports; the
 /// sweep after issue 17's branches are merged empties this list. A file
 /// listed here that has no such import any more fails the test too, so the
 /// list only shrinks.
-const NOT_YET_SWEPT: &[&str] = &[];
+///
+/// `launch/host.rs` names `crate::KernelParam` (in its parameter-table
+/// macro): it came with the launch work on main, which is being tuned there,
+/// and the house-in-wings branch (issue 30) leaves that folder's code alone.
+const NOT_YET_SWEPT: &[&str] = &["cuda-mem/src/launch/host.rs"];
 
 /// Internal code imports by module path (`crate::buffer::Buffer`), not
 /// through `lib.rs`'s public re-exports (`crate::Buffer`), so that the module

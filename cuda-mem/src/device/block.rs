@@ -28,7 +28,7 @@ use super::shared::SharedSlice;
 use super::sync::sync_threads;
 use super::thread::block_size;
 use super::warp::{self, WarpReduce, WARP_SIZE};
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 
 /// The number of warps of a block of `BLOCK` threads.
 const fn warps(block: usize) -> usize {

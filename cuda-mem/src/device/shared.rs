@@ -54,7 +54,7 @@
 use core::marker::PhantomData;
 
 use super::atomic::{AtomicValue, DeviceAtomic};
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 
 /// A block's shared memory viewed as `len` elements of `T`: a slice of a
 /// [`SharedArray`] or the dynamic shared memory. `Copy`: every access is

@@ -17,7 +17,7 @@
 //! return the caller's own predicate and shuffles its own value.
 
 use super::thread::{block_size, block_thread_rank};
-use crate::device_copy::DeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 
 /// Threads per warp on every NVIDIA GPU.
 ///
@@ -375,7 +375,7 @@ fn shfl<T: DeviceCopy>(kind: Kind, mask: u32, value: T, lane: u32) -> T {
     };
     // The bytes of `T` are moved as words: a derived generic struct's real
     // layout is re-checked for this `T` (no padding), as the byte views do.
-    const { crate::private::check_layout::<T>() };
+    const { crate::copy::private::check_layout::<T>() };
     if size_of::<T>() == 4 {
         // SAFETY: `T` has 4 bytes (checked above), read unaligned as a `u32`.
         let bits: u32 = unsafe { core::mem::transmute_copy(&value) };

@@ -8,20 +8,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
 
-use crate::buffer::{Buffer, MemoryKind};
+use crate::buffers::buffer::{Buffer, MemoryKind};
+use crate::buffers::device_vec::DeviceVec;
+use crate::buffers::ops::{sealed::Engine, Memory, MemoryMut};
+use crate::buffers::pitched::PitchedBuffer;
 use crate::context::ContextState;
+use crate::copy::device_copy::DeviceCopy;
 use crate::device::{
     DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
     PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
-use crate::device_copy::DeviceCopy;
-use crate::device_vec::DeviceVec;
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
 use crate::graph::Held;
 use crate::launch::ParamAbi;
-use crate::ops::{sealed::Engine, Memory, MemoryMut};
-use crate::pitched::PitchedBuffer;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).

@@ -103,11 +103,11 @@
 //! file in items outside their `unsafe` blocks. A hand-written call of any
 //! hidden macro makes at most what `#[kernel]` makes.
 
+use crate::copy::device_copy::DeviceCopy;
 use crate::device::{
     DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
     PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
-use crate::device_copy::DeviceCopy;
 
 #[cfg(feature = "host")]
 mod host;

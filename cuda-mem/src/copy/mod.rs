@@ -1,0 +1,20 @@
+//! `copy/`: the type contract, shared by the host and the kernels (it builds
+//! under `#![no_std]`, for `nvptx64-nvidia-cuda` too). It owns
+//! [`DeviceCopy`](device_copy::DeviceCopy) and its impls for the primitives,
+//! arrays, `half`, `num_complex` and (module `foreign`) glam and mint; the
+//! byte views it makes sound; [`DevicePtr`](device_ptr::DevicePtr); the
+//! layout fingerprints (`layout`); and the proof that `#[derive(DeviceCopy)]`
+//! expands to (`derive_support`, whose checks live in `private`).
+//!
+//! May use: nothing else of the crate. This is the bottom layer: everything
+//! else, the device std included, builds on it.
+
+mod derive_support;
+pub(crate) mod device_copy;
+pub(crate) mod device_ptr;
+#[cfg(any(feature = "glam", feature = "mint"))]
+mod foreign;
+#[doc(hidden)]
+pub mod layout;
+#[doc(hidden)]
+pub mod private;
