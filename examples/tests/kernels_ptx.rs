@@ -74,7 +74,7 @@ fn the_particle_step_uses_ieee_arithmetic() {
 }
 
 /// The reduction uses what it is an example of: warp shuffles, shared-memory
-/// and global atomics, and barriers.
+/// and global atomics, barriers, and 16-byte loads from global memory.
 #[test]
 fn the_reduction_uses_shuffles_shared_atomics_and_barriers() {
     let reduce = ptx_kernel(PTX, reduce_samples::NAME);
@@ -83,7 +83,7 @@ fn the_reduction_uses_shuffles_shared_atomics_and_barriers() {
         "atom.relaxed.cta",
         "atom.relaxed.gpu",
         "barrier.sync",
-        "ld.v4",
+        "ld.global.v4",
     ] {
         assert!(reduce.contains(needle), "reduce_samples has no {needle}");
     }

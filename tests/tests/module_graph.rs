@@ -897,11 +897,7 @@ fn the_checks_find_an_inline_cycle_and_an_upward_edge() {
 /// sweep after issue 17's branches are merged empties this list. A file
 /// listed here that has no such import any more fails the test too, so the
 /// list only shrinks.
-///
-/// `launch/host.rs` names `crate::KernelParam` (in its parameter-table
-/// macro): it came with the launch work on main, which is being tuned there,
-/// and the house-in-wings branch (issue 30) leaves that folder's code alone.
-const NOT_YET_SWEPT: &[&str] = &["cuda-mem/src/launch/host.rs"];
+const NOT_YET_SWEPT: &[&str] = &[];
 
 /// Internal code imports by module path (`crate::buffer::Buffer`), not
 /// through `lib.rs`'s public re-exports (`crate::Buffer`), so that the module

@@ -561,7 +561,7 @@ impl Launch<'_> {
 }
 
 /// The parameters of a kernel, as a tuple `(P0, P1, ..)` of
-/// [`KernelParam`](crate::KernelParam) types: their fingerprints, their
+/// [`KernelParam`](crate::launch::KernelParam) types: their fingerprints, their
 /// parameter table and where each of their parts is, for the launch.
 /// Implemented for tuples of up to 24 parameters.
 #[doc(hidden)]
@@ -605,7 +605,7 @@ pub unsafe trait LaunchArgs<P> {
 
 /// Pushes the parts of the parameter `p` (see [`KernelParams::__parts`]).
 #[inline(always)]
-fn push_parts<P: crate::KernelParam>(
+fn push_parts<P: crate::launch::KernelParam>(
     p: &mut P,
     out: &mut [*mut c_void; MAX_PARTS],
     next: &mut usize,
@@ -627,8 +627,8 @@ fn push_parts<P: crate::KernelParam>(
 
 macro_rules! tuple_params {
     ($(($($p:ident $a:ident $i:tt),*))*) => {$(
-        impl<$($p: crate::KernelParam),*> KernelParams for ($($p,)*) {
-            const SIGNATURES: &'static [u64] = &[$(<$p as crate::KernelParam>::SIGNATURE),*];
+        impl<$($p: crate::launch::KernelParam),*> KernelParams for ($($p,)*) {
+            const SIGNATURES: &'static [u64] = &[$(<$p as crate::launch::KernelParam>::SIGNATURE),*];
             const ABI_SAFE: &'static [ParamAbi] = &[
                 crate::launch::__abi_head(false, <[&str]>::len(&[$(stringify!($p)),*])),
                 $(crate::launch::__param_abi::<fn($p), $p>()),*
@@ -637,7 +637,7 @@ macro_rules! tuple_params {
                 crate::launch::__abi_head(true, <[&str]>::len(&[$(stringify!($p)),*])),
                 $(crate::launch::__param_abi::<fn($p), $p>()),*
             ];
-            const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::KernelParam>::__Address>() != 0) as usize)*;
+            const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::launch::KernelParam>::__Address>() != 0) as usize)*;
 
             #[inline(always)]
             #[allow(unused_variables, unused_mut)]

@@ -15,4 +15,8 @@ fn launch(m: &'static Module, s: &Arc<CudaStream>, c: LaunchConfig, out: &mut De
     fill.launch(m, s, c, (out,))
 }
 
-fn main() {}
+fn main() {
+    // Reached from `main`, so the launcher is instantiated (and with it the
+    // parameter's size check).
+    let _: fn(&'static Module, &Arc<CudaStream>, LaunchConfig, &mut DeviceBuffer<u32>) -> cm_renamed::Result<()> = launch;
+}
