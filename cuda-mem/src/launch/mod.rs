@@ -241,7 +241,7 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
 ///
 /// # Safety
 /// `address` is not null: the host pushes a dangling, aligned, non-null
-/// address for an empty slice (`launch::host::non_null`), and a live
+/// address for an empty slice (`launch::host::args::non_null`), and a live
 /// allocation's otherwise.
 #[inline(always)]
 unsafe fn non_null<P: Copy + IsNull>(address: P) -> P {

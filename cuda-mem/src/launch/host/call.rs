@@ -1,0 +1,352 @@
+//! The launch itself: [`Launch`] (a checked function and its stream), the
+//! argument and parameter tuples ([`KernelParams`], [`LaunchArgs`]) and the
+//! generic launchers `#[kernel]` calls (`__launch`, `__launch_unsafe`).
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaStream, LaunchConfig};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::launch::host::args::LaunchArg;
+use crate::launch::host::module::Module;
+use crate::launch::ParamAbi;
+
+/// A launch under way: the checked function and the stream. Made by
+/// [`Module::__begin`]; the generated launcher turns each argument into its
+/// parameter with [`Launch::param`], then calls [`Launch::__finish`].
+#[doc(hidden)]
+pub struct Launch<'s> {
+    state: Arc<ContextState>,
+    stream: &'s Arc<CudaStream>,
+    function: sys::CUfunction,
+    /// Whether an argument's claim has checked the stream (`check_stream`:
+    /// its context, and that cuda-mem can order work on it). Launches
+    /// without buffer arguments check it in `__finish`.
+    stream_checked: Cell<bool>,
+}
+
+impl Launch<'_> {
+    /// The parameter value of `arg`, ordered on the launch's stream.
+    ///
+    /// # Safety
+    ///
+    /// As for [`LaunchArg::__into_param`]: the value goes to this launch's
+    /// [`__finish`](Launch::__finish) only, while `arg`'s borrow lasts.
+    #[doc(hidden)]
+    pub unsafe fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
+        // SAFETY: the caller's promise, passed on.
+        let param = unsafe { arg.__into_param(self.stream) }?;
+        if A::__CHECKS_STREAM {
+            self.stream_checked.set(true);
+        }
+        Ok(param)
+    }
+
+    /// Queues the kernel.
+    ///
+    /// # Safety
+    ///
+    /// `params` point to the kernel's parameters, of its parameter types and
+    /// in order, each made by [`Launch::param`] on this launch; the kernel's
+    /// preconditions (none for a safe `#[kernel]` fn) hold.
+    #[doc(hidden)]
+    pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
+        if !self.stream_checked.get() {
+            self.state.check_stream(self.stream)?;
+        }
+        let (grid, block) = (config.grid_dim, config.block_dim);
+        // The device's global indices are exact 64-bit numbers for fewer
+        // than 2^63 threads (`cuda_mem::device::global_linear_idx`); CUDA's
+        // limits allow up to 2^73. (Six factors below 2^32: the product fits
+        // in 192 bits, checked in two steps of 128.)
+        let blocks = u128::from(grid.0) * u128::from(grid.1) * u128::from(grid.2);
+        let threads = u128::from(block.0) * u128::from(block.1) * u128::from(block.2);
+        if blocks.saturating_mul(threads) >= 1 << 63 {
+            return Err(Error::InvalidArgument(
+                "a kernel launch of 2^63 threads or more (grid size times block size); \
+                 launch fewer threads, with a grid-stride loop covering the data",
+            ));
+        }
+        self.state.bind()?;
+        // SAFETY: the function belongs to the current context (checked and
+        // cached per context), which is the stream's (the module was found
+        // through the stream's context); the caller guarantees the
+        // parameters.
+        unsafe {
+            sys::cuLaunchKernel(
+                self.function,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                config.shared_mem_bytes,
+                self.stream.cu_stream(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .op("cuLaunchKernel")
+    }
+}
+
+impl Module {
+    /// Starts a launch of `kernel` (whose host-side fingerprint is
+    /// `signature`) on `stream`: checks the stream, and finds and checks the
+    /// kernel. Called by [`__launch`]; its `Launch` lives here, not in
+    /// `module`, which does not know launches.
+    #[doc(hidden)]
+    pub fn __begin<'s>(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        abi: &'static [ParamAbi],
+        stream: &'s Arc<CudaStream>,
+    ) -> Result<Launch<'s>> {
+        let state = ContextState::of(stream.context())?;
+        let function = self.function(&state, kernel, signature, Some(abi), Some(stream))?;
+        Ok(Launch {
+            state,
+            stream,
+            function,
+            stream_checked: Cell::new(false),
+        })
+    }
+}
+
+/// The parameters of a kernel, as a tuple `(P0, P1, ..)` of
+/// [`KernelParam`](crate::launch::KernelParam) types: their fingerprints, their
+/// parameter table and where each of their parts is, for the launch.
+/// Implemented for tuples of up to 24 parameters.
+#[doc(hidden)]
+pub trait KernelParams {
+    /// Each parameter's fingerprint, in order.
+    const SIGNATURES: &'static [u64];
+    /// The parameter table of a safe kernel with these parameters.
+    const ABI_SAFE: &'static [ParamAbi];
+    /// The parameter table of an `unsafe fn` kernel with these parameters.
+    const ABI_UNSAFE: &'static [ParamAbi];
+    /// The number of PTX parameters (each parameter has one or two parts).
+    const PARTS: usize;
+
+    /// Writes the address of each PTX parameter into `out`, in order: for
+    /// each parameter, its address part (if it has one) and its rest, both
+    /// inside the parameter value (see `KernelParam::__Address`).
+    fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]);
+}
+
+/// The most PTX parameters a launch pushes (two parts for each of up to 24
+/// parameters).
+#[doc(hidden)]
+pub const MAX_PARTS: usize = 48;
+
+/// The arguments of a launch, as a tuple `(A0, A1, ..)` whose every element
+/// is a [`LaunchArg`] for the parameter in the same place of `P`.
+///
+/// # Safety
+///
+/// `__into_params` makes the parameters as [`LaunchArg::__into_param`]
+/// does, each for its own parameter.
+#[doc(hidden)]
+pub unsafe trait LaunchArgs<P> {
+    /// The parameters, ordered on the launch's stream.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Launch::param`].
+    unsafe fn __into_params(self, launch: &Launch<'_>) -> Result<P>;
+}
+
+/// Pushes the parts of the parameter `p` (see [`KernelParams::__parts`]).
+#[inline(always)]
+fn push_parts<P: crate::launch::KernelParam>(
+    p: &mut P,
+    out: &mut [*mut c_void; MAX_PARTS],
+    next: &mut usize,
+) {
+    const {
+        assert!(
+            size_of::<P>() == size_of::<P::__Address>() + size_of::<P::__Rest>(),
+            "a kernel parameter's two parts make the whole parameter"
+        );
+    }
+    let base = (p as *mut P).cast::<u8>();
+    if size_of::<P::__Address>() != 0 {
+        out[*next] = base.cast();
+        *next += 1;
+    }
+    out[*next] = base.wrapping_add(size_of::<P::__Address>()).cast();
+    *next += 1;
+}
+
+macro_rules! tuple_params {
+    ($(($($p:ident $a:ident $i:tt),*))*) => {$(
+        impl<$($p: crate::launch::KernelParam),*> KernelParams for ($($p,)*) {
+            const SIGNATURES: &'static [u64] = &[$(<$p as crate::launch::KernelParam>::SIGNATURE),*];
+            const ABI_SAFE: &'static [ParamAbi] = &[
+                crate::launch::__abi_head(false, <[&str]>::len(&[$(stringify!($p)),*])),
+                $(crate::launch::__param_abi::<fn($p), $p>()),*
+            ];
+            const ABI_UNSAFE: &'static [ParamAbi] = &[
+                crate::launch::__abi_head(true, <[&str]>::len(&[$(stringify!($p)),*])),
+                $(crate::launch::__param_abi::<fn($p), $p>()),*
+            ];
+            const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::launch::KernelParam>::__Address>() != 0) as usize)*;
+
+            #[inline(always)]
+            #[allow(unused_variables, unused_mut)]
+            fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]) {
+                let mut next = 0;
+                $(push_parts(&mut self.$i, out, &mut next);)*
+            }
+        }
+
+        // SAFETY: each argument becomes its own parameter through its
+        // `LaunchArg` impl, as `Launch::param` does.
+        unsafe impl<$($a: LaunchArg<$p>, $p),*> LaunchArgs<($($p,)*)> for ($($a,)*) {
+            #[inline(always)]
+            #[allow(unused_variables)]
+            unsafe fn __into_params(self, launch: &Launch<'_>) -> Result<($($p,)*)> {
+                // SAFETY: the caller's promise, for each argument.
+                Ok(($(unsafe { launch.param::<$a, $p>(self.$i) }?,)*))
+            }
+        }
+    )*};
+}
+
+tuple_params! {
+    ()
+    (P0 A0 0)
+    (P0 A0 0, P1 A1 1)
+    (P0 A0 0, P1 A1 1, P2 A2 2)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21, P22 A22 22)
+    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9,
+     P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15, P16 A16 16,
+     P17 A17 17, P18 A18 18, P19 A19 19, P20 A20 20, P21 A21 21, P22 A22 22, P23 A23 23)
+}
+
+/// Launches the safe kernel `kernel` of `module` with the arguments `args`
+/// for its parameters `P` (a tuple of parameter types), on `stream`, with
+/// `config`: what the launcher of a safe [`#[kernel]`](macro@crate::kernel)
+/// fn does (`SOURCE` is the hash of the kernel's tokens). The kernel's
+/// fingerprint and parameter table in the PTX are checked against the ones
+/// of `P` (as a safe kernel) at its first launch in a context.
+///
+/// # Errors
+///
+/// As for the generated `launch`.
+#[doc(hidden)]
+#[inline]
+pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    // SAFETY: the table checked says a safe kernel, which has no
+    // preconditions (see `cuda_mem::launch`).
+    unsafe { launch_checked::<P, A, SOURCE, false>(module, kernel, stream, config, args) }
+}
+
+/// [`__launch`] for an `unsafe fn` kernel.
+///
+/// # Safety
+///
+/// The kernel's own preconditions hold for these arguments and this
+/// configuration.
+///
+/// # Errors
+///
+/// As for [`__launch`].
+#[doc(hidden)]
+#[inline]
+pub unsafe fn __launch_unsafe<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe { launch_checked::<P, A, SOURCE, true>(module, kernel, stream, config, args) }
+}
+
+/// The launch: the kernel checked against `P`, the arguments claimed on the
+/// stream, the parameters' parts pushed.
+///
+/// # Safety
+///
+/// When `UNSAFE`, the kernel's preconditions hold.
+#[inline]
+unsafe fn launch_checked<
+    P: KernelParams,
+    A: LaunchArgs<P>,
+    const SOURCE: u64,
+    const UNSAFE: bool,
+>(
+    module: &'static Module,
+    kernel: &'static str,
+    stream: &Arc<CudaStream>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    let signature = const { crate::launch::__kernel_signature(UNSAFE, SOURCE, P::SIGNATURES) };
+    let abi = if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE };
+    let launch = module.__begin(kernel, signature, abi, stream)?;
+    // SAFETY: the parameters go to this launch only (below), while the
+    // arguments' borrows last (this call).
+    let mut params = unsafe { args.__into_params(&launch) }?;
+    let mut parts = [std::ptr::null_mut(); MAX_PARTS];
+    params.__parts(&mut parts);
+    // SAFETY: the parts point into `params`, made by `param` for this launch,
+    // in the order and shape of the entry point's parameters (one or two per
+    // parameter, see `KernelParam::__Address`); the PTX's fingerprint and
+    // table matched those of these very parameter types, and `UNSAFE` is the
+    // kernel's safety (a safe kernel has no preconditions; an unsafe one's
+    // caller promised them).
+    unsafe { launch.__finish(config, &mut parts[..P::PARTS]) }
+}

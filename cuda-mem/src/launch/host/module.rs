@@ -1,0 +1,522 @@
+//! [`Module`]: a kernel crate's PTX, embedded by [`include_kernels!`](crate::include_kernels),
+//! loaded once per context and checked kernel by kernel (the signature
+//! fingerprint and parameter table against the host's), and the
+//! [`Occupancy`] of its kernels.
+
+use std::ffi::CString;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, KernelProblem, Result};
+use crate::launch::ParamAbi;
+
+/// The name of a kernel's fingerprint static is this prefix and the kernel's
+/// name (`#[kernel]` spells the same string).
+const SIGNATURE_PREFIX: &str = "__cuda_mem_sig_";
+/// The same for its parameter table ([`ParamAbi`] rows).
+const ABI_PREFIX: &str = "__cuda_mem_abi_";
+
+/// The PTX of a kernel crate, embedded in the program, from which
+/// [`#[kernel]`](macro@crate::kernel) fns are launched.
+///
+/// Declare it once, as a `static`, with [`include_kernels!`](crate::include_kernels)
+/// (the PTX that `cuda_mem::build::KernelCrate` wrote into `OUT_DIR`):
+///
+/// ```ignore
+/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
+/// ```
+///
+/// The module is loaded into a context at the first launch there
+/// (`cuModuleLoadData`), and each kernel is checked at its first launch in a
+/// context: the PTX must have the kernel, and the kernel's signature
+/// fingerprint in the PTX must equal the one the host computed from the same
+/// `#[kernel]` declaration (see [`launch`](crate::launch) for why). Both
+/// results are cached, so later launches do no loading, lookup by name or
+/// allocation: they find the function handle in a short list under one
+/// uncontended lock. The loaded module, and with it its context, is kept
+/// until the process exits (a `static` is never dropped).
+///
+/// A module that fails to load (PTX for a newer GPU or driver) is an `Err`
+/// of the launch, retried at the next one.
+pub struct Module {
+    name: &'static str,
+    ptx: &'static str,
+    loaded: Mutex<Vec<Loaded>>,
+}
+
+/// The module loaded into one context, with the kernels checked there so far.
+struct Loaded {
+    /// Keeps the context (and so `module` and the function handles) alive.
+    ctx: Arc<CudaContext>,
+    module: sys::CUmodule,
+    /// Checked kernels: name, the fingerprint and parameter table they were
+    /// checked against, function. Keyed by all three, so that a launcher
+    /// whose fingerprint or parameters differ from the checked ones
+    /// (another crate's kernel of the same name) is checked, and refused,
+    /// too.
+    kernels: Vec<Checked>,
+}
+
+/// Whether a checked table `a` stands for `b`: both absent, or the same
+/// rows (one launcher's table is one promoted constant, so the address
+/// usually says it without a comparison).
+fn same_table(a: Option<&[ParamAbi]>, b: Option<&[ParamAbi]>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// A kernel checked in one context (see [`Loaded::kernels`]).
+struct Checked {
+    name: &'static str,
+    signature: u64,
+    /// The parameter table compared; `None` for a `check` (which knows no
+    /// parameter types), which no launch takes for its own.
+    abi: Option<&'static [ParamAbi]>,
+    function: sys::CUfunction,
+}
+
+// SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
+// thread; the context they live in is kept alive by `ctx` and never unloaded.
+unsafe impl Send for Loaded {}
+
+impl Module {
+    /// A module named `name` (for error messages) with the PTX text `ptx`.
+    /// [`include_kernels!`](crate::include_kernels) is the safe way to make
+    /// one: it embeds the PTX that `KernelCrate` compiled from the kernel
+    /// crate's sources in this build.
+    ///
+    /// # Safety
+    ///
+    /// Safe launches trust the PTX: the fingerprint check proves that a
+    /// kernel's parameters are the ones the host declares, not what its code
+    /// does. So every kernel in `ptx` that has a signature fingerprint
+    /// (`__cuda_mem_sig_<name>`) must have been compiled by `#[kernel]` from
+    /// Rust source (any version of it), never written or edited by hand.
+    ///
+    /// ```
+    /// // SAFETY: no kernels at all.
+    /// static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", ".version 8.0\n") };
+    /// assert_eq!(KERNELS.name(), "mine");
+    /// ```
+    #[must_use]
+    pub const unsafe fn new(name: &'static str, ptx: &'static str) -> Self {
+        Self {
+            name,
+            ptx,
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The module's name.
+    ///
+    /// ```
+    /// # static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", "") };
+    /// println!("{}", KERNELS.name());
+    /// ```
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    ///
+    /// ```
+    /// # static KERNELS: cuda_mem::Module = unsafe { cuda_mem::Module::new("mine", ".version 8.0\n") };
+    /// assert!(KERNELS.ptx().starts_with(".version"));
+    /// ```
+    #[must_use]
+    pub const fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Loaded>> {
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The function `kernel` in `state`'s context, after checking (once)
+    /// that its signature fingerprint in the PTX is `signature`.
+    /// A launch on `stream` checks the stream before loading or checking
+    /// anything (the synchronous copy of the check must not meet a capture).
+    pub(super) fn function(
+        &'static self,
+        state: &ContextState,
+        kernel: &'static str,
+        signature: u64,
+        abi: Option<&'static [ParamAbi]>,
+        stream: Option<&CudaStream>,
+    ) -> Result<sys::CUfunction> {
+        let mut loaded = self.lock();
+        let key = state.ctx.cu_ctx();
+        let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
+        if let Some(index) = found {
+            let checked = loaded[index]
+                .kernels
+                .iter()
+                .find(|c| c.signature == signature && same_table(c.abi, abi) && c.name == kernel);
+            if let Some(checked) = checked {
+                return Ok(checked.function);
+            }
+        }
+        if let Some(stream) = stream {
+            state.check_stream(stream)?;
+        }
+        let index = match found {
+            Some(index) => index,
+            None => {
+                loaded.push(self.load(state)?);
+                loaded.len() - 1
+            }
+        };
+        let entry = &mut loaded[index];
+        let function = self.check(state, entry.module, kernel, signature, abi)?;
+        entry.kernels.push(Checked {
+            name: kernel,
+            signature,
+            abi,
+            function,
+        });
+        Ok(function)
+    }
+
+    /// Loads the PTX into `state`'s context.
+    fn load(&self, state: &ContextState) -> Result<Loaded> {
+        let ptx = CString::new(self.ptx).map_err(|_| {
+            Error::InvalidArgument("the PTX text of a kernel module contains a NUL byte")
+        })?;
+        state.bind()?;
+        // SAFETY: `ptx` is a NUL-terminated PTX text, and the context is current.
+        let module = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
+            .op("cuModuleLoadData (a #[kernel] module)")?;
+        Ok(Loaded {
+            ctx: state.ctx.clone(),
+            module,
+            kernels: Vec::new(),
+        })
+    }
+
+    /// Looks `kernel` up in `module` and compares its fingerprint static with
+    /// `expected` and its parameter table, word for word, with `abi`.
+    fn check(
+        &self,
+        state: &ContextState,
+        module: sys::CUmodule,
+        kernel: &'static str,
+        expected: u64,
+        abi: Option<&[ParamAbi]>,
+    ) -> Result<sys::CUfunction> {
+        let mismatch = |problem| Error::KernelMismatch {
+            kernel,
+            module: self.name,
+            problem,
+        };
+        let not_found = |e: &result::DriverError| e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND;
+        // The PTX text says whether the entry and its fingerprint exist, so a
+        // missing one is an error without a failing driver call (which
+        // compute-sanitizer would count).
+        if !ptx_declares(self.ptx, ".entry", kernel) {
+            return Err(mismatch(KernelProblem::Missing));
+        }
+        let fingerprint = format!("{SIGNATURE_PREFIX}{kernel}");
+        let table = format!("{ABI_PREFIX}{kernel}");
+        if !ptx_declares(self.ptx, ".global", &fingerprint)
+            || !ptx_declares(self.ptx, ".global", &table)
+        {
+            return Err(mismatch(KernelProblem::NoFingerprint));
+        }
+        // The address and size of one of the kernel's statics.
+        let global = |symbol: String| {
+            let symbol =
+                CString::new(symbol).map_err(|_| mismatch(KernelProblem::NoFingerprint))?;
+            // SAFETY: `module` is loaded in the current context (bound
+            // below, before the first call) and never unloaded.
+            match unsafe { result::module::get_global(module, symbol) } {
+                Ok(global) => Ok(global),
+                Err(e) if not_found(&e) => Err(mismatch(KernelProblem::NoFingerprint)),
+                Err(e) => Err(Error::driver("cuModuleGetGlobal", e)),
+            }
+        };
+        let name = CString::new(kernel).map_err(|_| mismatch(KernelProblem::Missing))?;
+        state.bind()?;
+        // SAFETY: `module` is loaded in the current context and never unloaded.
+        let function = match unsafe { result::module::get_function(module, name) } {
+            Ok(function) => function,
+            Err(e) if not_found(&e) => return Err(mismatch(KernelProblem::Missing)),
+            Err(e) => return Err(Error::driver("cuModuleGetFunction", e)),
+        };
+        let (addr, bytes) = global(fingerprint)?;
+        if bytes != size_of::<u64>() {
+            return Err(mismatch(KernelProblem::NoFingerprint));
+        }
+        let mut found = [0u8; 8];
+        // SAFETY: `addr` is the 8-byte global of a module of the current
+        // context; the copy is synchronous and writes only `found`.
+        unsafe { result::memcpy_dtoh_sync(&mut found, addr) }.op("cuMemcpyDtoH")?;
+        let found = u64::from_le_bytes(found);
+        if found != expected {
+            return Err(mismatch(KernelProblem::Fingerprint { expected, found }));
+        }
+        let (addr, bytes) = global(table)?;
+        let mut rows = vec![[0u64; 5]; bytes / size_of::<ParamAbi>()];
+        if bytes != std::mem::size_of_val(rows.as_slice()) || rows.is_empty() {
+            return Err(mismatch(KernelProblem::Parameters));
+        }
+        // SAFETY: `addr` is the `bytes`-byte global of a module of the
+        // current context; the copy is synchronous and writes only `rows`,
+        // which holds `bytes` bytes (checked above).
+        unsafe { result::memcpy_dtoh_sync(rows.as_flattened_mut(), addr) }.op("cuMemcpyDtoH")?;
+        if abi.is_some_and(|abi| rows != abi) {
+            return Err(mismatch(KernelProblem::Parameters));
+        }
+        Ok(function)
+    }
+
+    /// Loads the module into `ctx` (once) and checks `kernel` against
+    /// `signature`, as its first launch there would (the launch compares the
+    /// parameter table as well, from the parameters it pushes). Called by the
+    /// `check` method `#[kernel]` generates.
+    #[doc(hidden)]
+    pub fn __check(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        ctx: &Arc<CudaContext>,
+    ) -> Result<()> {
+        let state = ContextState::of(ctx)?;
+        self.function(&state, kernel, signature, None, None)
+            .map(drop)
+    }
+}
+
+impl Module {
+    /// The occupancy of `kernel` (whose fingerprint is `signature`) in
+    /// `ctx` with blocks of `block_size` threads, or the size
+    /// `cuOccupancyMaxPotentialBlockSize` picks (`None`), and
+    /// `dynamic_shared` bytes of dynamic shared memory per block. Called by
+    /// the `occupancy` method `#[kernel]` generates.
+    #[doc(hidden)]
+    pub fn __occupancy(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        ctx: &Arc<CudaContext>,
+        block_size: Option<u32>,
+        dynamic_shared: u32,
+    ) -> Result<Occupancy> {
+        let state = ContextState::of(ctx)?;
+        let function = self.function(&state, kernel, signature, None, None)?;
+        let invalid = |_| {
+            Error::InvalidArgument(
+                "a block size of 1 to 1024 threads and dynamic shared memory the device can give a block",
+            )
+        };
+        let block_size = match block_size {
+            Some(size) => size,
+            None => {
+                let (mut min_grid, mut size) = (0, 0);
+                state.bind()?;
+                // SAFETY: `function` belongs to the current context (bound
+                // above); the outputs are two live integers.
+                unsafe {
+                    sys::cuOccupancyMaxPotentialBlockSize(
+                        &mut min_grid,
+                        &mut size,
+                        function,
+                        None,
+                        dynamic_shared as usize,
+                        0,
+                    )
+                }
+                .result()
+                .op("cuOccupancyMaxPotentialBlockSize")?;
+                u32::try_from(size).map_err(invalid)?
+            }
+        };
+        let mut blocks = 0;
+        state.bind()?;
+        // SAFETY: as above.
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                function,
+                i32::try_from(block_size).map_err(invalid)?,
+                dynamic_shared as usize,
+            )
+        }
+        .result()
+        .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        let blocks_per_sm = u32::try_from(blocks).map_err(invalid)?;
+        if blocks_per_sm == 0 {
+            return Err(Error::InvalidArgument(
+                "no block of this size fits on a multiprocessor with this kernel's registers and \
+                 shared memory; use smaller blocks or less dynamic shared memory",
+            ));
+        }
+        Ok(Occupancy {
+            block_size,
+            blocks_per_sm,
+            multiprocessors: state.sm_count,
+            dynamic_shared,
+        })
+    }
+}
+
+/// How many blocks of a kernel run at once on each multiprocessor of a
+/// device: what `kernel.occupancy(..)` and `kernel.max_occupancy(..)` (the
+/// methods of every [`#[kernel]`](macro@crate::kernel)) report, from
+/// `cuOccupancyMaxActiveBlocksPerMultiprocessor`. A grid of whole *waves*
+/// (`blocks_per_sm * multiprocessors` blocks, or a multiple) keeps every
+/// multiprocessor busy to the end, the launch shape of a grid-stride loop.
+///
+/// ```
+/// let o = cuda_mem::Occupancy { block_size: 256, blocks_per_sm: 8, multiprocessors: 132, dynamic_shared: 0 };
+/// assert_eq!(o.wave_blocks(), 1056);
+/// assert_eq!(o.waves(2).grid_dim, (2112, 1, 1));
+/// assert_eq!(o.for_elements(1000).grid_dim, (4, 1, 1)); // fewer blocks than a wave
+/// assert_eq!(o.for_elements(1 << 30).grid_dim, (1056, 1, 1)); // one wave, grid-stride
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occupancy {
+    /// Threads per block.
+    pub block_size: u32,
+    /// Blocks of that size that run at once on one multiprocessor.
+    pub blocks_per_sm: u32,
+    /// The device's multiprocessors.
+    pub multiprocessors: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub dynamic_shared: u32,
+}
+
+impl Occupancy {
+    /// The blocks of one wave: `blocks_per_sm * multiprocessors`.
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 128, blocks_per_sm: 16, multiprocessors: 2, dynamic_shared: 0 };
+    /// assert_eq!(o.wave_blocks(), 32);
+    /// ```
+    #[must_use]
+    pub fn wave_blocks(&self) -> u32 {
+        self.blocks_per_sm.saturating_mul(self.multiprocessors)
+    }
+
+    /// A 1D launch of `waves` whole waves (at least one).
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 128, blocks_per_sm: 16, multiprocessors: 2, dynamic_shared: 0 };
+    /// let c = o.waves(3);
+    /// assert_eq!((c.grid_dim, c.block_dim), ((96, 1, 1), (128, 1, 1)));
+    /// ```
+    #[must_use]
+    pub fn waves(&self, waves: u32) -> LaunchConfig {
+        self.config(self.wave_blocks().saturating_mul(waves.max(1)))
+    }
+
+    /// A 1D launch for a grid-stride loop over `n` elements: one block per
+    /// `block_size` elements, but no more than one wave (at least one
+    /// block).
+    ///
+    /// ```
+    /// let o = cuda_mem::Occupancy { block_size: 256, blocks_per_sm: 8, multiprocessors: 132, dynamic_shared: 0 };
+    /// assert_eq!(o.for_elements(0).grid_dim, (1, 1, 1));
+    /// ```
+    #[must_use]
+    pub fn for_elements(&self, n: usize) -> LaunchConfig {
+        let blocks = n.div_ceil(self.block_size.max(1) as usize).max(1);
+        self.config(blocks.min(self.wave_blocks() as usize) as u32)
+    }
+
+    fn config(&self, blocks: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (blocks.max(1), 1, 1),
+            block_dim: (self.block_size, 1, 1),
+            shared_mem_bytes: self.dynamic_shared,
+        }
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("name", &self.name)
+            .field("ptx_bytes", &self.ptx.len())
+            .finish()
+    }
+}
+
+/// A [`Module`] holding the PTX that `cuda_mem::build::KernelCrate` built
+/// from the kernel crate `name` (its directory name) in this package's build
+/// script: `$OUT_DIR/<name>.ptx`, embedded with `include_str!`.
+///
+/// `name` is a plain file name (no `/`, `\` or `..`, a build error
+/// otherwise), so the PTX is one that the build script wrote into `OUT_DIR`.
+/// That file is trusted to be `KernelCrate`'s output: a build script that
+/// writes another `.ptx` file there takes on [`Module::new`]'s promise.
+///
+/// ```ignore
+/// // build.rs: cuda_mem::build::KernelCrate::new("my-kernels").build().unwrap_or_else(|e| e.exit());
+/// static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("my-kernels");
+///
+/// my_kernels::scale.launch(&KERNELS, &stream, config, (&mut data, 2.0))?;
+/// ```
+///
+/// (The name check is `cuda_mem::launch::__plain_file_name`, whose examples
+/// show what it refuses; a doctest has no `OUT_DIR`, so any use of this
+/// macro fails to build there, whatever the name.)
+#[macro_export]
+macro_rules! include_kernels {
+    ($name:literal) => {{
+        const NAME: &str = $name;
+        const _: () = ::core::assert!(
+            $crate::launch::__plain_file_name(NAME),
+            "include_kernels! takes the kernel crate's directory name (its PTX is \
+             $OUT_DIR/<name>.ptx), not a path: no `/`, `\\` or `..`"
+        );
+        const PTX: &str =
+            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx"));
+        // SAFETY: the PTX that `cuda_mem::build::KernelCrate` compiled from
+        // the kernel crate `NAME` in this package's build script (a file of
+        // `OUT_DIR`, `NAME` being a plain file name): every fingerprinted
+        // kernel in it comes from a `#[kernel]` fn. (No token of the caller
+        // is inside this block.)
+        unsafe { $crate::Module::new(NAME, PTX) }
+    }};
+}
+
+/// Whether a line of `ptx` declares `name` with `directive` (`.entry` for a
+/// kernel, `.global` for a variable): the name followed by `(`, `[`, `;`,
+/// ` ` or the line's end, so that `step` does not match `step2`.
+fn ptx_declares(ptx: &str, directive: &str, name: &str) -> bool {
+    ptx.lines().any(|line| {
+        let line = line.trim_start();
+        (line.starts_with(".visible") || line.starts_with(directive) || line.starts_with(".global"))
+            && line.contains(directive)
+            && line.match_indices(name).any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + name.len()..].chars().next();
+                before.is_some_and(char::is_whitespace)
+                    && after.is_none_or(|c| matches!(c, '(' | '[' | ';' | ' ' | '\t'))
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ptx_declares;
+
+    #[test]
+    fn declarations_are_found_by_their_whole_name() {
+        let ptx = ".visible .entry step(\n\t.param .u64 step_param_0\n)\n\
+                   .visible .global .align 8 .b8 __cuda_mem_sig_step[8] = {1, 2};\n";
+        assert!(ptx_declares(ptx, ".entry", "step"));
+        assert!(!ptx_declares(ptx, ".entry", "ste"));
+        assert!(!ptx_declares(ptx, ".entry", "step2"));
+        assert!(!ptx_declares(ptx, ".entry", "step_param_0"));
+        assert!(ptx_declares(ptx, ".global", "__cuda_mem_sig_step"));
+        assert!(!ptx_declares(ptx, ".global", "__cuda_mem_sig_ste"));
+        assert!(!ptx_declares(ptx, ".entry", "__cuda_mem_sig_step"));
+    }
+}
