@@ -133,6 +133,8 @@ pub enum Error {
 /// use cuda_mem::KernelProblem;
 /// let p = KernelProblem::Fingerprint { expected: 1, found: 2 };
 /// assert!(p.to_string().contains("0x0000000000000002 in the PTX"));
+/// let p = KernelProblem::Parameter { index: 1, type_name: "DeviceSlice<my::Span>" };
+/// assert!(p.to_string().contains("parameter 1, of type `DeviceSlice<my::Span>`"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -150,6 +152,17 @@ pub enum KernelProblem {
         expected: u64,
         /// The one in the PTX.
         found: u64,
+    },
+    /// Parameter `index`'s fingerprint differs: its type, or a struct in it
+    /// (a field's type, name or place), is another version than the one the
+    /// PTX was built with. The kernel's fingerprint then differs too; this
+    /// names the parameter and its type, and so the struct.
+    Parameter {
+        /// The parameter's place in the kernel's parameter list, from 0.
+        index: usize,
+        /// Its type as this program declares it (`core::any::type_name`),
+        /// e.g. `cuda_mem::device::slice::DeviceSliceMut<my_kernels::Particle>`.
+        type_name: &'static str,
     },
     /// The fingerprints agree but the parameter tables (each parameter's
     /// kind, size and alignment, and its elements', and the kernel's
@@ -169,6 +182,12 @@ impl core::fmt::Display for KernelProblem {
             Self::Parameters => f.write_str(
                 "its parameters in the PTX (their kinds, sizes and alignments, or the kernel's \
                  `unsafe`) are not the ones this program passes, although the fingerprints agree",
+            ),
+            Self::Parameter { index, type_name } => write!(
+                f,
+                "its parameter {index}, of type `{type_name}`, is another type in the PTX, or a \
+                 struct in it is another version there (a field's type, name or place: two \
+                 fields swapped count)"
             ),
             Self::Fingerprint { expected, found } => write!(
                 f,

@@ -91,6 +91,24 @@ fn a_struct_with_two_fields_swapped_changes_the_fingerprint() {
         ptx_param_table(SKEWED.ptx(), span_lengths::NAME),
         ptx_param_table(KERNELS.ptx(), span_lengths::NAME)
     );
+    // Each parameter's own fingerprint: the slice's agrees, `Span`'s does
+    // not, which is how a launch names the struct.
+    let params = |ptx: &str| {
+        let bytes = ptx_global_bytes(ptx, "__cuda_mem_params_span_lengths")
+            .expect("the per-parameter fingerprints of span_lengths");
+        bytes
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let host = [
+        <cuda_mem::device::DeviceSliceMut<'_, u32> as cuda_mem::KernelParam>::SIGNATURE,
+        <Span as cuda_mem::KernelParam>::SIGNATURE,
+    ];
+    assert_eq!(params(KERNELS.ptx()), host);
+    let skewed = params(SKEWED.ptx());
+    assert_eq!(skewed[0], host[0]);
+    assert_ne!(skewed[1], host[1]);
 }
 
 /// A kernel whose `crate = "..."` path forges the fingerprint function
@@ -715,11 +733,12 @@ fn a_ptx_whose_struct_swaps_two_fields_is_refused() {
         span_lengths::NAME,
         "launch-kernels-skewed",
     );
+    // The launch names the parameter and its type, and so the struct.
     assert_eq!(
         problem,
-        KernelProblem::Fingerprint {
-            expected: span_lengths::SIGNATURE,
-            found: ptx_fingerprint(SKEWED.ptx(), span_lengths::NAME).unwrap(),
+        KernelProblem::Parameter {
+            index: 1,
+            type_name: std::any::type_name::<Span>(),
         }
     );
     let text = Error::KernelMismatch {
@@ -728,11 +747,22 @@ fn a_ptx_whose_struct_swaps_two_fields_is_refused() {
         problem,
     }
     .to_string();
-    assert!(text.contains("two fields swapped"), "{text}");
-    expect_mismatch(
-        span_lengths.check(&SKEWED, &ctx),
-        span_lengths::NAME,
-        "launch-kernels-skewed",
+    assert!(
+        text.contains("parameter 1, of type `cuda_mem_launch_kernels::Span`")
+            && text.contains("two fields swapped"),
+        "{text}"
+    );
+    // `check` knows no parameter types: the fingerprints alone.
+    assert_eq!(
+        expect_mismatch(
+            span_lengths.check(&SKEWED, &ctx),
+            span_lengths::NAME,
+            "launch-kernels-skewed",
+        ),
+        KernelProblem::Fingerprint {
+            expected: span_lengths::SIGNATURE,
+            found: ptx_fingerprint(SKEWED.ptx(), span_lengths::NAME).unwrap(),
+        }
     );
     let out = launch_span(&KERNELS, &stream, span, n).unwrap();
     for (i, &x) in out.iter().enumerate() {

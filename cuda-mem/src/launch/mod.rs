@@ -72,7 +72,9 @@
 //!
 //! What the PTX says of a kernel and what a launch pushes are compared twice:
 //! as a 64-bit fingerprint (a hash that also covers struct layouts and the
-//! kernel's source, to catch a stale PTX) and, word for word, as a parameter
+//! kernel's source, to catch a stale PTX; each parameter's own fingerprint
+//! beside it names the parameter, and so the struct, that differs) and,
+//! word for word, as a parameter
 //! table ([`ParamAbi`]: each parameter's kind, size and alignment and its
 //! elements', and the kernel's `unsafe`), which no chosen hash input can
 //! match. Both, and the entry point, come from cuda-mem's own
@@ -577,6 +579,9 @@ macro_rules! __kernel_signature {
     (@param [$($lifetime:lifetime),*] $param:ty) => {
         $crate::launch::__param_signature::<for<$($lifetime),*> fn($param), _>()
     };
+    (@each $lifetimes:tt [$($param:ty),*]) => {
+        [$($crate::__kernel_signature!(@param $lifetimes $param)),*]
+    };
 }
 
 /// A [`#[kernel]`](macro@crate::kernel) fn's parameter table (see
@@ -631,7 +636,10 @@ impl<T> __Raw<T> {
 /// A [`#[kernel]`](macro@crate::kernel) fn's PTX entry point and the
 /// statics the host checks before its first launch in a context: the
 /// signature fingerprint (`__cuda_mem_sig_<kernel>`, a hash that also covers
-/// the struct layouts and the source) and the parameter table
+/// the struct layouts and the source), each parameter's own fingerprint
+/// (`__cuda_mem_params_<kernel>`, read when the kernel's differs, to name
+/// the parameter and its type in [`KernelProblem::Parameter`](crate::KernelProblem::Parameter))
+/// and the parameter table
 /// (`__cuda_mem_abi_<kernel>`, see [`ParamAbi`]). Emitted by `#[kernel]`
 /// through the crate path, next to the kernel fn itself.
 ///
@@ -688,6 +696,14 @@ macro_rules! __kernel_entry {
                 lifetimes [$($lifetime),*],
                 params [$($ty),*]
             );
+
+            /// Each parameter's fingerprint, read by the host when the
+            /// kernel's differs, to name the parameter (and struct) that
+            /// differs.
+            #[unsafe(export_name = ::core::concat!("__cuda_mem_params_", $symbol))]
+            #[used]
+            static __CUDA_MEM_PARAMS: [u64; $crate::__kernel_abi!(@count $($ty),*)] =
+                $crate::__kernel_signature!(@each [$($lifetime),*] [$($ty),*]);
 
             /// The kernel's parameter table, compared word for word by the
             /// host before the first launch in a context.

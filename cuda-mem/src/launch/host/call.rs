@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaStream, LaunchConfig};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::launch::host::args::LaunchArg;
-use crate::launch::host::module::Module;
+use crate::launch::host::module::{Declared, Module};
 use crate::launch::ParamAbi;
 
 /// A launch under way: the checked function and the stream. Made by
@@ -108,8 +108,26 @@ impl Module {
         abi: &'static [ParamAbi],
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
+        let declared = Declared {
+            abi,
+            signatures: &[],
+            type_name: |_| "",
+        };
+        self.begin(kernel, signature, declared, stream)
+    }
+
+    /// [`__begin`](Self::__begin) with the parameters' own fingerprints and
+    /// type names, which name the parameter a differing fingerprint comes
+    /// from.
+    fn begin<'s>(
+        &'static self,
+        kernel: &'static str,
+        signature: u64,
+        declared: Declared,
+        stream: &'s Arc<CudaStream>,
+    ) -> Result<Launch<'s>> {
         let state = ContextState::of(stream.context())?;
-        let function = self.function(&state, kernel, signature, Some(abi), Some(stream))?;
+        let function = self.function(&state, kernel, signature, Some(declared), Some(stream))?;
         Ok(Launch {
             state,
             stream,
@@ -133,6 +151,10 @@ pub trait KernelParams {
     const ABI_UNSAFE: &'static [ParamAbi];
     /// The number of PTX parameters (each parameter has one or two parts).
     const PARTS: usize;
+
+    /// Parameter `index`'s type, as `core::any::type_name` spells it (`""`
+    /// past the last).
+    fn __type_name(index: usize) -> &'static str;
 
     /// Writes the address of each PTX parameter into `out`, in order: for
     /// each parameter, its address part (if it has one) and its rest, both
@@ -197,6 +219,12 @@ macro_rules! tuple_params {
                 $(crate::launch::__param_abi::<fn($p), $p>()),*
             ];
             const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::launch::KernelParam>::__Address>() != 0) as usize)*;
+
+            fn __type_name(index: usize) -> &'static str {
+                <[&'static str]>::get(&[$(core::any::type_name::<$p>()),*], index)
+                    .copied()
+                    .unwrap_or("")
+            }
 
             #[inline(always)]
             #[allow(unused_variables, unused_mut)]
@@ -335,8 +363,12 @@ unsafe fn launch_checked<
     args: A,
 ) -> Result<()> {
     let signature = const { crate::launch::__kernel_signature(UNSAFE, SOURCE, P::SIGNATURES) };
-    let abi = if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE };
-    let launch = module.__begin(kernel, signature, abi, stream)?;
+    let declared = Declared {
+        abi: if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE },
+        signatures: P::SIGNATURES,
+        type_name: P::__type_name,
+    };
+    let launch = module.begin(kernel, signature, declared, stream)?;
     // SAFETY: the parameters go to this launch only (below), while the
     // arguments' borrows last (this call).
     let mut params = unsafe { args.__into_params(&launch) }?;

@@ -17,6 +17,23 @@ use crate::launch::ParamAbi;
 const SIGNATURE_PREFIX: &str = "__cuda_mem_sig_";
 /// The same for its parameter table ([`ParamAbi`] rows).
 const ABI_PREFIX: &str = "__cuda_mem_abi_";
+/// The same for its parameters' own fingerprints (one `u64` each, in order),
+/// which say which parameter a differing fingerprint comes from.
+const PARAMS_PREFIX: &str = "__cuda_mem_params_";
+
+/// What a launch declares of its kernel's parameters: the table the PTX
+/// must hold word for word, and each parameter's fingerprint and type name,
+/// with which a differing fingerprint is traced to the parameter (and so the
+/// struct) it comes from.
+#[derive(Clone, Copy)]
+pub(super) struct Declared {
+    /// The parameter table ([`ParamAbi`] rows).
+    pub(super) abi: &'static [ParamAbi],
+    /// Each parameter's fingerprint, in order.
+    pub(super) signatures: &'static [u64],
+    /// Parameter `i`'s type, as `core::any::type_name` spells it.
+    pub(super) type_name: fn(usize) -> &'static str,
+}
 
 /// The PTX of a kernel crate, embedded in the program, from which
 /// [`#[kernel]`](macro@crate::kernel) fns are launched.
@@ -147,9 +164,10 @@ impl Module {
         state: &ContextState,
         kernel: &'static str,
         signature: u64,
-        abi: Option<&'static [ParamAbi]>,
+        declared: Option<Declared>,
         stream: Option<&CudaStream>,
     ) -> Result<sys::CUfunction> {
+        let abi = declared.map(|d| d.abi);
         let mut loaded = self.lock();
         let key = state.ctx.cu_ctx();
         let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
@@ -173,7 +191,7 @@ impl Module {
             }
         };
         let entry = &mut loaded[index];
-        let function = self.check(state, entry.module, kernel, signature, abi)?;
+        let function = self.check(state, entry.module, kernel, signature, declared)?;
         entry.kernels.push(Checked {
             name: kernel,
             signature,
@@ -207,7 +225,7 @@ impl Module {
         module: sys::CUmodule,
         kernel: &'static str,
         expected: u64,
-        abi: Option<&[ParamAbi]>,
+        declared: Option<Declared>,
     ) -> Result<sys::CUfunction> {
         let mismatch = |problem| Error::KernelMismatch {
             kernel,
@@ -258,6 +276,30 @@ impl Module {
         unsafe { result::memcpy_dtoh_sync(&mut found, addr) }.op("cuMemcpyDtoH")?;
         let found = u64::from_le_bytes(found);
         if found != expected {
+            // Which parameter differs, where the PTX says (one built before
+            // the per-parameter fingerprints does not).
+            let params = format!("{PARAMS_PREFIX}{kernel}");
+            if let Some(declared) = declared.filter(|_| ptx_declares(self.ptx, ".global", &params))
+            {
+                let (addr, bytes) = global(params)?;
+                let mut words = vec![0u64; declared.signatures.len()];
+                if bytes == size_of_val(words.as_slice()) {
+                    // SAFETY: `addr` is the `bytes`-byte global of a module
+                    // of the current context; the copy is synchronous and
+                    // writes only `words`, which holds `bytes` bytes.
+                    unsafe { result::memcpy_dtoh_sync(&mut words, addr) }.op("cuMemcpyDtoH")?;
+                    let differs = words
+                        .iter()
+                        .zip(declared.signatures)
+                        .position(|(a, b)| a != b);
+                    if let Some(index) = differs {
+                        return Err(mismatch(KernelProblem::Parameter {
+                            index,
+                            type_name: (declared.type_name)(index),
+                        }));
+                    }
+                }
+            }
             return Err(mismatch(KernelProblem::Fingerprint { expected, found }));
         }
         let (addr, bytes) = global(table)?;
@@ -269,7 +311,7 @@ impl Module {
         // current context; the copy is synchronous and writes only `rows`,
         // which holds `bytes` bytes (checked above).
         unsafe { result::memcpy_dtoh_sync(rows.as_flattened_mut(), addr) }.op("cuMemcpyDtoH")?;
-        if abi.is_some_and(|abi| rows != abi) {
+        if declared.is_some_and(|d| rows != d.abi) {
             return Err(mismatch(KernelProblem::Parameters));
         }
         Ok(function)
