@@ -87,6 +87,23 @@ pub enum Error {
         /// What does not match.
         problem: KernelProblem,
     },
+    /// A kernel declared with `#[kernel(block = [x, y, z])]` was launched
+    /// with blocks of another shape; nothing was launched.
+    #[error(
+        "kernel `{kernel}` is declared for blocks of {} x {} x {} threads \
+         (`#[kernel(block = ...)]`) but was launched with blocks of {} x {} x {}: \
+         launch it with `block_dim: ({}, {}, {})`, or change its declaration",
+        declared.0, declared.1, declared.2, launched.0, launched.1, launched.2,
+        declared.0, declared.1, declared.2
+    )]
+    BlockShape {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The block shape it is declared for.
+        declared: (u32, u32, u32),
+        /// The launch's `block_dim`.
+        launched: (u32, u32, u32),
+    },
     /// A stream whose work cuda-mem cannot order against its other uses of
     /// the memory: the per-thread or legacy default stream passed in by
     /// handle, or a stream capturing a CUDA graph.

@@ -74,6 +74,24 @@ fn the_generic_access_check_sees_one() {
     assert!(generic_accesses("\tld.param.b64 %rd1, [k_param_0];\n").is_empty());
 }
 
+/// The kernels declared with their block shape (`#[kernel(block = ...)]`)
+/// whose only device checks were on it (`thread_idx_for`'s, the one-element
+/// kernels' shape test) keep none: their PTX has no `trap`.
+#[test]
+fn declared_block_shapes_leave_no_check_on_the_device() {
+    for name in [
+        saxpy::NAME,
+        stencil5::NAME,
+        transpose_tile32::NAME,
+        transpose_classic::NAME,
+        particles_step::NAME,
+        histogram::NAME,
+    ] {
+        let body = ptx_kernel(PTX, name);
+        assert!(!body.contains("trap;"), "{name} has a trap:\n{body}");
+    }
+}
+
 #[test]
 fn no_parity_kernel_uses_local_memory_or_calls_out() {
     for name in KERNELS {

@@ -11,7 +11,7 @@
 
 use cuda_mem::prelude::*;
 
-use cuda_mem::{DeviceBuffer, DeviceCopy, LaunchConfig, Module, PitchedBuffer};
+use cuda_mem::{DeviceBuffer, DeviceCopy, Error, LaunchConfig, Module, PitchedBuffer};
 use cuda_mem_launch_kernels::parallel::*;
 use cuda_mem_tests::{gpu, Rng};
 
@@ -329,6 +329,132 @@ fn block_collectives_match_the_host_per_block() {
                     "block size {block}, block {b}, thread {r}"
                 );
                 run = run.wrapping_add(v);
+            }
+        }
+    }
+}
+
+/// A kernel declared for `32 x 4` blocks: right on its shape (every
+/// element, against the host, with extra blocks past the data), refused
+/// with `Err(BlockShape)` on any other before anything runs (its output
+/// stays poisoned), and `max_occupancy` takes the declared size.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_declared_block_shape_computes_and_refuses_other_shapes() {
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("a_declared_block_shape_computes_and_refuses_other_shapes");
+    for _ in 0..4 {
+        let n = rng.length(3000);
+        let input: Vec<u32> = rng.values(n);
+        let input_buf = DeviceBuffer::from_slice(&ctx, &input).unwrap();
+        let mut out = DeviceBuffer::<[u32; 4]>::new(&ctx, n).unwrap();
+        out.memset(0x77).unwrap();
+        let blocks = n.div_ceil(128) as u32 + rng.below(3) as u32;
+        let right = config((blocks.max(1), 1, 1), (32, 4, 1));
+        block_collectives_declared
+            .launch(&KERNELS, &s, right, (&mut out, &input_buf))
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        for b in 0..n.div_ceil(128) {
+            let vals: Vec<u32> = (0..128)
+                .map(|r| input.get(b * 128 + r).copied().unwrap_or(0))
+                .collect();
+            let sum = vals.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+            let max = vals.iter().copied().max().unwrap();
+            let mut run = 0u32;
+            for (r, &v) in vals.iter().enumerate() {
+                if let Some(g) = got.get(b * 128 + r) {
+                    assert_eq!(*g, [sum, max, run, sum], "n = {n}, block {b}, thread {r}");
+                }
+                run = run.wrapping_add(v);
+            }
+        }
+        for wrong in [(128, 1, 1), (4, 32, 1), (32, 4, 2), (32, 2, 2)] {
+            let mut poisoned = DeviceBuffer::<[u32; 4]>::new(&ctx, n).unwrap();
+            poisoned.memset(0x5a).unwrap();
+            let c = config((blocks.max(1), 1, 1), wrong);
+            match block_collectives_declared.launch(&KERNELS, &s, c, (&mut poisoned, &input_buf)) {
+                Err(
+                    e @ Error::BlockShape {
+                        kernel,
+                        declared,
+                        launched,
+                    },
+                ) => {
+                    assert_eq!(
+                        (kernel, declared, launched),
+                        ("block_collectives_declared", (32, 4, 1), wrong)
+                    );
+                    let text = e.to_string();
+                    assert!(text.contains("block_dim: (32, 4, 1)"), "{text}");
+                }
+                other => panic!("a launch with blocks of {wrong:?}: {other:?}"),
+            }
+            assert!(
+                poisoned
+                    .to_vec()
+                    .unwrap()
+                    .iter()
+                    .all(|&x| x == [0x5a5a_5a5a; 4]),
+                "blocks of {wrong:?} wrote"
+            );
+        }
+    }
+    let best = block_collectives_declared
+        .max_occupancy(&KERNELS, &ctx, 0)
+        .unwrap();
+    assert_eq!(best.block_size, 128);
+}
+
+/// `PitchedSlice::cross` against the host: every cell of random arrays
+/// (with no interior, a thin one, and larger), over 2D and 3D launches.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn cross_reads_the_interior_cells_and_their_neighbours() {
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("cross_reads_the_interior_cells_and_their_neighbours");
+    let mut sizes = vec![(1usize, 1usize), (2, 2), (3, 3), (1, 7), (7, 1), (3, 40)];
+    for _ in 0..3 {
+        sizes.push((1 + rng.below(300), 1 + rng.below(120)));
+    }
+    for (w, h) in sizes {
+        let data: Vec<u32> = rng.values(w * h);
+        let input = PitchedBuffer::from_slice(&ctx, &data, w, h).unwrap();
+        for shape in [
+            config((4, 3, 1), (32, 8, 1)),
+            config((2, 2, 3), (16, 4, 2)),
+            config((1, 1, 1), (7, 3, 1)),
+        ] {
+            let mut out = PitchedBuffer::<u32>::new(&ctx, w, h).unwrap();
+            out.fill(0x1234_5678).unwrap();
+            cross_mix
+                .launch(&KERNELS, &s, shape, (&mut out, &input))
+                .unwrap();
+            let got = out.to_vec().unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    let at = |x: usize, y: usize| data[y * w + x];
+                    let want = if (1..w.saturating_sub(1)).contains(&x)
+                        && (1..h.saturating_sub(1)).contains(&y)
+                    {
+                        cross_value(cuda_mem::device::Cross {
+                            center: at(x, y),
+                            left: at(x - 1, y),
+                            right: at(x + 1, y),
+                            up: at(x, y - 1),
+                            down: at(x, y + 1),
+                        })
+                    } else {
+                        u32::MAX
+                    };
+                    assert_eq!(
+                        got[y * w + x],
+                        want,
+                        "{w} x {h}, cell ({x}, {y}), {shape:?}"
+                    );
+                }
             }
         }
     }

@@ -774,6 +774,51 @@ fn a_ptx_whose_struct_swaps_two_fields_is_refused() {
     }
 }
 
+/// A kernel declared with `#[kernel(block = [32, 4])]` has the block word in
+/// its parameter table's head, where the launch compares it.
+#[test]
+fn a_declared_block_shape_is_in_the_parameter_table() {
+    use cuda_mem::launch::{__abi_head, __abi_head_block, __block_word};
+    let table = ptx_param_table(KERNELS.ptx(), "block_collectives_declared").expect("the table");
+    assert_eq!(table[0], __abi_head_block(false, 2, __block_word(32, 4, 1)));
+    let plain = ptx_param_table(KERNELS.ptx(), "block_collectives_256").expect("the table");
+    assert_eq!(plain[0], __abi_head(false, 2));
+}
+
+/// A PTX whose table declares another block shape than the launcher (the
+/// entry point would take blocks of 128 x 1 x 1 as known) is refused before
+/// anything runs, although the launch's own shape is the launcher's.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_doctored_block_word_is_refused() {
+    use cuda_mem_launch_kernels::parallel::block_collectives_declared;
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let symbol = "__cuda_mem_abi_block_collectives_declared";
+    let module = doctored(|ptx| {
+        let mut bytes = ptx_global_bytes(ptx, symbol).expect("the table");
+        bytes[24..32].copy_from_slice(&cuda_mem::launch::__block_word(128, 1, 1).to_le_bytes());
+        ptx_with_global_bytes(ptx, symbol, &bytes).expect("the table")
+    });
+    let mut rng = Rng::from_env("a_doctored_block_word_is_refused");
+    let n = 1 + rng.below(500);
+    let input = DeviceBuffer::from_slice(&ctx, &rng.values::<u32>(n)).unwrap();
+    let mut out = DeviceBuffer::<[u32; 4]>::new(&ctx, n).unwrap();
+    out.memset(0x5a).unwrap();
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(128) as u32, 1, 1),
+        block_dim: (32, 4, 1),
+        shared_mem_bytes: 0,
+    };
+    let problem = expect_mismatch(
+        block_collectives_declared.launch(module, &stream, config, (&mut out, &input)),
+        "block_collectives_declared",
+        "launch-kernels (doctored)",
+    );
+    assert_eq!(problem, KernelProblem::Parameters);
+    assert!(out.to_vec().unwrap().iter().all(|&x| x == [0x5a5a_5a5a; 4]));
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_doctored_fingerprint_is_refused() {

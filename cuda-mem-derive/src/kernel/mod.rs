@@ -84,12 +84,14 @@ struct Kernel {
     lifetimes: TokenStream,
     /// Hash of the fn's tokens (signature and body).
     source: u64,
+    /// The block shape of `#[kernel(block = [x, y, z])]`.
+    block: Option<[u32; 3]>,
 }
 
 impl Kernel {
     fn parse(attr: TokenStream, function: &ItemFn) -> syn::Result<Self> {
         let mut errors = Errors::default();
-        let krate = parse_options(attr, &mut errors);
+        let (krate, block) = parse_options(attr, &mut errors);
         let sig = &function.sig;
         if let Some(constness) = &sig.constness {
             errors.push(Error::new(
@@ -172,7 +174,19 @@ impl Kernel {
             binder,
             lifetimes,
             source: fingerprint::of_tokens(tokens),
+            block,
         })
+    }
+
+    /// `block [x, y, z],` for cuda-mem's macros, or nothing.
+    fn block_option(&self) -> TokenStream {
+        match self.block {
+            Some(shape) => {
+                let [x, y, z] = shape.map(proc_macro2::Literal::u32_unsuffixed);
+                quote!(block [#x, #y, #z],)
+            }
+            None => TokenStream::new(),
+        }
     }
 
     /// The source hash as a `u64` literal, for the fingerprint expressions.
@@ -239,6 +253,7 @@ impl Kernel {
         let values: Vec<_> = (0..params.len())
             .map(|i| format_ident!("__cuda_mem_param{i}"))
             .collect();
+        let block_option = self.block_option();
         let wrapper = format_ident!("__CudaMemUnsafeKernel");
         let unsafe_wrapper = |callee: TokenStream| {
             quote! {
@@ -267,6 +282,7 @@ impl Kernel {
                 #krate::__kernel_entry! {
                     symbol #symbol,
                     unsafe_kernel #is_unsafe,
+                    #block_option
                     source #source,
                     lifetimes [#lifetimes],
                     params [#(#addresses #rests: #params),*],
@@ -453,6 +469,15 @@ impl Kernel {
         // their claims and the launch, every `unsafe` of it, come from its
         // `__kernel_launch!` (see there).
         let (is_unsafe, source) = (self.is_unsafe, self.source_literal());
+        let block_option = self.block_option();
+        // `max_occupancy` of a kernel with a declared block: that block's size.
+        let best_block = match self.block {
+            Some([x, y, z]) => {
+                let size = proc_macro2::Literal::u32_suffixed(x * y * z);
+                quote!(#core::option::Option::Some(#size))
+            }
+            None => quote!(#core::option::Option::None),
+        };
         let body = quote! {
             #krate::__kernel_launch! {
                 module module,
@@ -460,6 +485,7 @@ impl Kernel {
                 config config,
                 name Self::NAME,
                 unsafe_kernel #is_unsafe,
+                #block_option
                 source #source,
                 args args [#(#values: #args => #params),*]
             }
@@ -513,7 +539,10 @@ impl Kernel {
                 /// [`occupancy`](Self::occupancy) with the block size the
                 /// driver finds best for this kernel
                 /// (`cuOccupancyMaxPotentialBlockSize`: the most threads
-                /// resident per multiprocessor).
+                /// resident per multiprocessor), or, for a kernel declared
+                /// with `#[kernel(block = [x, y, z])]`, that block's size
+                /// (`x * y * z`; a grid from it is 1D, so write the
+                /// `block_dim` of such a launch yourself).
                 ///
                 /// # Errors
                 ///
@@ -524,7 +553,7 @@ impl Kernel {
                     ctx: &#krate::launch::__Arc<#krate::CudaContext>,
                     dynamic_shared: u32,
                 ) -> #krate::Result<#krate::Occupancy> {
-                    module.__occupancy(Self::NAME, Self::SIGNATURE, ctx, #core::option::Option::None, dynamic_shared)
+                    module.__occupancy(Self::NAME, Self::SIGNATURE, ctx, #best_block, dynamic_shared)
                 }
 
                 #(#[doc = #launch_doc])*
@@ -706,9 +735,11 @@ fn find_unsafe(tokens: TokenStream) -> Option<Span> {
     })
 }
 
-/// Reads `#[kernel]` / `#[kernel(crate = "path")]`.
-fn parse_options(attr: TokenStream, errors: &mut Errors) -> Path {
+/// Reads `#[kernel]`, `#[kernel(crate = "path")]` and `#[kernel(block =
+/// [x, y, z])]` (`y` and `z` may be left out: 1).
+fn parse_options(attr: TokenStream, errors: &mut Errors) -> (Path, Option<[u32; 3]>) {
     let mut krate: Option<Path> = None;
+    let mut block: Option<[u32; 3]> = None;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
             let lit: LitStr = meta.value()?.parse().map_err(|_| {
@@ -719,14 +750,62 @@ fn parse_options(attr: TokenStream, errors: &mut Errors) -> Path {
             }
             krate = Some(crate::attr::parse_crate_path(&lit)?);
             Ok(())
+        } else if meta.path.is_ident("block") {
+            if block.is_some() {
+                return Err(meta.error("`block` is given more than once; keep one"));
+            }
+            block = Some(parse_block(meta.value()?)?);
+            Ok(())
         } else {
             Err(meta.error(
-                "unknown `kernel` option; the only option is `crate = \"path::to::cuda_mem\"`",
+                "unknown `kernel` option; the options are `crate = \"path::to::cuda_mem\"` \
+                 and `block = [x, y, z]`",
             ))
         }
     });
     if let Err(error) = syn::parse::Parser::parse2(parser, attr) {
         errors.push(error);
     }
-    krate.unwrap_or_else(|| syn::parse_quote!(::cuda_mem))
+    (
+        krate.unwrap_or_else(|| syn::parse_quote!(::cuda_mem)),
+        block,
+    )
+}
+
+/// `[x, y, z]` of `block = [x, y, z]`: one to three integer literals, a
+/// shape CUDA can launch (each at least 1, `z` at most 64, at most 1024
+/// threads in all).
+fn parse_block(input: syn::parse::ParseStream<'_>) -> syn::Result<[u32; 3]> {
+    let expected = "expected `block = [x, y, z]`: the block shape, one to three integer \
+                    literals (`[256]`, `[32, 8]`, `[8, 8, 4]`)";
+    let array: syn::ExprArray = input.parse().map_err(|e| Error::new(e.span(), expected))?;
+    if array.elems.is_empty() || array.elems.len() > 3 {
+        return Err(Error::new_spanned(&array, expected));
+    }
+    let mut shape = [1u32; 3];
+    for (slot, elem) in shape.iter_mut().zip(&array.elems) {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) = elem
+        else {
+            return Err(Error::new_spanned(elem, expected));
+        };
+        *slot = int
+            .base10_parse::<u32>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| Error::new_spanned(elem, "a block size is at least 1"))?;
+    }
+    let threads = shape.iter().map(|&n| u64::from(n)).product::<u64>();
+    if shape[2] > 64 || threads > 1024 {
+        return Err(Error::new_spanned(
+            &array,
+            format!(
+                "a block has at most 1024 threads, and at most 64 along `z`; this one has {} x {} x {}",
+                shape[0], shape[1], shape[2]
+            ),
+        ));
+    }
+    Ok(shape)
 }

@@ -139,7 +139,7 @@ pub use grid_stride::{
 pub use memory::{load_global_v4, store_global_u8, store_global_v4};
 pub use panic::trap;
 pub use pitched::{
-    PitchedGridStrideMut, PitchedRowsIterMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
+    Cross, PitchedGridStrideMut, PitchedRowsIterMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
 pub use print::PrintfArg;
 pub use shared::{SharedAdd, SharedArray, SharedSlice};

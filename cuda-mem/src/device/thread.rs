@@ -127,18 +127,16 @@ pub fn grid_threads() -> Index3 {
 /// ```
 #[inline(always)]
 pub fn global_row() -> (usize, usize) {
-    let (n, g) = (block_dim(), grid_dim());
-    let (by, ty) = (block_idx().y as usize, thread_idx().y as usize);
-    let gy = by * n.y as usize + ty;
-    let rows = g.y as usize * n.y as usize;
-    if n.z | g.z == 1 {
-        // A launch without a `z` extent (the usual 2D one): `gz = 0`.
-        return (gy, rows);
-    }
-    let (bz, tz) = (block_idx().z as usize, thread_idx().z as usize);
-    // Both fit: gy, Ty < 2^26 and gz, Tz < 2^22 (CUDA's grid and block limits).
-    let gz = bz * n.z as usize + tz;
-    (gy + rows * gz, rows * (g.z as usize * n.z as usize))
+    let (n, g, b, t) = (block_dim(), grid_dim(), block_idx(), thread_idx());
+    // In 32 bits, exactly: `gy, Ty < 2^26` and `gz, Tz < 2^22` (CUDA's grid
+    // and block limits). No test of the launch's shape: on a 2D launch
+    // `gz = 0` and `Tz = 1`, and the folding costs one multiply-add.
+    let (gy, rows) = (b.y * n.y + t.y, g.y * n.y);
+    let (gz, layers) = (b.z * n.z + t.z, g.z * n.z);
+    (
+        gy as usize + rows as usize * gz as usize,
+        rows as usize * layers as usize,
+    )
 }
 
 /// The calling thread's global linear index, `gx + Tx * (gy + Ty * gz)`: a
@@ -174,31 +172,21 @@ pub fn total_threads() -> usize {
 #[inline(always)]
 pub(crate) fn linear() -> (usize, usize) {
     let (n, g) = (block_dim(), grid_dim());
+    // The `x` part, which every shape needs, before the shape is known: its
+    // register reads start at once (32 by 32 bits into 64, no overflow).
+    let gx = imp::block_idx_x() as usize * n.x as usize + imp::thread_idx_x() as usize;
+    let tx = g.x as usize * n.x as usize;
     // Every size is at least 1, so the OR is 1 exactly when all four are.
     if n.y | n.z | g.y | g.z == 1 {
-        let (t, b) = (imp::thread_idx_x(), imp::block_idx_x());
-        (
-            b as usize * n.x as usize + t as usize,
-            g.x as usize * n.x as usize,
-        )
+        (gx, tx)
     } else {
-        linear_3d()
+        // Wrapping 64-bit arithmetic, exact: a launch runs fewer than 2^63
+        // threads (the typed launch refuses more, see
+        // [`launch`](crate::launch); CUDA's limits would allow 2^73), so
+        // `Tx * row + gx < Tx * Ty * Tz < 2^63`.
+        let (row, rows) = global_row();
+        (tx.wrapping_mul(row).wrapping_add(gx), tx.wrapping_mul(rows))
     }
-}
-
-/// [`linear`] for a launch that is not 1D, in wrapping 64-bit arithmetic:
-/// exact, because a launch runs fewer than 2^63 threads (the typed launch
-/// refuses more, see [`launch`](crate::launch); CUDA's limits would allow
-/// 2^73), so `Tx * row + gx < Tx * Ty * Tz < 2^63`.
-#[inline(always)]
-fn linear_3d() -> (usize, usize) {
-    let gx = global_idx().x;
-    let t = grid_threads();
-    let (row, rows) = global_row();
-    (
-        t.x.wrapping_mul(row).wrapping_add(gx),
-        t.x.wrapping_mul(rows),
-    )
 }
 
 /// The calling thread's rank in its block, `tx + bx * (ty + by * tz)`, in

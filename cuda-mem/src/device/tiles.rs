@@ -594,19 +594,12 @@ impl Place {
     #[inline(always)]
     fn here() -> Self {
         let (b, g, t, n) = (block_idx(), grid_dim(), super::thread_idx(), block_dim());
-        if n.z | g.z == 1 {
-            // No `z` extent (a 2D launch): nothing to fold.
-            return Place {
-                block: (b.x as usize, b.y as usize),
-                blocks: (g.x as usize, g.y as usize),
-                thread: (t.x as usize, t.y as usize),
-                threads: (n.x as usize, n.y as usize),
-            };
-        }
+        // Folding `z` into `y` needs no test of the launch's shape (on a 2D
+        // launch `bz = tz = 0` and `Gz = Bz = 1`) and stays in 32 bits:
+        // `by + Gy * bz < Gy * Gz <= 65535^2 < 2^32`, `ty + By * tz < 1024`.
         Place {
-            block: (b.x as usize, b.y as usize + g.y as usize * b.z as usize),
-            blocks: (g.x as usize, g.y as usize * g.z as usize),
-            // At most 1024 threads per block: no overflow.
+            block: (b.x as usize, (b.y + g.y * b.z) as usize),
+            blocks: (g.x as usize, (g.y * g.z) as usize),
             thread: (t.x as usize, (t.y + n.y * t.z) as usize),
             threads: (n.x as usize, (n.y * n.z) as usize),
         }
@@ -708,9 +701,11 @@ impl<'a, T, const W: usize, const H: usize> PitchedTilesMut<'a, T, W, H> {
     #[inline(always)]
     pub fn this_block_tile_mut(&mut self) -> Option<PitchedTileMut<'_, T>> {
         let place = Place::here();
-        let (nx, ny) = self.tiles();
-        (place.block.0 < nx && place.block.1 < ny)
-            .then(|| self.parts().tile::<W, H>(place.block, place))
+        // Tile `(bx, by)` exists when its first cell does: `bx * W < width`
+        // is `bx < tiles().0`, without the division.
+        let x0 = place.block.0.checked_mul(W)?;
+        let y0 = place.block.1.checked_mul(H)?;
+        (x0 < self.width && y0 < self.height).then(|| self.parts().tile::<W, H>(place.block, place))
     }
 
     /// The calling block's tiles, row of tiles by row of tiles: a 2D

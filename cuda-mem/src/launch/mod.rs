@@ -206,11 +206,75 @@ pub unsafe trait KernelParam {
 pub type ParamAbi = [u64; 5];
 
 /// The first row of a kernel's parameter table: the format, whether the
-/// kernel is `unsafe`, and the number of parameters.
+/// kernel is `unsafe`, and the number of parameters (its fourth word, the
+/// declared block shape, is 0 here: see [`__abi_head_block`]).
 #[doc(hidden)]
 #[must_use]
 pub const fn __abi_head(is_unsafe: bool, params: usize) -> ParamAbi {
-    [1, is_unsafe as u64, params as u64, 0, 0]
+    __abi_head_block(is_unsafe, params, 0)
+}
+
+/// [`__abi_head`] of a kernel declared with `#[kernel(block = [x, y, z])]`:
+/// its fourth word is [`__block_word`]`(x, y, z)` (0 for none). The host
+/// compares it with the PTX's like every other word, and launches such a
+/// kernel only with blocks of that shape, which the entry point then takes
+/// as known ([`__assume_block`]).
+#[doc(hidden)]
+#[must_use]
+pub const fn __abi_head_block(is_unsafe: bool, params: usize, block: u64) -> ParamAbi {
+    [1, is_unsafe as u64, params as u64, block, 0]
+}
+
+/// A block shape as one word, `x | y << 16 | z << 32` (each at most 1024,
+/// so the parts do not overlap); 0 stands for no declared shape.
+///
+/// ```
+/// use cuda_mem::launch::__block_word;
+/// assert_eq!(__block_word(32, 8, 1), 32 | 8 << 16 | 1 << 32);
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __block_word(x: u32, y: u32, z: u32) -> u64 {
+    x as u64 | (y as u64) << 16 | (z as u64) << 32
+}
+
+/// The shape `(x, y, z)` of a [`__block_word`].
+///
+/// ```
+/// use cuda_mem::launch::{__block_shape, __block_word};
+/// assert_eq!(__block_shape(__block_word(32, 8, 1)), (32, 8, 1));
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub const fn __block_shape(block: u64) -> (u32, u32, u32) {
+    (
+        block as u32 & 0xffff,
+        (block >> 16) as u32 & 0xffff,
+        (block >> 32) as u32,
+    )
+}
+
+/// Tells the compiler that the launch's block is the shape `block` (a
+/// [`__block_word`]; nothing for 0): the entry point of a kernel declared
+/// with `#[kernel(block = [x, y, z])]` calls it first, so that the
+/// kernel's reads of the block size are constants and the checks on them
+/// ([`thread_idx_for`](crate::device::thread_idx_for), the block
+/// collectives' block size) fold away.
+///
+/// # Safety
+///
+/// The launch's block has the shape `block`: the host launches a kernel
+/// whose parameter table declares it only with blocks of that shape (the
+/// launch compares the table word for word first).
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn __assume_block(block: u64) {
+    if block != 0 {
+        let (x, y, z) = __block_shape(block);
+        let n = crate::device::block_dim();
+        // SAFETY: the caller's promise.
+        unsafe { core::hint::assert_unchecked(n.x == x && n.y == y && n.z == z) };
+    }
 }
 
 /// The [`ParamAbi`] of the single parameter of the fn pointer type `F`
@@ -597,11 +661,24 @@ macro_rules! __kernel_signature {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_abi {
-    (unsafe_kernel $is_unsafe:literal, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
+    (unsafe_kernel $is_unsafe:literal, lifetimes $lifetimes:tt, params $params:tt) => {
+        $crate::__kernel_abi!(unsafe_kernel $is_unsafe, block 0, lifetimes $lifetimes, params $params)
+    };
+    (unsafe_kernel $is_unsafe:literal, block $block:expr, lifetimes $lifetimes:tt, params [$($param:ty),* $(,)?]) => {
         [
-            $crate::launch::__abi_head($is_unsafe, $crate::__kernel_abi!(@count $($param),*)),
+            $crate::launch::__abi_head_block(
+                $is_unsafe,
+                $crate::__kernel_abi!(@count $($param),*),
+                $block,
+            ),
             $($crate::__kernel_abi!(@param $lifetimes $param)),*
         ]
+    };
+    (@block) => {
+        0
+    };
+    (@block [$x:literal, $y:literal, $z:literal]) => {
+        $crate::launch::__block_word($x, $y, $z)
     };
     (@param [$($lifetime:lifetime),*] $param:ty) => {
         $crate::launch::__param_abi::<for<$($lifetime),*> fn($param), _>()
@@ -663,6 +740,7 @@ macro_rules! __kernel_entry {
     (
         symbol $symbol:literal,
         unsafe_kernel $is_unsafe:tt,
+        $(block [$bx:literal, $by:literal, $bz:literal],)?
         source $source:literal,
         lifetimes [$($lifetime:lifetime),*],
         params [$($address:ident $rest:ident: $ty:ty),* $(,)?],
@@ -678,6 +756,11 @@ macro_rules! __kernel_entry {
                     $rest: $crate::launch::__Raw<<$ty as $crate::KernelParam>::__Rest>,
                 )*
             ) {
+                // SAFETY: the block word is this entry's own parameter table's
+                // (below, in the PTX); a launch compares that table word for
+                // word with its own and launches a kernel that declares a
+                // block only with blocks of that shape (`launch_checked`).
+                unsafe { $crate::launch::__assume_block(__CUDA_MEM_ABI[0][3]) };
                 $crate::__kernel_entry!(
                     @call $is_unsafe,
                     $callee,
@@ -710,7 +793,12 @@ macro_rules! __kernel_entry {
             #[unsafe(export_name = ::core::concat!("__cuda_mem_abi_", $symbol))]
             #[used]
             static __CUDA_MEM_ABI: [$crate::launch::ParamAbi; 1 + $crate::__kernel_abi!(@count $($ty),*)] =
-                $crate::__kernel_abi!(unsafe_kernel $is_unsafe, lifetimes [$($lifetime),*], params [$($ty),*]);
+                $crate::__kernel_abi!(
+                    unsafe_kernel $is_unsafe,
+                    block $crate::__kernel_abi!(@block $([$bx, $by, $bz])?),
+                    lifetimes [$($lifetime),*],
+                    params [$($ty),*]
+                );
         };
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -818,17 +906,27 @@ pub const fn __plain_file_name(name: &str) -> bool {
 macro_rules! __kernel_launch {
     (
         module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
-        unsafe_kernel false, source $source:literal,
+        unsafe_kernel false, $(block [$bx:literal, $by:literal, $bz:literal],)? source $source:literal,
         args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
     ) => {
-        $crate::launch::__launch::<($($param,)*), _, $source>($module, $name, $stream, $config, $args)
+        $crate::launch::__launch::<
+            ($($param,)*),
+            _,
+            $source,
+            { $crate::__kernel_abi!(@block $([$bx, $by, $bz])?) },
+        >($module, $name, $stream, $config, $args)
     };
     (
         module $module:ident, stream $stream:ident, config $config:ident, name $name:expr,
-        unsafe_kernel true, source $source:literal,
+        unsafe_kernel true, $(block [$bx:literal, $by:literal, $bz:literal],)? source $source:literal,
         args $args:ident [$($value:ident: $arg:ident => $param:ident),* $(,)?]
     ) => {
-        $crate::launch::__launch_unsafe::<($($param,)*), _, $source>($module, $name, $stream, $config, $args)
+        $crate::launch::__launch_unsafe::<
+            ($($param,)*),
+            _,
+            $source,
+            { $crate::__kernel_abi!(@block $([$bx, $by, $bz])?) },
+        >($module, $name, $stream, $config, $args)
     };
 }
 

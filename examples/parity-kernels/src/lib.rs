@@ -35,7 +35,7 @@ pub const TILE: usize = BLOCK * ITEMS;
 
 /// `y[i] = a * x[i] + y[i]` (one `fma.rn`, as nvcc contracts it) for every
 /// `i` both have, one element per thread.
-#[kernel]
+#[kernel(block = [256])]
 pub fn saxpy(mut y: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) {
     if let Some((y, &x)) = y.this_thread_zip(x) {
         *y = math::fma(a, x, *y);
@@ -44,7 +44,7 @@ pub fn saxpy(mut y: DeviceSliceMut<f32>, x: DeviceSlice<f32>, a: f32) {
 
 /// Adds the wrapping sum of `input` to `total[0]`: each thread sums its
 /// grid-stride share, the block sums the threads', one atomic per block.
-#[kernel]
+#[kernel(block = [256])]
 pub fn sum_u32(input: DeviceSlice<u32>, total: DeviceAtomicSlice<u32>) {
     let scratch = cuda_mem::shared_array![u32; BLOCK / 32];
     let mut acc = 0u32;
@@ -56,7 +56,7 @@ pub fn sum_u32(input: DeviceSlice<u32>, total: DeviceAtomicSlice<u32>) {
 
 /// [`sum_u32`] with 16-byte loads: the aligned middle of `input` as
 /// `[u32; 4]` chunks, its unaligned ends one element at a time.
-#[kernel]
+#[kernel(block = [256])]
 pub fn sum_u32_v4(input: DeviceSlice<u32>, total: DeviceAtomicSlice<u32>) {
     let scratch = cuda_mem::shared_array![u32; BLOCK / 32];
     let (head, chunks, tail) = input.aligned_chunks::<4>();
@@ -85,7 +85,7 @@ fn add_block_total(acc: u32, scratch: SharedSlice<'_, u32>, total: DeviceAtomicS
 /// Counts the bytes of `input` into 256 `bins`: per-block bins in shared
 /// memory (atomic adds of 1, which the compiler aggregates per warp), then
 /// one global atomic per bin and block.
-#[kernel]
+#[kernel(block = [256])]
 pub fn histogram(input: DeviceSlice<u8>, bins: DeviceAtomicSlice<u32>) {
     let local = cuda_mem::shared_array![u32; 256];
     let rank = block_thread_rank() as usize;
@@ -113,21 +113,15 @@ pub fn histogram(input: DeviceSlice<u8>, bins: DeviceAtomicSlice<u32>) {
 
 /// `out(x, y) = c0 * in(x, y) + c1 * (left + right + up + down)` inside,
 /// `in(x, y)` on the border; one cell per thread.
-#[kernel]
+#[kernel(block = [32, 8])]
 pub fn stencil5(mut out: PitchedSliceMut<f32>, input: PitchedSlice<f32>, c0: f32, c1: f32) {
     if let Some((x, y, cell)) = out.this_thread_cell() {
-        let Some(&here) = input.get(x, y) else { return };
-        // Inside, the four neighbours exist; on the border one is missing.
-        let around = (
-            input.get(x.wrapping_sub(1), y),
-            input.get(x + 1, y),
-            input.get(x, y.wrapping_sub(1)),
-            input.get(x, y + 1),
-        );
-        *cell = match around {
-            (Some(&l), Some(&r), Some(&u), Some(&d)) => math::fma(c1, l + r + u + d, c0 * here),
-            _ => here,
-        };
+        // Inside, the cell and its four neighbours; on the border, the cell.
+        if let Some(c) = input.cross(x, y) {
+            *cell = math::fma(c1, c.left + c.right + c.up + c.down, c0 * c.center);
+        } else if let Some(&here) = input.get(x, y) {
+            *cell = here;
+        }
     }
 }
 
@@ -139,7 +133,7 @@ const PADDED: usize = 33;
 /// input tile that lands in its output tile into shared memory, row by row
 /// (coalesced), and writes its output tile row by row. `32 x 32` threads,
 /// one cell each.
-#[kernel]
+#[kernel(block = [32, 32])]
 pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSlice<f32>) {
     let tile = cuda_mem::shared_array![f32; 32 * PADDED];
     let t = thread_idx_for::<32, 32, 1>();
@@ -159,7 +153,7 @@ pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSli
 /// [`transpose_tile32`] with `32 x 8` threads per `32 x 32` tile: each
 /// thread moves four cells, rows `ty`, `ty + 8`, `ty + 16`, `ty + 24` (all
 /// four loads first, so they are in flight together).
-#[kernel]
+#[kernel(block = [32, 8])]
 #[allow(clippy::needless_range_loop)] // indexing a fixed array: no local-memory copy of it
 pub fn transpose_classic(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSlice<f32>) {
     let tile = cuda_mem::shared_array![f32; 32 * PADDED];
@@ -219,7 +213,7 @@ impl Particle {
 }
 
 /// [`Particle::step`] for every particle, one per thread.
-#[kernel]
+#[kernel(block = [256])]
 pub fn particles_step(mut particles: DeviceSliceMut<Particle>, field: [f32; 3], dt: f32) {
     if let Some(p) = particles.this_thread_mut() {
         p.step(field, dt);
@@ -228,7 +222,7 @@ pub fn particles_step(mut particles: DeviceSliceMut<Particle>, field: [f32; 3], 
 
 /// Pass 1 of the scan: the wrapping sum of each tile of `TILE` elements of
 /// `input`, into `sums[tile]` (the block's own element).
-#[kernel]
+#[kernel(block = [256])]
 pub fn scan_reduce_tiles(input: DeviceSlice<u32>, mut sums: DeviceTilesMut<u32, 1>) {
     let scratch = cuda_mem::shared_array![u32; BLOCK / 32];
     if let Some(mut own) = sums.this_block_tile_mut() {
@@ -297,7 +291,7 @@ fn scan_tile(
 
 /// Pass 2 of the scan: the exclusive scan of the tile sums, in place, by
 /// one block that walks the tiles in order with a running carry.
-#[kernel]
+#[kernel(block = [256])]
 pub fn scan_tile_sums(mut sums: DeviceTilesMut<u32, TILE>) {
     let tile = cuda_mem::shared_array![u32; TILE + TILE / 32];
     let scratch = cuda_mem::shared_array![u32; BLOCK / 32];
@@ -321,7 +315,7 @@ pub fn scan_tile_sums(mut sums: DeviceTilesMut<u32, TILE>) {
 
 /// Pass 3 of the scan: each block scans its tile of `input` into `out`,
 /// starting from the tile's scanned sum.
-#[kernel]
+#[kernel(block = [256])]
 pub fn scan_tiles(
     mut out: DeviceTilesMut<u32, TILE>,
     input: DeviceSlice<u32>,

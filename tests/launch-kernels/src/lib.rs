@@ -193,9 +193,9 @@ pub mod forged {
 /// runs them on random data and launch shapes against host models.
 pub mod parallel {
     use cuda_mem::device::{
-        block, block_rank, block_size, block_thread_rank, global_linear_idx, sync_threads, warp,
-        DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
-        PitchedTilesMut, Scope,
+        block, block_rank, block_size, block_thread_rank, global_linear_idx, sync_threads,
+        thread_idx_for, warp, Cross, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice,
+        DeviceSliceMut, DeviceTilesMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, Scope,
     };
     use cuda_mem::kernel;
 
@@ -356,6 +356,56 @@ pub mod parallel {
         block_collectives_96: 96;
         block_collectives_100: 100;
         block_collectives_256: 256;
+    }
+
+    /// The block collectives in a kernel declared for blocks of `32 x 4`
+    /// threads (`#[kernel(block = [32, 4])]`, so `thread_idx_for` and the
+    /// collectives check nothing on the device): thread `(x, y)` of block
+    /// `b` takes element `128 b + x + 32 y` of `input` (0 past it) and
+    /// writes the same four values as `block_collectives` to that element
+    /// of `out` (its block's tile, rank `x + 32 y`).
+    #[kernel(block = [32, 4])]
+    pub fn block_collectives_declared(
+        mut out: DeviceTilesMut<[u32; 4], 128>,
+        input: DeviceSlice<u32>,
+    ) {
+        let scratch = cuda_mem::shared_array![u32; 32];
+        let t = thread_idx_for::<32, 4, 1>();
+        let rank = (t.x + 32 * t.y) as usize;
+        let v = input.get(block_rank() * 128 + rank).copied().unwrap_or(0);
+        let sum = block::sum::<u32, 128>(v, scratch.as_slice());
+        let max = block::reduce::<u32, 128>(v, |a, b| a.max(b), scratch.as_slice());
+        let (before, total) = block::exclusive_sum::<u32, 128>(v, scratch.as_slice());
+        if let Some(mut own) = out.this_block_tile_mut() {
+            if let Some(o) = own.thread_element_mut(0) {
+                *o = [sum, max, before, total];
+            }
+        }
+    }
+
+    /// What [`cross_mix`] writes for an interior cell and its neighbours.
+    ///
+    /// ```
+    /// use cuda_mem::device::Cross;
+    /// let c = Cross { center: 1, left: 0, right: 0, up: 0, down: 0 };
+    /// assert_eq!(cuda_mem_launch_kernels::parallel::cross_value(c), 1);
+    /// ```
+    pub fn cross_value(c: Cross<u32>) -> u32 {
+        c.center
+            ^ c.left.rotate_left(3)
+            ^ c.right.rotate_left(7)
+            ^ c.up.rotate_left(13)
+            ^ c.down.rotate_left(19)
+    }
+
+    /// `out[x, y]` is [`cross_value`] of `input`'s cell `(x, y)` and its
+    /// neighbours where `PitchedSlice::cross` has them (an interior cell),
+    /// `u32::MAX` elsewhere; in a 2D grid-stride loop (any launch shape).
+    #[kernel]
+    pub fn cross_mix(mut out: PitchedSliceMut<u32>, input: PitchedSlice<u32>) {
+        for (x, y, slot) in out.grid_stride_mut() {
+            *slot = input.cross(x, y).map_or(u32::MAX, cross_value);
+        }
     }
 
     /// Every element of `out` that the calling thread owns under

@@ -172,6 +172,19 @@ fn no_parameters() {
 }
 
 #[test]
+fn declared_block() {
+    check(
+        "declared_block",
+        quote!(block = [32, 8]),
+        quote! {
+            pub fn tile(out: DeviceSliceMut<f32>) {
+                let _ = out;
+            }
+        },
+    );
+}
+
+#[test]
 fn errors_are_combined() {
     check(
         "errors_are_combined",

@@ -30,6 +30,12 @@ pub fn one(out: DeviceSliceMut<u8>) {
 #[kernel(crate = "cm_renamed")]
 pub fn none() {}
 
+/// A declared block shape, with the crate path after it.
+#[kernel(block = [32, 8], crate = "cm_renamed")]
+pub fn shaped(out: DeviceSliceMut<u8>) {
+    let _ = (out, cm_renamed::device::thread_idx_for::<32, 8, 1>());
+}
+
 #[kernel(crate = "cm_renamed")]
 pub fn pointer(mut p: DevicePtr<u32>, [a, b]: [u32; 2]) {
     p = p.cast();
@@ -39,6 +45,9 @@ pub fn pointer(mut p: DevicePtr<u32>, [a, b]: [u32; 2]) {
 pub fn launches(KERNELS: &'static Module, s: &Arc<CudaStream>, out: &mut DeviceBuffer<f32>, input: &PinnedBuffer<f32>) -> cm_renamed::Result<()> {
     let c = LaunchConfig::for_num_elems(out.len() as u32);
     let params = Params { scale: 2.0, count: 3 };
+    let shape = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+    let mut shaped_out = DeviceBuffer::<u8>::new(out.context(), 16)?;
+    shaped.launch(KERNELS, s, shape, (&mut shaped_out,))?;
     map.launch(KERNELS, s, c, (&mut *out, input, params, [1, 2]))?;
     map.launch(KERNELS, s, c, (out.slice_mut(1..)?, input.slice(1..)?, params, [1, 2]))?;
     {

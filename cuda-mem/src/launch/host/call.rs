@@ -110,6 +110,7 @@ impl Module {
     ) -> Result<Launch<'s>> {
         let declared = Declared {
             abi,
+            block: abi.first().map_or(0, |head| head[3]),
             signatures: &[],
             type_name: |_| "",
         };
@@ -308,7 +309,7 @@ tuple_params! {
 /// As for the generated `launch`.
 #[doc(hidden)]
 #[inline]
-pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64, const BLOCK: u64>(
     module: &'static Module,
     kernel: &'static str,
     stream: &Arc<CudaStream>,
@@ -317,7 +318,7 @@ pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
 ) -> Result<()> {
     // SAFETY: the table checked says a safe kernel, which has no
     // preconditions (see `cuda_mem::launch`).
-    unsafe { launch_checked::<P, A, SOURCE, false>(module, kernel, stream, config, args) }
+    unsafe { launch_checked::<P, A, SOURCE, BLOCK, false>(module, kernel, stream, config, args) }
 }
 
 /// [`__launch`] for an `unsafe fn` kernel.
@@ -332,7 +333,12 @@ pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
 /// As for [`__launch`].
 #[doc(hidden)]
 #[inline]
-pub unsafe fn __launch_unsafe<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64>(
+pub unsafe fn __launch_unsafe<
+    P: KernelParams,
+    A: LaunchArgs<P>,
+    const SOURCE: u64,
+    const BLOCK: u64,
+>(
     module: &'static Module,
     kernel: &'static str,
     stream: &Arc<CudaStream>,
@@ -340,11 +346,13 @@ pub unsafe fn __launch_unsafe<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u
     args: A,
 ) -> Result<()> {
     // SAFETY: the caller's promise.
-    unsafe { launch_checked::<P, A, SOURCE, true>(module, kernel, stream, config, args) }
+    unsafe { launch_checked::<P, A, SOURCE, BLOCK, true>(module, kernel, stream, config, args) }
 }
 
-/// The launch: the kernel checked against `P`, the arguments claimed on the
-/// stream, the parameters' parts pushed.
+/// The launch: the block shape checked against `BLOCK` (a
+/// [`__block_word`](crate::launch::__block_word), 0 for none), the kernel
+/// against `P` and `BLOCK`, the arguments claimed on the stream, the
+/// parameters' parts pushed.
 ///
 /// # Safety
 ///
@@ -354,6 +362,7 @@ unsafe fn launch_checked<
     P: KernelParams,
     A: LaunchArgs<P>,
     const SOURCE: u64,
+    const BLOCK: u64,
     const UNSAFE: bool,
 >(
     module: &'static Module,
@@ -362,9 +371,23 @@ unsafe fn launch_checked<
     config: LaunchConfig,
     args: A,
 ) -> Result<()> {
+    // A kernel that declares its block shape takes it as known (its entry
+    // point's `__assume_block`, from the same table word): launched with no
+    // other.
+    if BLOCK != 0 {
+        let (x, y, z) = config.block_dim;
+        if crate::launch::__block_word(x, y, z) != BLOCK || x > 1024 || y > 1024 || z > 64 {
+            return Err(Error::BlockShape {
+                kernel,
+                declared: crate::launch::__block_shape(BLOCK),
+                launched: config.block_dim,
+            });
+        }
+    }
     let signature = const { crate::launch::__kernel_signature(UNSAFE, SOURCE, P::SIGNATURES) };
     let declared = Declared {
         abi: if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE },
+        block: BLOCK,
         signatures: P::SIGNATURES,
         type_name: P::__type_name,
     };

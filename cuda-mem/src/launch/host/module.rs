@@ -27,8 +27,11 @@ const PARAMS_PREFIX: &str = "__cuda_mem_params_";
 /// struct) it comes from.
 #[derive(Clone, Copy)]
 pub(super) struct Declared {
-    /// The parameter table ([`ParamAbi`] rows).
+    /// The parameter table ([`ParamAbi`] rows), its head's block word 0.
     pub(super) abi: &'static [ParamAbi],
+    /// The declared block shape (a [`__block_word`](crate::launch::__block_word)),
+    /// the fourth word of the table's head in the PTX.
+    pub(super) block: u64,
     /// Each parameter's fingerprint, in order.
     pub(super) signatures: &'static [u64],
     /// Parameter `i`'s type, as `core::any::type_name` spells it.
@@ -76,12 +79,16 @@ struct Loaded {
     kernels: Vec<Checked>,
 }
 
+/// A parameter table as a launch declares it: its rows (the head's block
+/// word 0) and the block word.
+type Table = (&'static [ParamAbi], u64);
+
 /// Whether a checked table `a` stands for `b`: both absent, or the same
-/// rows (one launcher's table is one promoted constant, so the address
-/// usually says it without a comparison).
-fn same_table(a: Option<&[ParamAbi]>, b: Option<&[ParamAbi]>) -> bool {
+/// rows and block (one launcher's table is one promoted constant, so the
+/// address usually says it without a comparison).
+fn same_table(a: Option<Table>, b: Option<Table>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+        (Some((a, x)), Some((b, y))) => x == y && (std::ptr::eq(a, b) || a == b),
         (None, None) => true,
         _ => false,
     }
@@ -93,7 +100,7 @@ struct Checked {
     signature: u64,
     /// The parameter table compared; `None` for a `check` (which knows no
     /// parameter types), which no launch takes for its own.
-    abi: Option<&'static [ParamAbi]>,
+    abi: Option<Table>,
     function: sys::CUfunction,
 }
 
@@ -167,7 +174,7 @@ impl Module {
         declared: Option<Declared>,
         stream: Option<&CudaStream>,
     ) -> Result<sys::CUfunction> {
-        let abi = declared.map(|d| d.abi);
+        let abi = declared.map(|d| (d.abi, d.block));
         let mut loaded = self.lock();
         let key = state.ctx.cu_ctx();
         let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
@@ -311,7 +318,12 @@ impl Module {
         // current context; the copy is synchronous and writes only `rows`,
         // which holds `bytes` bytes (checked above).
         unsafe { result::memcpy_dtoh_sync(rows.as_flattened_mut(), addr) }.op("cuMemcpyDtoH")?;
-        if declared.is_some_and(|d| rows != d.abi) {
+        let same_rows = |d: Declared| {
+            let mut head = d.abi.first().copied().unwrap_or_default();
+            head[3] = d.block;
+            rows.len() == d.abi.len() && rows[0] == head && rows[1..] == d.abi[1..]
+        };
+        if declared.is_some_and(|d| !same_rows(d)) {
             return Err(mismatch(KernelProblem::Parameters));
         }
         Ok(function)

@@ -1,5 +1,5 @@
 ::core::compile_error! {
-    "unknown `kernel` option; the only option is `crate = \"path::to::cuda_mem\"`"
+    "unknown `kernel` option; the options are `crate = \"path::to::cuda_mem\"` and `block = [x, y, z]`"
 }
 ::core::compile_error! {
     "a kernel cannot be a `const fn`"

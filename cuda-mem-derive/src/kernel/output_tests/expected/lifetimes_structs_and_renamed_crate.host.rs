@@ -127,7 +127,10 @@ impl step {
     /// [`occupancy`](Self::occupancy) with the block size the
     /// driver finds best for this kernel
     /// (`cuOccupancyMaxPotentialBlockSize`: the most threads
-    /// resident per multiprocessor).
+    /// resident per multiprocessor), or, for a kernel declared
+    /// with `#[kernel(block = [x, y, z])]`, that block's size
+    /// (`x * y * z`; a grid from it is 1D, so write the
+    /// `block_dim` of such a launch yourself).
     ///
     /// # Errors
     ///
