@@ -51,7 +51,9 @@ impl Launch<'_> {
     ///
     /// `params` point to the kernel's parameters, of its parameter types and
     /// in order, each made by [`Launch::param`] on this launch; the kernel's
-    /// preconditions (none for a safe `#[kernel]` fn) hold.
+    /// preconditions (none for a safe `#[kernel]` fn) hold; `config`'s
+    /// block is the kernel's declared shape if it has one (`#[kernel(block
+    /// = ...)]`, which its entry point takes as known).
     #[doc(hidden)]
     pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
         if !self.stream_checked.get() {
