@@ -74,19 +74,13 @@ fn the_generic_access_check_sees_one() {
     assert!(generic_accesses("\tld.param.b64 %rd1, [k_param_0];\n").is_empty());
 }
 
-/// The kernels declared with their block shape (`#[kernel(block = ...)]`)
-/// whose only device checks were on it (`thread_idx_for`'s, the one-element
-/// kernels' shape test) keep none: their PTX has no `trap`.
+/// Every parity kernel declares its block shape (`#[kernel(block =
+/// ...)]`), so the checks on it (`thread_idx_for`'s, the block collectives'
+/// block size, shared-memory indices built from the thread's rank) fold
+/// away: no parity kernel's PTX has a `trap`.
 #[test]
 fn declared_block_shapes_leave_no_check_on_the_device() {
-    for name in [
-        saxpy::NAME,
-        stencil5::NAME,
-        transpose_tile32::NAME,
-        transpose_classic::NAME,
-        particles_step::NAME,
-        histogram::NAME,
-    ] {
+    for name in KERNELS {
         let body = ptx_kernel(PTX, name);
         assert!(!body.contains("trap;"), "{name} has a trap:\n{body}");
     }

@@ -271,9 +271,13 @@ pub const fn __block_shape(block: u64) -> (u32, u32, u32) {
 pub unsafe fn __assume_block(block: u64) {
     if block != 0 {
         let (x, y, z) = __block_shape(block);
-        let n = crate::device::block_dim();
-        // SAFETY: the caller's promise.
-        unsafe { core::hint::assert_unchecked(n.x == x && n.y == y && n.z == z) };
+        let (n, t) = (crate::device::block_dim(), crate::device::thread_idx());
+        // SAFETY: the caller's promise; and a thread's index lies inside its
+        // block (so a 1D block's `y` and `z` indices are 0).
+        unsafe {
+            core::hint::assert_unchecked(n.x == x && n.y == y && n.z == z);
+            core::hint::assert_unchecked(t.x < x && t.y < y && t.z < z);
+        }
     }
 }
 
