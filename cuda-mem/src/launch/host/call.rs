@@ -12,7 +12,7 @@ use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::launch::host::args::LaunchArg;
 use crate::launch::host::module::{Declared, Module};
-use crate::launch::ParamAbi;
+use crate::launch::param::ParamAbi;
 
 /// A launch under way: the checked function and the stream. Made by
 /// [`Module::__begin`]; the generated launcher turns each argument into its

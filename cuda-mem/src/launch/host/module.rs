@@ -10,7 +10,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
 
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, KernelProblem, Result};
-use crate::launch::ParamAbi;
+use crate::launch::param::ParamAbi;
 
 /// The name of a kernel's fingerprint static is this prefix and the kernel's
 /// name (`#[kernel]` spells the same string).
