@@ -448,7 +448,7 @@ extern crate self as cuda_mem;
 mod buffers;
 #[cfg(feature = "build")]
 #[allow(clippy::needless_doctest_main)]
-#[path = "launch/build.rs"]
+#[path = "launch/build/mod.rs"]
 pub mod build;
 #[cfg(feature = "host")]
 mod context;

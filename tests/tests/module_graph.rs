@@ -85,7 +85,7 @@ const LAYERS: &[(&str, u32, &str)] = &[
     (
         "build",
         7,
-        "launch/build.rs, module `build`: compiles kernel crates to PTX from build scripts",
+        "launch/build/, module `build`: compiles kernel crates to PTX from build scripts",
     ),
 ];
 
@@ -236,7 +236,7 @@ fn sources() -> Vec<Source> {
         module
     };
     // `#[path = "x.rs"] mod name;`: the file x.rs is the module `name` of
-    // the declaring file's module (`lib.rs`'s `#[path = "launch/build.rs"]
+    // the declaring file's module (`lib.rs`'s `#[path = "launch/build/mod.rs"]
     // pub mod build;` is `build`, not `launch::build`).
     let mut renamed: BTreeMap<PathBuf, ModPath> = BTreeMap::new();
     for (path, _) in &texts {
@@ -256,6 +256,28 @@ fn sources() -> Vec<Source> {
             }
         }
     }
+    // The other files of a folder whose `mod.rs` is such a file are that
+    // module's children: `launch/build/rustup.rs` is `build::rustup`.
+    let under_renamed = |path: &Path| -> Option<ModPath> {
+        renamed.iter().find_map(|(file, module)| {
+            if file.file_name()? != "mod.rs" {
+                return None;
+            }
+            let rel = path.strip_prefix(file.parent()?).ok()?;
+            let mut module = module.clone();
+            module.extend(
+                rel.parent()
+                    .into_iter()
+                    .flat_map(|p| p.iter())
+                    .map(|s| s.to_string_lossy().into_owned()),
+            );
+            let stem = rel.file_stem()?.to_string_lossy().into_owned();
+            if stem != "mod" {
+                module.push(stem);
+            }
+            Some(module)
+        })
+    };
     texts
         .into_iter()
         .map(|(path, code)| {
@@ -263,6 +285,7 @@ fn sources() -> Vec<Source> {
             let module = renamed
                 .get(&path)
                 .cloned()
+                .or_else(|| under_renamed(&path))
                 .unwrap_or_else(|| natural(&path));
             Source {
                 module,
