@@ -671,12 +671,17 @@ fn a_ptx_built_with_another_struct_layout_is_refused() {
         "transform_items",
         "launch-kernels-skewed",
     );
+    // The launch names the parameter whose struct differs.
     assert_eq!(
         problem,
-        KernelProblem::Fingerprint {
-            expected: transform_items::SIGNATURE,
-            found: ptx_fingerprint(SKEWED.ptx(), "transform_items").unwrap(),
+        KernelProblem::Parameter {
+            index: 2,
+            type_name: std::any::type_name::<Params>(),
         }
+    );
+    assert_ne!(
+        ptx_fingerprint(SKEWED.ptx(), "transform_items").unwrap(),
+        transform_items::SIGNATURE
     );
     // Refused again at the next launch (nothing cached), and by `check`.
     expect_mismatch(
@@ -882,17 +887,24 @@ fn a_kernel_whose_crate_path_forges_the_fingerprint_is_refused() {
         "forged_scribble",
         "launch-kernels",
     );
-    let source = forged_scribble::SIGNATURE;
+    // The launch names the parameter: `[u64; 2]` on the host, a slice in
+    // the PTX.
     assert_eq!(
         problem,
-        KernelProblem::Fingerprint {
-            expected: cuda_mem::launch::__kernel_signature(false, source, &[<[u64; 2]>::SIGNATURE]),
-            found: cuda_mem::launch::__kernel_signature(
-                false,
-                source,
-                &[<DeviceSliceMut<'_, u8>>::SIGNATURE]
-            ),
+        KernelProblem::Parameter {
+            index: 0,
+            type_name: "[u64; 2]",
         }
+    );
+    // The fingerprints differ as well (the PTX's from the real slice).
+    let source = forged_scribble::SIGNATURE;
+    assert_eq!(
+        ptx_fingerprint(KERNELS.ptx(), "forged_scribble"),
+        Some(cuda_mem::launch::__kernel_signature(
+            false,
+            source,
+            &[<DeviceSliceMut<'_, u8>>::SIGNATURE]
+        ))
     );
     stream.synchronize().unwrap();
     assert_eq!(target.to_vec().unwrap(), poison, "the forged kernel ran");
