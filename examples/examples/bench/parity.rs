@@ -268,6 +268,16 @@ fn time_sides(
     (us(r), us(c), (!k.is_empty()).then(|| us(k)))
 }
 
+/// One element per thread in blocks of [`BLOCK`] threads (the shape the
+/// one-element kernels declare, `#[kernel(block = [256])]`), for both sides.
+fn one_per_thread(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(BLOCK) as u32, 1, 1),
+        block_dim: (BLOCK as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 fn saxpy(b: &mut Bench, ctx: &Arc<CudaContext>, cxx: &Cxx, rng: &mut Rng) -> Measured {
     use parity_kernels::saxpy;
     let n = 1usize << 28;
@@ -277,7 +287,7 @@ fn saxpy(b: &mut Bench, ctx: &Arc<CudaContext>, cxx: &Cxx, rng: &mut Rng) -> Mea
     let want: Vec<f32> = (0..n).map(|i| a.mul_add(x_host[i], y_host[i])).collect();
     let x = DeviceBuffer::from_slice(ctx, &x_host).unwrap();
     let mut y = DeviceBuffer::from_slice(ctx, &y_host).unwrap();
-    let config = LaunchConfig::for_num_elems(n as u32);
+    let config = one_per_thread(n);
     let f = cxx.function("saxpy");
     let (s, y_addr, x_addr) = (
         b.stream.clone(),
@@ -721,7 +731,7 @@ fn particles(b: &mut Bench, ctx: &Arc<CudaContext>, cxx: &Cxx, rng: &mut Rng) ->
         })
         .collect();
     let mut ps = DeviceBuffer::from_slice(ctx, &host).unwrap();
-    let config = LaunchConfig::for_num_elems(n as u32);
+    let config = one_per_thread(n);
     let f = cxx.function("particles_step");
     let s = b.stream.clone();
     let addr = ps.as_device_ptr().addr();
