@@ -279,6 +279,18 @@ fn serve_id(host: &str, port: u16, peers: usize, bytes: &[u8]) -> Result<(), Str
         .map_err(|e| {
             format!("rank 0 cannot listen on {host}:{port} (MASTER_ADDR:MASTER_PORT): {e}")
         })?;
+    serve_id_on(listener, host, port, peers, bytes)
+}
+
+/// [`serve_id`] on a listener already bound (to `host:port`, named in the
+/// errors).
+fn serve_id_on(
+    listener: TcpListener,
+    host: &str,
+    port: u16,
+    peers: usize,
+    bytes: &[u8],
+) -> Result<(), String> {
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("listen: {e}"))?;
@@ -688,17 +700,18 @@ mod tests {
         server.join().unwrap();
     }
 
+    /// The server keeps the listener it was handed: a port found by binding
+    /// and dropping a listener could be taken by another test's listener
+    /// before the server bound it again, and a read from that one was reset
+    /// (seen once in CI: "Connection reset by peer").
     #[test]
     fn ids_travel_over_tcp() {
-        let port = TcpListener::bind(("127.0.0.1", 0))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
         let mut bytes = MAGIC.to_vec();
         bytes.extend((0..128).map(|i| (255 - i) as u8));
         let sent = bytes.clone();
-        let server = std::thread::spawn(move || serve_id("127.0.0.1", port, 2, &sent));
+        let server = std::thread::spawn(move || serve_id_on(listener, "127.0.0.1", port, 2, &sent));
         let a = fetch_id("127.0.0.1", port).unwrap();
         let b = fetch_id("127.0.0.1", port).unwrap();
         server.join().unwrap().unwrap();
