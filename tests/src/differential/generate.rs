@@ -350,12 +350,16 @@ pub fn generate(seed: u64, n: usize) -> Vec<Op> {
 const VIEW_SLOTS: [usize; 4] = [0, 1, 2, 3];
 
 /// A random allocation for slot `slot` of [`generate_views`] with elements
-/// of `elem`: slots 0 and 1 large (any kind), 2 and 3 small and
-/// host-accessible.
-fn view_alloc(rng: &mut Rng, slot: usize, elem: Elem) -> Op {
+/// of `elem`: slots 0 and 1 large (of the next kind of `uncovered`, a
+/// shuffled [`Kind::ALL`], while it lasts, so that every kind comes early
+/// in every sequence; then any kind), 2 and 3 small and host-accessible.
+fn view_alloc(rng: &mut Rng, slot: usize, elem: Elem, uncovered: &mut Vec<Kind>) -> Op {
     let max = MAX_BYTES / elem.size();
     let (kind, width, height) = if slot < 2 {
-        let kind = Kind::ALL[rng.below(Kind::ALL.len())];
+        let kind = match uncovered.pop() {
+            Some(kind) => kind,
+            None => Kind::ALL[rng.below(Kind::ALL.len())],
+        };
         if kind == Kind::Pitched {
             let height = 2 + rng.below(30);
             (kind, max / 2 / height + rng.below(max / 2 / height), height)
@@ -397,9 +401,15 @@ fn view_target(rng: &mut Rng, shape: &Shape, parts: usize) -> Target {
 }
 
 /// One random operation of [`generate_views`] valid in `model`'s state.
-fn propose_view(rng: &mut Rng, model: &Model, elem: Elem, parts: usize) -> Option<Op> {
+fn propose_view(
+    rng: &mut Rng,
+    model: &Model,
+    elem: Elem,
+    parts: usize,
+    uncovered: &mut Vec<Kind>,
+) -> Option<Op> {
     if let Some(&slot) = VIEW_SLOTS.iter().find(|&&s| model.get(s).is_none()) {
-        return Some(view_alloc(rng, slot, elem));
+        return Some(view_alloc(rng, slot, elem, uncovered));
     }
     let shape = |s: usize| model.shape(s).expect("live slot");
     let stream = pick_stream(rng, &VIEW_STREAMS);
@@ -478,10 +488,16 @@ pub fn generate_views(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = Rng::new(seed);
     let elem = [Elem::U8, Elem::U32, Elem::E12][rng.below(3)];
     let parts = 2 + rng.below(7);
+    // Every kind for the large buffers early on: a random order of all of
+    // them first (a sequence of ~50 random draws missed one now and then).
+    let mut uncovered = Kind::ALL.to_vec();
+    for i in (1..uncovered.len()).rev() {
+        uncovered.swap(i, rng.below(i + 1));
+    }
     let mut model = Model::new();
     let mut ops = Vec::with_capacity(n);
     while ops.len() < n {
-        if let Some(op) = propose_view(&mut rng, &model, elem, parts) {
+        if let Some(op) = propose_view(&mut rng, &model, elem, parts, &mut uncovered) {
             debug_assert!(model.valid(&op), "generated an invalid op {op:?}");
             if model.valid(&op) {
                 model.apply(&op);
