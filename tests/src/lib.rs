@@ -42,6 +42,18 @@ impl Rng {
         Self(Xoshiro256PlusPlus::seed_from_u64(seed))
     }
 
+    /// `items` in a random order (`rand`'s Fisher-Yates shuffle).
+    ///
+    /// ```
+    /// let mut v = [1, 2, 3, 4];
+    /// cuda_mem_tests::Rng::new(5).shuffle(&mut v);
+    /// v.sort();
+    /// assert_eq!(v, [1, 2, 3, 4]);
+    /// ```
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        rand::seq::SliceRandom::shuffle(items, &mut self.0);
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()

@@ -491,9 +491,7 @@ pub fn generate_views(seed: u64, n: usize) -> Vec<Op> {
     // Every kind for the large buffers early on: a random order of all of
     // them first (a sequence of ~50 random draws missed one now and then).
     let mut uncovered = Kind::ALL.to_vec();
-    for i in (1..uncovered.len()).rev() {
-        uncovered.swap(i, rng.below(i + 1));
-    }
+    rng.shuffle(&mut uncovered);
     let mut model = Model::new();
     let mut ops = Vec::with_capacity(n);
     while ops.len() < n {

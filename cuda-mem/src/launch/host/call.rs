@@ -377,11 +377,11 @@ unsafe fn launch_checked<
     // point's `__assume_block`, from the same table word): launched with no
     // other.
     if BLOCK != 0 {
-        let (x, y, z) = config.block_dim;
-        if crate::launch::__block_word(x, y, z) != BLOCK || x > 1024 || y > 1024 || z > 64 {
+        let declared = crate::launch::__block_shape(BLOCK);
+        if config.block_dim != declared {
             return Err(Error::BlockShape {
                 kernel,
-                declared: crate::launch::__block_shape(BLOCK),
+                declared,
                 launched: config.block_dim,
             });
         }
