@@ -460,6 +460,40 @@ fn cross_reads_the_interior_cells_and_their_neighbours() {
     }
 }
 
+/// Pitched parameters are at most `u32::MAX` rows and columns (the device
+/// types' cell addresses are 32-bit multiply-adds): an empty array taller
+/// than that is refused before anything runs, and one just inside is taken.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pitched_parameters_above_u32_max_rows_are_refused() {
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let mut out = PitchedBuffer::<u32>::new(&ctx, 3, 2).unwrap();
+    out.fill(7).unwrap();
+    for (rows, ok) in [
+        (1usize << 32, false),
+        ((1usize << 32) + 5, false),
+        (u32::MAX as usize, true),
+    ] {
+        let tall = PitchedBuffer::<u32>::new(&ctx, 0, rows).unwrap();
+        let got = cross_mix.launch(
+            &KERNELS,
+            &s,
+            config((1, 1, 1), (32, 8, 1)),
+            (&mut out, &tall),
+        );
+        match (got, ok) {
+            (Ok(()), true) => {}
+            (Err(Error::InvalidArgument(why)), false) => assert!(why.contains("u32::MAX"), "{why}"),
+            (other, _) => panic!("{rows} rows: {other:?}"),
+        }
+    }
+    s.synchronize().unwrap();
+    // The kernel ran once, for the array inside the limit: its input has no
+    // interior cell, so every output cell says so.
+    assert_eq!(out.to_vec().unwrap(), vec![u32::MAX; 6]);
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn partitions_give_every_element_to_its_owner() {

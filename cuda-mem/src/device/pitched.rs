@@ -9,8 +9,11 @@
 //! `struct { T* ptr; size_t pitch, width, height; }`). The launch
 //! guarantees that `ptr` is aligned for `T`, that `pitch` is a multiple of
 //! `align_of::<T>()` and at least `width * size_of::<T>()` when
-//! `height > 1` (rows do not overlap), and that the memory is the kernel's
-//! for its run (read-only for [`PitchedSlice`], exclusive for the others).
+//! `height > 1` (rows do not overlap), that `pitch`, `width` and `height`
+//! are at most `u32::MAX` (so cell addresses are 32 by 32 into 64-bit
+//! multiply-adds, `mul.wide.u32`, as nvcc's `int` index math), and that the
+//! memory is the kernel's for its run (read-only for [`PitchedSlice`],
+//! exclusive for the others).
 //!
 //! - [`PitchedSlice`]: read-only; any thread reads any element.
 //! - [`PitchedSliceMut`]: element-disjoint writes. Element `(x, y)` belongs
@@ -113,7 +116,8 @@ macro_rules! common {
             /// # Safety
             /// `ptr` is aligned for `T`; `pitch` is a multiple of
             /// `align_of::<T>()` and, when `height > 1`, at least
-            /// `width * size_of::<T>()`; each of the rows is `width`
+            /// `width * size_of::<T>()`; `pitch`, `width` and `height` are
+            /// at most `u32::MAX`; each of the rows is `width`
             /// initialised elements valid for the access this type gives
             /// (reads for `PitchedSlice`, reads and writes otherwise), which
             /// nothing else (but the threads of the kernel receiving it)
@@ -184,9 +188,8 @@ macro_rules! common {
             /// row's address is not null.)
             #[inline(always)]
             unsafe fn row_ptr(&self, y: usize) -> *mut T {
-                // SAFETY: row `y < height` starts `y * pitch` bytes into the
-                // array's memory (the constructor's contract).
-                unsafe { (self.ptr as *mut u8).add(y * self.pitch) as *mut T }
+                // SAFETY: row `y < height` of the array (the caller).
+                unsafe { row_ptr(self.ptr as *mut T, self.pitch, y) }
             }
         }
     };
@@ -195,6 +198,41 @@ macro_rules! common {
 common!(PitchedSlice, *const T);
 common!(PitchedSliceMut, *mut T);
 common!(PitchedRowsMut, *mut T);
+
+/// The address of row `y` of a pitched array at `ptr`: `y * pitch` bytes
+/// on, a 32 by 32 into 64-bit multiply (`mul.wide.u32`, one instruction
+/// where 64-bit operands take three), exact because every pitched type
+/// keeps `pitch` and `height` at most `u32::MAX` (its constructor's
+/// contract, which the launch checks).
+///
+/// # Safety
+/// `y` is a row of the array (`y < height`): the offset stays inside its
+/// memory, and `y` and `pitch` fit in 32 bits.
+#[inline(always)]
+pub(crate) unsafe fn row_ptr<T>(ptr: *mut T, pitch: usize, y: usize) -> *mut T {
+    // The truncations are exact (see above); the zero extensions tell the
+    // compiler that the product is of two 32-bit numbers.
+    let offset = y as u32 as usize * pitch as u32 as usize;
+    // SAFETY: row `y` starts `y * pitch` bytes into the array's memory.
+    unsafe { (ptr as *mut u8).add(offset).cast::<T>() }
+}
+
+/// The address of cell `(x, y)` of a pitched array at `ptr`, in 32 by 32
+/// into 64-bit multiply-adds like [`row_ptr`].
+///
+/// # Safety
+/// `(x, y)` is a cell of the array (`x < width`, `y < height`), so `x`
+/// fits in 32 bits too (`width <= u32::MAX`).
+#[inline(always)]
+pub(crate) unsafe fn cell_ptr<T>(ptr: *mut T, pitch: usize, x: usize, y: usize) -> *mut T {
+    // SAFETY: a row of the array, and a cell of that row (the caller).
+    let cell = unsafe { row_ptr(ptr, pitch, y).add(x as u32 as usize) };
+    // SAFETY: the cell is an element of the array, valid memory, so its
+    // address is not null (which lets the compiler drop the null tests of
+    // the `Option<&T>`s made from it).
+    unsafe { core::hint::assert_unchecked(!cell.is_null()) };
+    cell
+}
 
 /// An interior cell of a [`PitchedSlice`] and its four neighbours, as
 /// [`PitchedSlice::cross`] read them: `left` and `right` in its row, `up`
@@ -258,7 +296,13 @@ impl<'a, T> PitchedSlice<'a, T> {
     /// ```
     #[inline(always)]
     pub fn get(&self, x: usize, y: usize) -> Option<&'a T> {
-        self.row(y)?.get(x)
+        if x < self.width && y < self.height {
+            // SAFETY: a cell of the array, which nobody writes for `'a`
+            // (the constructor's contract).
+            Some(unsafe { &*cell_ptr(self.ptr as *mut T, self.pitch, x, y) })
+        } else {
+            None
+        }
     }
 
     /// Cell `(x, y)` and its four neighbours, read, when all five are
@@ -287,15 +331,13 @@ impl<'a, T> PitchedSlice<'a, T> {
             // cells `x - 1 ..= x + 1` cells of each (checked above), which
             // nobody writes for `'a` (the constructor's contract).
             unsafe {
-                let row = self.row_ptr(y).cast_const();
-                let up = row.byte_sub(self.pitch);
-                let down = row.byte_add(self.pitch);
+                let here = cell_ptr(self.ptr as *mut T, self.pitch, x, y).cast_const();
                 Some(Cross {
-                    center: *row.add(x),
-                    left: *row.add(x - 1),
-                    right: *row.add(x + 1),
-                    up: *up.add(x),
-                    down: *down.add(x),
+                    center: *here,
+                    left: *here.sub(1),
+                    right: *here.add(1),
+                    up: *here.byte_sub(self.pitch),
+                    down: *here.byte_add(self.pitch),
                 })
             }
         } else {
@@ -415,7 +457,7 @@ macro_rules! writable {
             {
                 assert!(x < self.width && y < self.height, "pitched read outside the array");
                 // SAFETY: inside the array; no concurrent write (the caller).
-                unsafe { self.row_ptr(y).add(x).read() }
+                unsafe { cell_ptr(self.ptr as *mut T, self.pitch, x, y).read() }
             }
 
             /// Writes element `(x, y)`, which may belong to another thread
@@ -439,7 +481,7 @@ macro_rules! writable {
             pub unsafe fn write(&self, x: usize, y: usize, value: T) {
                 assert!(x < self.width && y < self.height, "pitched write outside the array");
                 // SAFETY: inside the array; no concurrent access (the caller).
-                unsafe { self.row_ptr(y).add(x).write(value) }
+                unsafe { cell_ptr(self.ptr as *mut T, self.pitch, x, y).write(value) }
             }
         }
     };
@@ -466,7 +508,7 @@ impl<T> PitchedSliceMut<'_, T> {
             // SAFETY: inside the array; `(x, y)` is this thread's element
             // (module docs) and the `&mut self` borrow keeps this thread from
             // reaching it twice.
-            Some(unsafe { &mut *self.row_ptr(y).add(x) })
+            Some(unsafe { &mut *cell_ptr(self.ptr, self.pitch, x, y) })
         } else {
             None
         }
@@ -489,7 +531,7 @@ impl<T> PitchedSliceMut<'_, T> {
         if x < self.width && y < self.height {
             // SAFETY: as in `this_thread_mut`: inside the array, this
             // thread's element, borrowed through `&mut self`.
-            Some((x, y, unsafe { &mut *self.row_ptr(y).add(x) }))
+            Some((x, y, unsafe { &mut *cell_ptr(self.ptr, self.pitch, x, y) }))
         } else {
             None
         }
@@ -539,12 +581,7 @@ impl<'b, T> Iterator for PitchedGridStrideMut<'b, T> {
         // offsets are in bounds; `(x, y)` is this thread's element (the
         // cells are its 2D grid-stride share), each cell comes once, and the
         // array stays borrowed for `'b`.
-        Some((x, y, unsafe {
-            &mut *(self.base as *mut u8)
-                .add(y * self.pitch)
-                .cast::<T>()
-                .add(x)
-        }))
+        Some((x, y, unsafe { &mut *cell_ptr(self.base, self.pitch, x, y) }))
     }
 }
 
@@ -614,7 +651,7 @@ impl<'b, T> Iterator for PitchedRowsIterMut<'b, T> {
     fn next(&mut self) -> Option<Self::Item> {
         let y = self.rows.next()?;
         // SAFETY: `y < height`: an in-bounds offset.
-        let row = unsafe { (self.base as *mut u8).add(y * self.pitch) as *mut T };
+        let row = unsafe { row_ptr(self.base, self.pitch, y) };
         // SAFETY: `y < height`; row `y` belongs to this thread (its rows are
         // `global_linear_idx() + k * total_threads()`), each comes once, rows
         // do not overlap (the layout contract), and the array stays borrowed

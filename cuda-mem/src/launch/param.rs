@@ -3,6 +3,8 @@
 //! parameter table ([`ParamAbi`]), and how the PTX entry point puts a
 //! parameter together from the two parts the driver passes ([`__Raw`]).
 
+use core::ptr::NonNull;
+
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::{
     DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
@@ -60,10 +62,12 @@ pub unsafe trait KernelParam {
     const __ELEMENT: (usize, usize) = (0, 0);
 
     /// The first part of the parameter in the PTX entry point: the address
-    /// of a slice's elements (`*const T` or `*mut T`), a pointer parameter,
-    /// which the compiler knows points to global memory (so its loads and
-    /// stores are `ld.global` / `st.global`, not generic ones); `()` for a
-    /// value (a zero-sized part, which the entry point leaves out).
+    /// of a slice's elements (a `NonNull<T>`), a pointer parameter, which
+    /// the compiler knows points to global memory (so its loads and stores
+    /// are `ld.global` / `st.global`, not generic ones) and is not null (so
+    /// the null tests of the `Option<&T>`s made from it go; the host pushes
+    /// a dangling, aligned, non-null address for an empty slice); `()` for
+    /// a value (a zero-sized part, which the entry point leaves out).
     #[doc(hidden)]
     type __Address;
 
@@ -192,36 +196,14 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
     ]
 }
 
-/// `address`, which the compiler may take to be non-null from here on.
-///
-/// # Safety
-/// `address` is not null: the host pushes a dangling, aligned, non-null
-/// address for an empty slice (`launch::host::args::non_null`), and a live
-/// allocation's otherwise.
+/// A pitched parameter's `[pitch, width, height]`, each through `u32`: the
+/// host pushes none above `u32::MAX` (`launch::host::args::pitched`), so
+/// this changes no value, and tells the compiler that they fit in 32 bits
+/// (their products and compares are then 32-bit ones, as nvcc's `int`
+/// index math).
 #[inline(always)]
-unsafe fn non_null<P: Copy + IsNull>(address: P) -> P {
-    // SAFETY: the caller's promise.
-    unsafe { core::hint::assert_unchecked(!address.is_null()) };
-    address
-}
-
-/// Raw pointers of either mutability.
-trait IsNull {
-    fn is_null(&self) -> bool;
-}
-
-impl<T> IsNull for *const T {
-    #[inline(always)]
-    fn is_null(&self) -> bool {
-        <*const T>::is_null(*self)
-    }
-}
-
-impl<T> IsNull for *mut T {
-    #[inline(always)]
-    fn is_null(&self) -> bool {
-        <*mut T>::is_null(*self)
-    }
+fn narrow(parts: [usize; 3]) -> [usize; 3] {
+    parts.map(|n| n as u32 as usize)
 }
 
 /// Kinds of kernel parameters, the first word of their fingerprints.
@@ -289,17 +271,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *const T;
+    type __Address = NonNull<T>;
     type __Rest = usize;
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*const T>, len: __Raw<usize>) -> Self {
+    fn __assemble(address: __Raw<NonNull<T>>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
         // type (`LaunchArg`, which never pushes a null address): memory of
         // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceSlice::from_raw_parts(non_null(address.get()), len.get()) }
+        unsafe { DeviceSlice::from_raw_parts(address.get().as_ptr().cast_const(), len.get()) }
     }
 }
 
@@ -309,17 +291,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SLICE_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::SLICE_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = usize;
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+    fn __assemble(address: __Raw<NonNull<T>>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
         // type (`LaunchArg`, which never pushes a null address): memory of
         // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceSliceMut::from_raw_parts(non_null(address.get()), len.get()) }
+        unsafe { DeviceSliceMut::from_raw_parts(address.get().as_ptr(), len.get()) }
     }
 }
 
@@ -329,17 +311,17 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceAtomicSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::ATOMIC, T::__LAYOUT);
     const __KIND: u64 = tag::ATOMIC;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = usize;
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+    fn __assemble(address: __Raw<NonNull<T>>, len: __Raw<usize>) -> Self {
         // SAFETY: the parts come from the driver (only it makes a `__Raw`),
         // which copied them from a value the host made for this parameter
         // type (`LaunchArg`, which never pushes a null address): memory of
         // `len` elements with the access this
         // type grants, for the whole launch.
-        unsafe { DeviceAtomicSlice::from_raw_parts(non_null(address.get()), len.get()) }
+        unsafe { DeviceAtomicSlice::from_raw_parts(address.get().as_ptr(), len.get()) }
     }
 }
 
@@ -350,16 +332,18 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *const T;
+    type __Address = NonNull<T>;
     type __Rest = [usize; 3];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*const T>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = rest.get();
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = narrow(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedSlice::from_raw_parts(non_null(address.get()), pitch, width, height) }
+        unsafe {
+            PitchedSlice::from_raw_parts(address.get().as_ptr().cast_const(), pitch, width, height)
+        }
     }
 }
 
@@ -368,16 +352,16 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_MUT, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = [usize; 3];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = rest.get();
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = narrow(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedSliceMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
+        unsafe { PitchedSliceMut::from_raw_parts(address.get().as_ptr(), pitch, width, height) }
     }
 }
 
@@ -386,16 +370,16 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
     const SIGNATURE: u64 = param(tag::PITCHED_ROWS, T::__LAYOUT);
     const __KIND: u64 = tag::PITCHED_ROWS;
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = [usize; 3];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = rest.get();
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = narrow(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
-        unsafe { PitchedRowsMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
+        unsafe { PitchedRowsMut::from_raw_parts(address.get().as_ptr(), pitch, width, height) }
     }
 }
 
@@ -406,14 +390,14 @@ unsafe impl<T: DeviceCopy, const TILE: usize> KernelParam for DeviceTilesMut<'_,
     const SIGNATURE: u64 = mix(param(tag::TILES, T::__LAYOUT), TILE as u64);
     const __KIND: u64 = mix(tag::TILES, TILE as u64);
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = usize;
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+    fn __assemble(address: __Raw<NonNull<T>>, len: __Raw<usize>) -> Self {
         // SAFETY: as for `DeviceSliceMut`: the parts come from the driver,
         // from a value the host made for this parameter type.
-        unsafe { DeviceTilesMut::from_raw_parts(non_null(address.get()), len.get()) }
+        unsafe { DeviceTilesMut::from_raw_parts(address.get().as_ptr(), len.get()) }
     }
 }
 
@@ -422,13 +406,13 @@ unsafe impl<T: DeviceCopy, const C: usize> KernelParam for DeviceChunksMut<'_, T
     const SIGNATURE: u64 = mix(param(tag::CHUNKS, T::__LAYOUT), C as u64);
     const __KIND: u64 = mix(tag::CHUNKS, C as u64);
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = usize;
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, len: __Raw<usize>) -> Self {
+    fn __assemble(address: __Raw<NonNull<T>>, len: __Raw<usize>) -> Self {
         // SAFETY: as for `DeviceTilesMut`.
-        unsafe { DeviceChunksMut::from_raw_parts(non_null(address.get()), len.get()) }
+        unsafe { DeviceChunksMut::from_raw_parts(address.get().as_ptr(), len.get()) }
     }
 }
 
@@ -443,14 +427,14 @@ unsafe impl<T: DeviceCopy, const W: usize, const H: usize> KernelParam
     );
     const __KIND: u64 = mix(mix(tag::PITCHED_TILES, W as u64), H as u64);
     const __ELEMENT: (usize, usize) = element::<T>();
-    type __Address = *mut T;
+    type __Address = NonNull<T>;
     type __Rest = [usize; 3];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<*mut T>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = rest.get();
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
+        let [pitch, width, height] = narrow(rest.get());
         // SAFETY: as for `PitchedSliceMut`.
-        unsafe { PitchedTilesMut::from_raw_parts(non_null(address.get()), pitch, width, height) }
+        unsafe { PitchedTilesMut::from_raw_parts(address.get().as_ptr(), pitch, width, height) }
     }
 }
 

@@ -5,6 +5,7 @@
 use core::marker::PhantomData;
 
 use crate::device::grid_stride::Strided;
+use crate::device::pitched::cell_ptr as cell;
 use crate::device::thread::{block_dim, block_idx, grid_dim, thread_idx};
 
 /// A writable pitched 2D kernel parameter owned tile by tile: the `W x H`
@@ -246,15 +247,19 @@ impl<T> Parts<T> {
         place: Place,
     ) -> PitchedTileMut<'b, T> {
         let (x0, y0) = (tx * W, ty * H);
+        // Exact in 32 bits: `x0 < width` and `y0 < height` (below), which
+        // are at most `u32::MAX` (the pitched types' invariant), and a
+        // block has at most 1024 threads.
+        let narrow = |(x, y): (usize, usize)| (x as u32, y as u32);
         PitchedTileMut {
             // SAFETY: `ty < tiles().1` and `tx < tiles().0`, so `y0 < height`
             // and `x0 < width`: a cell of the array (an in-bounds offset).
             ptr: unsafe { cell(self.ptr, self.pitch, x0, y0) },
             pitch: self.pitch,
-            origin: (x0, y0),
-            size: ((self.width - x0).min(W), (self.height - y0).min(H)),
-            thread: place.thread,
-            threads: place.threads,
+            origin: narrow((x0, y0)),
+            size: narrow(((self.width - x0).min(W), (self.height - y0).min(H))),
+            thread: narrow(place.thread),
+            threads: narrow(place.threads),
             _borrow: PhantomData,
         }
     }
@@ -296,10 +301,12 @@ pub struct PitchedTileMut<'b, T> {
     /// The tile's first cell.
     ptr: *mut T,
     pitch: usize,
-    origin: (usize, usize),
-    size: (usize, usize),
-    thread: (usize, usize),
-    threads: (usize, usize),
+    // In 32 bits (exact: see `Parts::tile`), so that the cell tests and
+    // addresses are 32-bit compares and `mul.wide.u32`s.
+    origin: (u32, u32),
+    size: (u32, u32),
+    thread: (u32, u32),
+    threads: (u32, u32),
     _borrow: PhantomData<&'b mut [T]>,
 }
 
@@ -313,7 +320,7 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub const fn origin(&self) -> (usize, usize) {
-        self.origin
+        (self.origin.0 as usize, self.origin.1 as usize)
     }
 
     /// The tile's width and height: `(W, H)`, or less where the array's
@@ -326,7 +333,7 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub const fn size(&self) -> (usize, usize) {
-        self.size
+        (self.size.0 as usize, self.size.1 as usize)
     }
 
     /// The calling thread's cell `(tx + i * Bx, ty + j * By)` of the tile,
@@ -345,9 +352,10 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn thread_element_mut(&mut self, i: usize, j: usize) -> Option<&mut T> {
-        let x = self.thread.0.checked_add(i.checked_mul(self.threads.0)?)?;
-        let y = self.thread.1.checked_add(j.checked_mul(self.threads.1)?)?;
-        if x < self.size.0 && y < self.size.1 {
+        let (t, n, size) = (self.thread, self.threads, self.size());
+        let x = (t.0 as usize).checked_add(i.checked_mul(n.0 as usize)?)?;
+        let y = (t.1 as usize).checked_add(j.checked_mul(n.1 as usize)?)?;
+        if x < size.0 && y < size.1 {
             // SAFETY: `(x, y)` is inside the tile (so inside the array, at a
             // non-null address), and with `x % Bx == tx`, `y % By == ty` it
             // belongs to this thread (module docs); `&mut self` keeps it
@@ -384,11 +392,12 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn thread_elements_mut(&mut self) -> TileCellsMut<'_, T> {
-        let columns = Strided::new(self.thread.0, self.size.0, self.threads.0);
+        let (t, n, size) = (self.thread, self.threads, self.size());
+        let columns = Strided::new(t.0 as usize, size.0, n.0 as usize);
         TileCellsMut {
             ptr: self.ptr,
             pitch: self.pitch,
-            rows: Strided::new(self.thread.1, self.size.1, self.threads.1),
+            rows: Strided::new(t.1 as usize, size.1, n.1 as usize),
             row: None,
             first_column: columns.clone(),
             columns,
@@ -414,16 +423,6 @@ pub struct TileCellsMut<'b, T> {
     first_column: Strided,
     columns: Strided,
     _borrow: PhantomData<&'b mut [T]>,
-}
-
-/// The address of cell `(x, y)` of the array at `ptr` with `pitch`.
-///
-/// # Safety
-/// `(x, y)` is a cell of the array: the offset stays inside its memory.
-#[inline(always)]
-unsafe fn cell<T>(ptr: *mut T, pitch: usize, x: usize, y: usize) -> *mut T {
-    // SAFETY: the caller's cell, inside the array's memory.
-    unsafe { (ptr as *mut u8).add(y * pitch).cast::<T>().add(x) }
 }
 
 impl<'b, T> Iterator for TileCellsMut<'b, T> {

@@ -271,7 +271,8 @@ where
 
 /// `buffer` claimed on `stream`, as the parts of a pitched parameter:
 /// `(ptr, pitch, width, height)`, with the pitch checked against `T`'s
-/// alignment (which the device types require).
+/// alignment and the sizes against `u32::MAX` (which the device types
+/// require).
 fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
     stream: &Arc<CudaStream>,
@@ -283,8 +284,19 @@ fn pitched<T: DeviceCopy>(
              which pitched kernel parameters need; use an element type of alignment 16 or less",
         ));
     }
-    let ptr = elems.claim(stream)?;
     let s = elems.shape;
+    if [s.pitch, s.width, s.rows]
+        .into_iter()
+        .any(|n| n > u32::MAX as usize)
+    {
+        // In practice only an empty buffer (no allocation) is this large.
+        return Err(Error::InvalidArgument(
+            "this PitchedBuffer's pitch, width or height is above u32::MAX, which pitched \
+             kernel parameters do not take (their cell addresses are 32-bit multiply-adds); \
+             pass an array of at most u32::MAX rows and columns",
+        ));
+    }
+    let ptr = elems.claim(stream)?;
     Ok((non_null(ptr.as_raw()), s.pitch, s.width, s.rows))
 }
 
