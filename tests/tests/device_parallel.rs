@@ -558,6 +558,66 @@ fn partitions_give_every_element_to_its_owner() {
     }
 }
 
+/// `PitchedTilesMut::this_block_tile_mut` with `thread_element_mut` and
+/// `set_thread_element`: each block writes its own tile's cells (the
+/// threads' first three cells along each axis), and no other cell, for
+/// random sizes and launch shapes (2D and 3D, partial tiles).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_block_writes_its_own_tile_cell_by_cell() {
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("a_block_writes_its_own_tile_cell_by_cell");
+    let mut shapes = vec![
+        config((2, 3, 1), (8, 4, 1)),
+        config((3, 2, 2), (3, 1, 1)),
+        config((1, 1, 3), (2, 1, 2)),
+    ];
+    for _ in 0..3 {
+        let grid = (
+            1 + rng.below(9) as u32,
+            1 + rng.below(5) as u32,
+            1 + rng.below(2) as u32,
+        );
+        let block = (
+            1 + rng.below(9) as u32,
+            1 + rng.below(4) as u32,
+            1 + rng.below(2) as u32,
+        );
+        shapes.push(config(grid, block));
+    }
+    for shape in shapes {
+        let (w, h) = (1 + rng.below(80), 1 + rng.below(30));
+        let mut image = PitchedBuffer::<u32>::new(&ctx, w, h).unwrap();
+        image.memset(0xff).unwrap();
+        pitched_block_tile_cells
+            .launch(&KERNELS, &s, shape, (&mut image,))
+            .unwrap();
+        let got = image.to_vec().unwrap();
+        let (g, b) = (shape.grid_dim, shape.block_dim);
+        let (gx, gy) = (g.0 as usize, (g.1 * g.2) as usize);
+        let (bx, by) = (b.0 as usize, (b.1 * b.2) as usize);
+        for y in 0..h {
+            for x in 0..w {
+                // Tile (x / 8, y / 4) is a block's own when that block
+                // exists; its cell (x % 8, y % 4) is written when it is one
+                // of a thread's first three along each axis.
+                let written = x / 8 < gx && y / 4 < gy && x % 8 < 3 * bx && y % 4 < 3 * by;
+                let want = if written {
+                    ((y as u32) << 16) | x as u32
+                } else {
+                    u32::MAX
+                };
+                assert_eq!(
+                    got[y * w + x],
+                    want,
+                    "cell ({x}, {y}) of {w}x{h}, {shape:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_grid_of_2_63_threads_is_refused() {

@@ -196,14 +196,17 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
     ]
 }
 
-/// A pitched parameter's `[pitch, width, height]`, each through `u32`: the
-/// host pushes none above `u32::MAX` (`launch::host::args::pitched`), so
-/// this changes no value, and tells the compiler that they fit in 32 bits
-/// (their products and compares are then 32-bit ones, as nvcc's `int`
-/// index math).
+/// A pitched parameter's `[pitch, width, height]` from the 32-bit words the
+/// entry point receives (the host's `size_t`s), each the low word of its
+/// number: the host pushes none above `u32::MAX`
+/// (`launch::host::args::pitched`), so this changes no value, and the
+/// compiler then knows that they fit in 32 bits (their products are
+/// `mul.wide.u32`s and their compares 32-bit ones, as nvcc's `int` index
+/// math).
 #[inline(always)]
-fn narrow(parts: [usize; 3]) -> [usize; 3] {
-    parts.map(|n| n as u32 as usize)
+fn pitched_parts(words: [u32; 6]) -> [usize; 3] {
+    let low = usize::from(cfg!(target_endian = "big"));
+    [words[low], words[2 + low], words[4 + low]].map(|n| n as usize)
 }
 
 /// Kinds of kernel parameters, the first word of their fingerprints.
@@ -333,11 +336,11 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSlice<'_, T> {
     const __KIND: u64 = tag::PITCHED;
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<T>;
-    type __Rest = [usize; 3];
+    type __Rest = [u32; 6];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = narrow(rest.get());
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[u32; 6]>) -> Self {
+        let [pitch, width, height] = pitched_parts(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
@@ -353,11 +356,11 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedSliceMut<'_, T> {
     const __KIND: u64 = tag::PITCHED_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<T>;
-    type __Rest = [usize; 3];
+    type __Rest = [u32; 6];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = narrow(rest.get());
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[u32; 6]>) -> Self {
+        let [pitch, width, height] = pitched_parts(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
@@ -371,11 +374,11 @@ unsafe impl<T: DeviceCopy> KernelParam for PitchedRowsMut<'_, T> {
     const __KIND: u64 = tag::PITCHED_ROWS;
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<T>;
-    type __Rest = [usize; 3];
+    type __Rest = [u32; 6];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = narrow(rest.get());
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[u32; 6]>) -> Self {
+        let [pitch, width, height] = pitched_parts(rest.get());
         // SAFETY: as for `DeviceSlice` (the parts come from the driver, from
         // a value the host made for this type): `height` rows of `width`
         // elements, `pitch` bytes apart, with the access this type grants.
@@ -428,11 +431,11 @@ unsafe impl<T: DeviceCopy, const W: usize, const H: usize> KernelParam
     const __KIND: u64 = mix(mix(tag::PITCHED_TILES, W as u64), H as u64);
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<T>;
-    type __Rest = [usize; 3];
+    type __Rest = [u32; 6];
 
     #[inline(always)]
-    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[usize; 3]>) -> Self {
-        let [pitch, width, height] = narrow(rest.get());
+    fn __assemble(address: __Raw<NonNull<T>>, rest: __Raw<[u32; 6]>) -> Self {
+        let [pitch, width, height] = pitched_parts(rest.get());
         // SAFETY: as for `PitchedSliceMut`.
         unsafe { PitchedTilesMut::from_raw_parts(address.get().as_ptr(), pitch, width, height) }
     }

@@ -18,9 +18,9 @@
 #![no_std]
 
 use cuda_mem::device::{
-    block, block_thread_rank, math, sync_threads, thread_idx_for, DeviceAtomicSlice, DeviceSlice,
-    DeviceSliceMut, DeviceTilesMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, Scope,
-    SharedSlice,
+    block, block_idx, block_thread_rank, math, sync_threads, thread_idx_for, DeviceAtomicSlice,
+    DeviceSlice, DeviceSliceMut, DeviceTilesMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
+    Scope, SharedSlice,
 };
 use cuda_mem::{kernel, DeviceCopy};
 
@@ -132,20 +132,30 @@ const PADDED: usize = 33;
 /// `out(x, y) = in(y, x)` for a square tile per block: the block reads the
 /// input tile that lands in its output tile into shared memory, row by row
 /// (coalesced), and writes its output tile row by row. `32 x 32` threads,
-/// one cell each.
+/// one cell each, on a 2D grid of a block per tile.
+///
+/// The read comes first, from the block's place (each input cell checked),
+/// so that every thread reaches the barrier and no test of the output tile
+/// stands before the loads; the coordinates are 32-bit, as in C++. After
+/// the barrier the block asks for its output tile and writes it if it is
+/// the tile it read for (on a 3D grid, blocks past the first layer own
+/// other tiles and write nothing).
 #[kernel(block = [32, 32])]
 pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSlice<f32>) {
     let tile = cuda_mem::shared_array![f32; 32 * PADDED];
     let t = thread_idx_for::<32, 32, 1>();
-    let (tx, ty) = (t.x as usize, t.y as usize);
+    let b = block_idx();
+    // The output tile at (ox, oy) is the input tile at (oy, ox). (Wrapping
+    // only past 2^32 columns, where no array reaches, and checked below.)
+    let (ox, oy) = (b.x.wrapping_mul(32), b.y.wrapping_mul(32));
+    let at = |a: u32, b: u32| a.wrapping_add(b) as usize;
+    if let Some(&v) = input.get(at(oy, t.x), at(ox, t.y)) {
+        tile.store((t.y * PADDED as u32 + t.x) as usize, v);
+    }
+    sync_threads();
     if let Some(mut own) = out.this_block_tile_mut() {
-        let (ox, oy) = own.origin();
-        if let Some(&v) = input.get(oy + tx, ox + ty) {
-            tile.store(ty * PADDED + tx, v);
-        }
-        sync_threads();
-        if let Some(cell) = own.thread_element_mut(0, 0) {
-            *cell = tile.load(tx * PADDED + ty);
+        if own.origin() == (ox as usize, oy as usize) {
+            own.set_thread_element(0, 0, tile.load((t.x * PADDED as u32 + t.y) as usize));
         }
     }
 }

@@ -193,9 +193,10 @@ pub mod forged {
 /// runs them on random data and launch shapes against host models.
 pub mod parallel {
     use cuda_mem::device::{
-        block, block_rank, block_size, block_thread_rank, global_linear_idx, sync_threads,
-        thread_idx_for, warp, Cross, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice,
-        DeviceSliceMut, DeviceTilesMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, Scope,
+        block, block_dim, block_rank, block_size, block_thread_rank, global_linear_idx,
+        sync_threads, thread_idx, thread_idx_for, warp, Cross, DeviceAtomicSlice, DeviceChunksMut,
+        DeviceSlice, DeviceSliceMut, DeviceTilesMut, PitchedSlice, PitchedSliceMut,
+        PitchedTilesMut, Scope,
     };
     use cuda_mem::kernel;
 
@@ -428,6 +429,30 @@ pub mod parallel {
         let me = global_linear_idx() as u32 + 1;
         for (_, chunk) in out.grid_stride_chunks_mut() {
             chunk.fill(me);
+        }
+    }
+
+    /// The calling block's own `8 x 4` tile, cell by cell: the thread's
+    /// cells `(i, j)` for `i, j < 3`, written with `set_thread_element`
+    /// where `i + j` is even and through `thread_element_mut` where it is
+    /// odd, each `(Y << 16) | X` (the cell's array coordinates).
+    #[kernel]
+    pub fn pitched_block_tile_cells(mut out: PitchedTilesMut<u32, 8, 4>) {
+        if let Some(mut own) = out.this_block_tile_mut() {
+            let (ox, oy) = own.origin();
+            let (t, n) = (thread_idx(), block_dim());
+            let (tx, ty, bx, by) = (t.x, t.y + n.y * t.z, n.x, n.y * n.z);
+            for j in 0..3u32 {
+                for i in 0..3u32 {
+                    let (x, y) = (ox as u32 + tx + i * bx, oy as u32 + ty + j * by);
+                    let code = (y << 16) | x;
+                    if (i + j) % 2 == 0 {
+                        own.set_thread_element(i as usize, j as usize, code);
+                    } else if let Some(c) = own.thread_element_mut(i as usize, j as usize) {
+                        *c = code;
+                    }
+                }
+            }
         }
     }
 

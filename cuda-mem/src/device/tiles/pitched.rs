@@ -249,15 +249,20 @@ impl<T> Parts<T> {
         let (x0, y0) = (tx * W, ty * H);
         // Exact in 32 bits: `x0 < width` and `y0 < height` (below), which
         // are at most `u32::MAX` (the pitched types' invariant), and a
-        // block has at most 1024 threads.
+        // block has at most 1024 threads. The tile's cell tests are then
+        // 32-bit compares (after a block barrier, every warp of the block
+        // runs them at once).
         let narrow = |(x, y): (usize, usize)| (x as u32, y as u32);
+        let (x0, y0) = narrow((x0, y0));
+        let (width, height) = narrow((self.width, self.height));
+        let most = |n: usize| n.min(u32::MAX as usize) as u32;
         PitchedTileMut {
             // SAFETY: `ty < tiles().1` and `tx < tiles().0`, so `y0 < height`
             // and `x0 < width`: a cell of the array (an in-bounds offset).
-            ptr: unsafe { cell(self.ptr, self.pitch, x0, y0) },
+            ptr: unsafe { cell(self.ptr, self.pitch, x0 as usize, y0 as usize) },
             pitch: self.pitch,
-            origin: narrow((x0, y0)),
-            size: narrow(((self.width - x0).min(W), (self.height - y0).min(H))),
+            origin: (x0, y0),
+            size: ((width - x0).min(most(W)), (height - y0).min(most(H))),
             thread: narrow(place.thread),
             threads: narrow(place.threads),
             _borrow: PhantomData,
@@ -336,6 +341,42 @@ impl<T> PitchedTileMut<'_, T> {
         (self.size.0 as usize, self.size.1 as usize)
     }
 
+    /// Writes `value` to the calling thread's cell `(tx + i * Bx, ty + j *
+    /// By)` of the tile ([`thread_element_mut`](Self::thread_element_mut)'s
+    /// cell) if the tile has it, and says whether it did: the one-store form
+    /// (no reference to test).
+    ///
+    /// ```
+    /// # let mut m = [0u8; 4];
+    /// # let mut v = unsafe { cuda_mem::device::PitchedTilesMut::<u8, 2, 2>::from_raw_parts(m.as_mut_ptr(), 2, 2, 2) };
+    /// let mut tile = v.this_block_tile_mut().unwrap();
+    /// assert!(tile.set_thread_element(0, 1, 9)); // cell (0, 1)
+    /// assert!(!tile.set_thread_element(0, 2, 9)); // outside
+    /// # drop(tile); drop(v);
+    /// assert_eq!(m, [0, 0, 9, 0]);
+    /// ```
+    #[inline(always)]
+    pub fn set_thread_element(&mut self, i: usize, j: usize, value: T) -> bool {
+        let Some((x, y)) = self.thread_cell(i, j) else {
+            return false;
+        };
+        // SAFETY: as in `thread_element_mut`: a cell of the tile, this
+        // thread's, reached once through `&mut self`.
+        unsafe { self.cell(x as usize, y as usize).write(value) };
+        true
+    }
+
+    /// The tile coordinates of the calling thread's cell `(tx + i * Bx, ty
+    /// + j * By)`, if the tile has it.
+    #[inline(always)]
+    fn thread_cell(&self, i: usize, j: usize) -> Option<(u32, u32)> {
+        let (t, n, size) = (self.thread, self.threads, self.size);
+        // In 32 bits, like the tile (an `i` or `j` beyond them is outside).
+        let x = t.0.checked_add(u32::try_from(i).ok()?.checked_mul(n.0)?)?;
+        let y = t.1.checked_add(u32::try_from(j).ok()?.checked_mul(n.1)?)?;
+        (x < size.0 && y < size.1).then_some((x, y))
+    }
+
     /// The calling thread's cell `(tx + i * Bx, ty + j * By)` of the tile,
     /// or `None` outside it: for a fixed number of cells per thread, written
     /// in an unrolled loop (a `32 x 8` block over a `32 x 32` tile: `i = 0`,
@@ -352,16 +393,13 @@ impl<T> PitchedTileMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn thread_element_mut(&mut self, i: usize, j: usize) -> Option<&mut T> {
-        let (t, n, size) = (self.thread, self.threads, self.size());
-        let x = (t.0 as usize).checked_add(i.checked_mul(n.0 as usize)?)?;
-        let y = (t.1 as usize).checked_add(j.checked_mul(n.1 as usize)?)?;
-        if x < size.0 && y < size.1 {
+        if let Some((x, y)) = self.thread_cell(i, j) {
             // SAFETY: `(x, y)` is inside the tile (so inside the array, at a
             // non-null address), and with `x % Bx == tx`, `y % By == ty` it
             // belongs to this thread (module docs); `&mut self` keeps it
             // from reaching it twice.
             Some(unsafe {
-                let cell = self.cell(x, y);
+                let cell = self.cell(x as usize, y as usize);
                 core::hint::assert_unchecked(!cell.is_null());
                 &mut *cell
             })
