@@ -1955,7 +1955,9 @@ fn check_f32_math(x: f32, y: f32, got: &[f32; 20], tanh_instruction: bool, worst
     }
     if normal(xd.exp2()) {
         bound(5, ulps_f32(got[5], xd.exp2()), 1.0, "exp2");
-        bound(6, ulps_f32(got[6], xd.exp2()), 2.0, "exp2_fast");
+        // NVIDIA's figure is 2 ulp; 2.011 seen on an H200 just below a power
+        // of two (`exp2_fast(-75.07816)`, one of the fixed arguments).
+        bound(6, ulps_f32(got[6], xd.exp2()), 2.5, "exp2_fast");
     }
     if x > 0.0 && normal(xd) {
         bound(7, ulps_f32(got[7], xd.ln()), 1.0, "log");
@@ -2036,7 +2038,10 @@ fn check_f32_math(x: f32, y: f32, got: &[f32; 20], tanh_instruction: bool, worst
 fn math_matches_the_host_within_the_documented_bounds() {
     let mut rng = Rng::from_env("math_matches_the_host_within_the_documented_bounds");
     let n = 30_011;
-    let x = f32_arguments(&mut rng, n);
+    let mut x = f32_arguments(&mut rng, n);
+    // Arguments where the approximations were seen at their worst on an
+    // H200 (see the bounds in `check_f32_math` and the math module docs).
+    x[..3].copy_from_slice(&[-75.07816, 0.39, 0.26]);
     // `y` for pow: small exponents, and integers for negative bases.
     let y: Vec<f32> = (0..n)
         .map(|i| {
