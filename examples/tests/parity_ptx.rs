@@ -86,6 +86,55 @@ fn declared_block_shapes_leave_no_check_on_the_device() {
     }
 }
 
+/// The 64-bit equality tests of `body` (`setp.eq.b64`, `setp.ne.s64`, ...):
+/// in a pitched kernel, a null test of a cell's address (an `Option<&T>`
+/// the compiler could not prove `Some`) or 64-bit index math.
+fn wide_equality_tests(body: &str) -> Vec<&str> {
+    body.lines()
+        .map(str::trim)
+        .filter(|line| {
+            let op = line.split_whitespace().next().unwrap_or("");
+            let parts: Vec<&str> = op.split('.').collect();
+            parts.len() == 3
+                && parts[0] == "setp"
+                && matches!(parts[1], "eq" | "ne")
+                && matches!(parts[2], "b64" | "s64" | "u64")
+        })
+        .collect()
+}
+
+/// The one-cell-per-thread pitched kernels' index math is 32-bit and their
+/// cell addresses are known not to be null (slice addresses enter as
+/// `NonNull`, sizes as 32-bit words): neither keeps a 64-bit equality test.
+/// (A null test came back with some shapes of the device std's cell
+/// arithmetic, costing a compare pair and a branch after the transpose's
+/// barrier. `transpose_classic`, four `thread_element_mut` cells per thread,
+/// keeps four, and runs at the C++ twin's speed anyway.)
+#[test]
+fn pitched_kernels_keep_no_null_test() {
+    for name in ["stencil5", "transpose_tile32"] {
+        let tests = wide_equality_tests(ptx_kernel(PTX, name));
+        assert!(
+            tests.is_empty(),
+            "{name} keeps 64-bit equality tests: {tests:?}"
+        );
+    }
+}
+
+#[test]
+fn the_equality_test_check_sees_one() {
+    assert_eq!(
+        wide_equality_tests("\tsetp.eq.b64 \t%p11, %rd24, %rd23;\n"),
+        ["setp.eq.b64 \t%p11, %rd24, %rd23;"]
+    );
+    assert_eq!(
+        wide_equality_tests("\tsetp.ne.s64 %p1, %rd2, 0;\n").len(),
+        1
+    );
+    assert!(wide_equality_tests("\tsetp.ne.b32 %p7, %r20, %r2;\n").is_empty());
+    assert!(wide_equality_tests("\tsetp.ge.u64 %p4, %rd14, %rd4;\n").is_empty());
+}
+
 #[test]
 fn no_parity_kernel_uses_local_memory_or_calls_out() {
     for name in KERNELS {
