@@ -394,15 +394,11 @@ impl<T> PitchedTileMut<'_, T> {
     #[inline(always)]
     pub fn thread_element_mut(&mut self, i: usize, j: usize) -> Option<&mut T> {
         if let Some((x, y)) = self.thread_cell(i, j) {
-            // SAFETY: `(x, y)` is inside the tile (so inside the array, at a
-            // non-null address), and with `x % Bx == tx`, `y % By == ty` it
-            // belongs to this thread (module docs); `&mut self` keeps it
-            // from reaching it twice.
-            Some(unsafe {
-                let cell = self.cell(x as usize, y as usize);
-                core::hint::assert_unchecked(!cell.is_null());
-                &mut *cell
-            })
+            // SAFETY: `(x, y)` is inside the tile (so inside the array; the
+            // cell's address is known not to be null, see `cell_ptr`), and
+            // with `x % Bx == tx`, `y % By == ty` it belongs to this thread
+            // (module docs); `&mut self` keeps it from reaching it twice.
+            Some(unsafe { &mut *self.cell(x as usize, y as usize) })
         } else {
             None
         }
