@@ -559,6 +559,59 @@ impl Padded {
     }
 }
 
+/// A thread's cell is tested in 64 bits and its coordinates then taken in
+/// 32 (`this_thread_mut`, `this_thread_cell`): threads past `2^32` columns
+/// (a 1D grid of more than `2^32` threads) or past `2^32` folded rows (a 3D
+/// grid whose `y` and `z` extents multiply past it) must own no cell of a
+/// small image, though their low 32 bits name one.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn threads_past_u32_max_columns_or_rows_own_no_cell() {
+    if cuda_mem_tests::under_sanitizer() {
+        // 4.4e9 threads: minutes under the sanitizer, for a test of
+        // arithmetic that the plain run checks.
+        eprintln!("skipped under the sanitizer: 4.4e9 threads");
+        return;
+    }
+    let mut rng = Rng::from_env("threads_past_u32_max_columns_or_rows_own_no_cell");
+    let k = Kernels::load(KERNELS_PTX);
+    let cover_this = k.func("cover_2d_this_thread");
+    // Columns: 4,194,305 blocks of 1024 threads, 2^32 + 1024 columns.
+    // Rows: 65,535 x 1024 rows of threads in each of 65 layers, 2^32 +
+    // 67,042,304 rows.
+    for (grid, block) in [
+        ((4_194_305, 1, 1), (1024, 1, 1)),
+        ((1, 65_535, 65), (1, 1024, 1)),
+    ] {
+        let (width, height) = (1 + rng.below(40), 1 + rng.below(40));
+        let mut img = Padded::new(&k, &mut rng, width, height);
+        {
+            let i = img.buf.kernel_arg_mut(&k.stream).unwrap();
+            let i = pitched(&i, img.pitch_elems * 4, width, height);
+            // SAFETY: `cover_2d_this_thread(PitchedSliceMut<u32>)`.
+            unsafe {
+                k.stream
+                    .launch_builder(&cover_this)
+                    .arg(&i)
+                    .launch(config(grid, block, 0))
+            }
+            .unwrap();
+        }
+        let columns = grid.0 as usize * block.0 as usize;
+        let rows = grid.1 as usize * block.1 as usize * grid.2 as usize * block.2 as usize;
+        img.check(
+            &format!("{width}x{height}, grid {grid:?}, block {block:?}"),
+            |x, y, old| {
+                if x < columns && y < rows {
+                    ((y as u32) << 16) | x as u32
+                } else {
+                    old
+                }
+            },
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pitched_views_and_2d_loops_cover_every_element_once() {

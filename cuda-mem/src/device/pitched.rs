@@ -34,7 +34,9 @@
 use core::marker::PhantomData;
 
 use super::grid_stride::{grid_stride_2d, GridStride, GridStride2d};
-use super::thread::{global_idx, global_linear_idx, global_row, total_threads};
+use super::thread::{
+    block_dim, block_idx, global_linear_idx, row_parts, thread_idx, total_threads,
+};
 
 /// A read-only pitched 2D kernel parameter (see the [module docs](self)).
 ///
@@ -217,6 +219,36 @@ pub(crate) unsafe fn row_ptr<T>(ptr: *mut T, pitch: usize, y: usize) -> *mut T {
     unsafe { (ptr as *mut u8).add(offset).cast::<T>() }
 }
 
+/// `a * b`, 32 by 32 bits into 64: one `mul.wide.u32` on `nvptx64`.
+///
+/// Written as inline PTX there, because the compiler, once it knows from a
+/// bounds test that a 64-bit coordinate fits in 32 bits, drops the zero
+/// extension that would have told the code generator so, and then emits a
+/// full 64 by 64-bit multiply (three instructions for one).
+#[inline(always)]
+fn wide_mul(a: u32, b: u32) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let product: u64;
+        // SAFETY: an arithmetic instruction on registers: no memory, no
+        // side effect.
+        unsafe {
+            core::arch::asm!(
+                "mul.wide.u32 {p}, {a}, {b};",
+                p = out(reg64) product,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        product as usize
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a as usize * b as usize
+    }
+}
+
 /// The address of cell `(x, y)` of a pitched array at `ptr`, in 32 by 32
 /// into 64-bit multiply-adds like [`row_ptr`].
 ///
@@ -232,6 +264,29 @@ pub(crate) unsafe fn cell_ptr<T>(ptr: *mut T, pitch: usize, x: usize, y: usize) 
     // the `Option<&T>`s made from it).
     unsafe { core::hint::assert_unchecked(!cell.is_null()) };
     cell
+}
+
+/// The calling thread's cell `(global_idx().x, global_row().0)` of a
+/// `width x height` array, or `None` outside it. The coordinates are
+/// tested in 64 bits and handed on as zero-extended 32-bit numbers (exact:
+/// `width` and `height` are at most `u32::MAX`), so the arithmetic that
+/// follows is 32-bit, as nvcc's `int` index math.
+#[inline(always)]
+fn thread_cell(width: usize, height: usize) -> Option<(usize, usize)> {
+    let (t, b, n) = (thread_idx(), block_idx(), block_dim());
+    let [gy, rows, gz, _] = row_parts();
+    let x = b.x as usize * n.x as usize + t.x as usize;
+    let y = gy as usize + rows as usize * gz as usize;
+    if x < width && y < height {
+        // The low words, computed apart in 32 bits: truncating `x` and `y`
+        // instead lets the compiler, which knows here that they fit, go on
+        // in 64 bits.
+        let x32 = b.x.wrapping_mul(n.x).wrapping_add(t.x);
+        let y32 = gy.wrapping_add(rows.wrapping_mul(gz));
+        Some((x32 as usize, y32 as usize))
+    } else {
+        None
+    }
 }
 
 /// An interior cell of a [`PitchedSlice`] and its four neighbours, as
@@ -325,13 +380,21 @@ impl<'a, T> PitchedSlice<'a, T> {
     {
         // `x - 1 < width - 2` (wrapping at `x = 0`, saturating for a width
         // below 2, which has no interior) is `1 <= x < width - 1`.
-        let inside = |i: usize, n: usize| i.wrapping_sub(1) < n.saturating_sub(2);
+        // In 32 bits, as `n <= u32::MAX` (the constructor's contract); the
+        // first test folds away for coordinates a thread's cell gave.
+        let inside = |i: usize, n: usize| {
+            i <= u32::MAX as usize && (i as u32).wrapping_sub(1) < (n as u32).saturating_sub(2)
+        };
         if inside(x, self.width) & inside(y, self.height) {
             // SAFETY: rows `y - 1 ..= y + 1` are rows of the array, and
             // cells `x - 1 ..= x + 1` cells of each (checked above), which
             // nobody writes for `'a` (the constructor's contract).
             unsafe {
-                let here = cell_ptr(self.ptr as *mut T, self.pitch, x, y).cast_const();
+                // The row's offset as one `mul.wide.u32` (see `wide_mul`:
+                // the result is read by value, so the opaque multiply costs
+                // no null test of an `Option<&T>`).
+                let offset = wide_mul(y as u32, self.pitch as u32);
+                let here = self.ptr.byte_add(offset).add(x as u32 as usize);
                 Some(Cross {
                     center: *here,
                     left: *here.sub(1),
@@ -503,15 +566,11 @@ impl<T> PitchedSliceMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn this_thread_mut(&mut self) -> Option<&mut T> {
-        let (x, (y, _)) = (global_idx().x, global_row());
-        if x < self.width && y < self.height {
-            // SAFETY: inside the array; `(x, y)` is this thread's element
-            // (module docs) and the `&mut self` borrow keeps this thread from
-            // reaching it twice.
-            Some(unsafe { &mut *cell_ptr(self.ptr, self.pitch, x, y) })
-        } else {
-            None
-        }
+        let (x, y) = thread_cell(self.width, self.height)?;
+        // SAFETY: inside the array; `(x, y)` is this thread's element
+        // (module docs) and the `&mut self` borrow keeps this thread from
+        // reaching it twice.
+        Some(unsafe { &mut *cell_ptr(self.ptr, self.pitch, x, y) })
     }
 
     /// The calling thread's own element with its coordinates, `(x, y, &mut
@@ -527,8 +586,7 @@ impl<T> PitchedSliceMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn this_thread_cell(&mut self) -> Option<(usize, usize, &mut T)> {
-        let (x, (y, _)) = (global_idx().x, global_row());
-        if x < self.width && y < self.height {
+        if let Some((x, y)) = thread_cell(self.width, self.height) {
             // SAFETY: as in `this_thread_mut`: inside the array, this
             // thread's element, borrowed through `&mut self`.
             Some((x, y, unsafe { &mut *cell_ptr(self.ptr, self.pitch, x, y) }))

@@ -127,16 +127,21 @@ pub fn grid_threads() -> Index3 {
 /// ```
 #[inline(always)]
 pub fn global_row() -> (usize, usize) {
-    let (n, g, b, t) = (block_dim(), grid_dim(), block_idx(), thread_idx());
-    // In 32 bits, exactly: `gy, Ty < 2^26` and `gz, Tz < 2^22` (CUDA's grid
-    // and block limits). No test of the launch's shape: on a 2D launch
-    // `gz = 0` and `Tz = 1`, and the folding costs one multiply-add.
-    let (gy, rows) = (b.y * n.y + t.y, g.y * n.y);
-    let (gz, layers) = (b.z * n.z + t.z, g.z * n.z);
+    let [gy, rows, gz, layers] = row_parts();
     (
         gy as usize + rows as usize * gz as usize,
         rows as usize * layers as usize,
     )
+}
+
+/// `[gy, Ty, gz, Tz]`, the parts [`global_row`] folds.
+#[inline(always)]
+pub(crate) fn row_parts() -> [u32; 4] {
+    let (n, g, b, t) = (block_dim(), grid_dim(), block_idx(), thread_idx());
+    // In 32 bits, exactly: `gy, Ty < 2^26` and `gz, Tz < 2^22` (CUDA's grid
+    // and block limits). No test of the launch's shape: on a 2D launch
+    // `gz = 0` and `Tz = 1`, and the folding costs one multiply-add.
+    [b.y * n.y + t.y, g.y * n.y, b.z * n.z + t.z, g.z * n.z]
 }
 
 /// The calling thread's global linear index, `gx + Tx * (gy + Ty * gz)`: a

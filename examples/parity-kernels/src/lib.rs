@@ -11,8 +11,8 @@
 //! | [`sum_u32_v4`] | the same with 16-byte loads | whole waves of 256 |
 //! | [`histogram`] | 256 bins of bytes, shared-memory bins | whole waves of 256 |
 //! | [`stencil5`] | 5-point stencil of a pitched `f32` image | `32 x 8` blocks, one cell each |
-//! | [`transpose_tile32`] | transpose through a `32 x 33` shared tile | `32 x 32` blocks, one cell each |
-//! | [`transpose_classic`] | the same with `32 x 8` blocks, four cells each | `32 x 8` blocks |
+//! | [`transpose_tile32`] | transpose through a `32 x 33` shared tile, each thread writing its own cell | `32 x 32` blocks, one cell each |
+//! | [`transpose_classic`] | the same with `32 x 8` blocks, four cells each of the block's own tile ([`PitchedTilesMut`]) | `32 x 8` blocks |
 //! | [`particles_step`] | update of an array of 32-byte structs | `n / 256` blocks of 256 |
 //! | [`scan_reduce_tiles`], [`scan_tile_sums`], [`scan_tiles`] | exclusive scan of `u32` in three passes over tiles of 2048 | `n / 2048` blocks of 256, then 1, then `n / 2048` |
 #![no_std]
@@ -135,13 +135,13 @@ const PADDED: usize = 33;
 /// one cell each, on a 2D grid of a block per tile.
 ///
 /// The read comes first, from the block's place (each input cell checked),
-/// so that every thread reaches the barrier and no test of the output tile
-/// stands before the loads; the coordinates are 32-bit, as in C++. After
-/// the barrier the block asks for its output tile and writes it if it is
-/// the tile it read for (on a 3D grid, blocks past the first layer own
-/// other tiles and write nothing).
+/// so that every thread reaches the barrier; the coordinates are 32-bit, as
+/// in C++. After the barrier each thread writes its own cell of the output
+/// ([`PitchedSliceMut::this_thread_mut`]: the cell at its global index,
+/// which on a 2D grid of `32 x 32` blocks is its place in the block's
+/// output tile).
 #[kernel(block = [32, 32])]
-pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSlice<f32>) {
+pub fn transpose_tile32(mut out: PitchedSliceMut<f32>, input: PitchedSlice<f32>) {
     let tile = cuda_mem::shared_array![f32; 32 * PADDED];
     let t = thread_idx_for::<32, 32, 1>();
     let b = block_idx();
@@ -153,10 +153,8 @@ pub fn transpose_tile32(mut out: PitchedTilesMut<f32, 32, 32>, input: PitchedSli
         tile.store((t.y * PADDED as u32 + t.x) as usize, v);
     }
     sync_threads();
-    if let Some(mut own) = out.this_block_tile_mut() {
-        if own.origin() == (ox as usize, oy as usize) {
-            own.set_thread_element(0, 0, tile.load((t.x * PADDED as u32 + t.y) as usize));
-        }
+    if let Some(cell) = out.this_thread_mut() {
+        *cell = tile.load((t.x * PADDED as u32 + t.y) as usize);
     }
 }
 

@@ -157,12 +157,15 @@ mod kernels {
     }
 
     /// `img(x, y) = (y << 16) | x` for the thread's own element
-    /// (`this_thread_mut` of the 2D view).
+    /// (`this_thread_mut` of the 2D view), XOR a mark of the bits of the
+    /// thread's coordinates above 32 (none for a thread that owns a cell:
+    /// a thread past `2^32` columns or rows that wrote would leave it).
     #[no_mangle]
     pub extern "ptx-kernel" fn cover_2d_this_thread(mut img: PitchedSliceMut<'_, u32>) {
         let (x, (y, _)) = (global_idx().x, global_row());
+        let high = ((x >> 32) as u32 | (y >> 32) as u32).wrapping_mul(0x9e37_79b9);
         if let Some(v) = img.this_thread_mut() {
-            *v = ((y as u32) << 16) | x as u32;
+            *v = (((y as u32) << 16) | x as u32) ^ high;
         }
     }
 
