@@ -161,6 +161,59 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Awaiting GPU work: futures
+//!
+//! Two words, two meanings. An `_async` method *queues* work on a stream and
+//! returns at once, with no future ([`fill_async`](MemoryMut::fill_async),
+//! [`copy_to_host_async`](Memory::copy_to_host_async), typed launches,
+//! [`Graph::launch`]). A [`Future`](std::future::Future) you `.await` is
+//! what these return:
+//!
+//! - [`Completion::of_stream`]`(&stream)`: resolves when everything queued
+//!   on the stream before it has finished (kernels, copies, fills, graph
+//!   launches, anything);
+//! - [`Memory::completion`]: when every operation queued on a buffer so far
+//!   has finished, on whatever streams;
+//! - [`Memory::download`]`(&stream)`: a device-to-host copy into a new
+//!   `Vec<T>` (a [`Download`]), staged through a pinned block of the
+//!   [`PinnedCache`];
+//! - [`MemoryMut::upload`]`(vec, &stream)`: a host-to-device copy from a
+//!   `Vec<T>` taken by value and handed back when the copy is done (an
+//!   [`Upload`]).
+//!
+//! They need no particular runtime: std's `Future` and `Waker` only, woken
+//! by the driver's stream callback (`cuStreamAddCallback`, called once per
+//! stream and future, with the error if the context failed). Nothing
+//! busy-waits and no thread is started per future; a poll never waits for
+//! the GPU. (The copies' `memcpy` between the `Vec` and the pinned block
+//! runs on the thread that makes the upload, or that polls the finished
+//! download.)
+//!
+//! **Dropping or forgetting a future is safe.** The memory, not the future,
+//! keeps track of the work queued on it (the stream order above): a future
+//! borrows nothing, dropping it cancels nothing (the queued work and the
+//! callback run on), and a buffer whose work a forgotten future was waiting
+//! for still waits for that work before it is freed or used again. The
+//! staging block of a dropped download or upload goes back to the cache
+//! behind an event, like any dropped [`PinnedBuffer`]. What `mem::forget`
+//! costs: the future's own state (a few dozen bytes once its callbacks have
+//! run) and, for a download or an upload, its pinned block, which is never
+//! returned to the cache.
+//!
+//! ```no_run
+//! # async fn serve(ctx: std::sync::Arc<cuda_mem::CudaContext>) -> cuda_mem::Result<()> {
+//! use cuda_mem::prelude::*;
+//! let stream = ctx.new_stream()?;
+//! let mut data = cuda_mem::PoolBuffer::<f32>::new(1 << 20, &stream)?;
+//! let input = vec![1.0f32; 1 << 20];
+//! let input = data.upload(input, &stream)?.await?; // the Vec comes back
+//! data.fill_async(2.0, &stream)?; // queued, returns at once
+//! cuda_mem::Completion::of_stream(&stream)?.await?;
+//! let out: Vec<f32> = data.download(&stream)?.await?;
+//! assert_eq!((input.len(), out[0]), (1 << 20, 2.0));
+//! # Ok(()) }
+//! ```
+//!
 //! # Fill
 //!
 //! [`fill(value)`](MemoryMut::fill) sets every element to `value` at the card's
@@ -352,11 +405,13 @@
 //! by reviews with safe programs (`#![forbid(unsafe_code)]`), on an H200 and
 //! on the CPU (the derive, `#[kernel]` and IPC rows; their GPU tests have
 //! run on an H200 since), how each is closed, and the test that keeps it
-//! closed; a change that reopens one fails that test. The last rows are
-//! round 3's (issue 29): their CPU tests and compile-fail cases fail on the
-//! code before the fix and pass after, and their GPU tests passed on an H200
-//! (2026-12-02, with memcheck, racecheck and synccheck at 0 on `kernels` and
-//! `ipc`).
+//! closed; a change that reopens one fails that test. The rows from the
+//! stale PTX with two fields swapped to the kernel body compiled in an unsafe
+//! context are round 3's (issue 29): their CPU tests and compile-fail cases
+//! fail on the code before the fix and pass after, and their GPU tests
+//! passed on an H200 (2026-12-02, with memcheck, racecheck and synccheck at
+//! 0 on `kernels` and `ipc`). The last row is the futures' (issue 33), which
+//! were designed against it.
 //!
 //! | class | closed by | test |
 //! | --- | --- | --- |
@@ -381,12 +436,13 @@
 //! | `to_vec` made a `&mut [T]` over uninitialised memory | zeroes through the raw pointer first | (by reading; Miri does not flag it) |
 //! | a safe typed launch through a `#[kernel(crate = "...")]` path whose module supplies its own fingerprint functions (the PTX and the host then agreed on a forged value while the host pushed a `[u64; 2]` where the PTX took a `DeviceSliceMut`); a launch argument's parameter value taken by hand (`LaunchArg::__into_param`: a `DeviceSlice<'static>` over a buffer, read after its free or held twice mutably) | the PTX's fingerprint and parameter table come from cuda-mem's `__kernel_entry!` with the entry point, from the parameter list the entry passes to the kernel (a forwarding module that changes the types, the safety or the name does not compile), and the launch's from the parameter types it pushes in `__kernel_launch!`, which holds every `unsafe` of a launch; the table (kinds, sizes, alignments, safety) is compared word for word, so no chosen source hash can match it; `#[kernel]` hands the crate path no `unsafe` keyword token (a module that put one of its tokens before the generated launch body made a block that `forbid(unsafe_code)` does not lint); `__into_param` and `Launch::param` are `unsafe fn`s; `include_kernels!` takes a plain file name of `OUT_DIR` | `tests/tests/kernels.rs`: `a_forged_crate_path_cannot_forge_the_ptx_fingerprint`, `every_kernel_has_the_hosts_parameter_table` (CPU), `a_kernel_whose_crate_path_forges_the_fingerprint_is_refused`, `a_parameter_table_that_differs_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/`: `forged_crate_path_borrows_unsafe.rs`, `forged_entry_claims_safe.rs`, `forged_entry_other_params.rs`, `forged_entry_other_name.rs`, `forged_crate_path_launch_needs_unsafe.rs`, `into_param_is_unsafe.rs`, `launch_param_is_unsafe.rs`, `launch_macro_unsafe_kernel_in_safe_fn.rs` |
 //! | a safe typed launch ([`#[kernel]`](macro@kernel)) of a PTX that is not what the host declares: stale, built with another struct layout, a kernel missing, another crate's kernel of the same name | each kernel's signature fingerprint (parameter kinds, layouts, safety, source tokens) read from the loaded module at its first launch in a context, cached per name and fingerprint; `Module::new` of arbitrary PTX is `unsafe`; arguments claimed like `kernel_arg`; the device API gives threads disjoint elements (see [`launch`]) | `tests/tests/kernels.rs`: `a_ptx_built_with_another_struct_layout_is_refused`, `a_doctored_fingerprint_is_refused`, `a_missing_kernel_is_refused`; `cuda-mem-derive/tests/kernel_ui/fail/*.rs` |
-//! | a stale PTX whose struct swaps or renames two fields of one type: the same size, alignment, offsets and parameter table, so the fingerprint matched and the kernel read one field for the other | a derived struct's layout fingerprint (`__LAYOUT`) hashes each field's name (a raw identifier's `r#` left out) with its offset and fingerprint, in declaration order, so the kernel's signature fingerprint differs: `Err(KernelMismatch)` at the first launch, naming the kernel, the module and the parameter with its type, so the struct (`KernelProblem::Parameter`: the PTX holds each parameter's own fingerprint, `__cuda_mem_params_<kernel>`, beside the kernel's); glam's, mint's and `num_complex`'s impls name their fields as a derived mirror does | `copy::device_copy::tests::layout_fingerprints_cover_field_names_and_order` (CPU); `tests/tests/kernels.rs`: `a_struct_with_two_fields_swapped_changes_the_fingerprint` (CPU, on the built PTX), `a_ptx_whose_struct_swaps_two_fields_is_refused` (GPU) |//!
-//! | `cast::<U>` / `cast_mut::<U>` typed memory as `U` without the element check every buffer makes (`__CHECK`): a derived generic struct whose real layout has padding at `U`'s instantiation became a view (harmless only because every byte path behind it checked again) | the check lives in the one constructor of typed elements, which every buffer, view and cast goes through | `compile_fail` examples of [`Memory::cast`] (a zero-sized `U`) and of the engine's `Elems::cast` (a padded generic `U`) |//!
-//! | `device_printf!` whose format does not match its arguments (`"%d"` with an `f64`), accepted by `cargo check` (the README says `cargo check` type-checks kernel bodies): the check was a constant in a generic function, evaluated only by a real build | the format and the number of arguments are checked in a constant of the call itself, and each argument's kind by trait bounds against the format's conversions as a type (`Conversions<..>`, one code per place), both of which `cargo check` evaluates; the generic constant stays for direct calls of the hidden `PrintfArgs::__print` | `cuda-mem-derive/tests/check_ui/` (trybuild under `cargo check`: a suite without pass cases): `printf_float_for_int.rs`, `printf_more_arguments_than_conversions.rs`, `printf_refused_conversion.rs` |//!
+//! | a stale PTX whose struct swaps or renames two fields of one type: the same size, alignment, offsets and parameter table, so the fingerprint matched and the kernel read one field for the other | a derived struct's layout fingerprint (`__LAYOUT`) hashes each field's name (a raw identifier's `r#` left out) with its offset and fingerprint, in declaration order, so the kernel's signature fingerprint differs: `Err(KernelMismatch)` at the first launch, naming the kernel, the module and the parameter with its type, so the struct (`KernelProblem::Parameter`: the PTX holds each parameter's own fingerprint, `__cuda_mem_params_<kernel>`, beside the kernel's); glam's, mint's and `num_complex`'s impls name their fields as a derived mirror does | `copy::device_copy::tests::layout_fingerprints_cover_field_names_and_order` (CPU); `tests/tests/kernels.rs`: `a_struct_with_two_fields_swapped_changes_the_fingerprint` (CPU, on the built PTX), `a_ptx_whose_struct_swaps_two_fields_is_refused` (GPU) |
+//! | `cast::<U>` / `cast_mut::<U>` typed memory as `U` without the element check every buffer makes (`__CHECK`): a derived generic struct whose real layout has padding at `U`'s instantiation became a view (harmless only because every byte path behind it checked again) | the check lives in the one constructor of typed elements, which every buffer, view and cast goes through | `compile_fail` examples of [`Memory::cast`] (a zero-sized `U`) and of the engine's `Elems::cast` (a padded generic `U`) |
+//! | `device_printf!` whose format does not match its arguments (`"%d"` with an `f64`), accepted by `cargo check` (the README says `cargo check` type-checks kernel bodies): the check was a constant in a generic function, evaluated only by a real build | the format and the number of arguments are checked in a constant of the call itself, and each argument's kind by trait bounds against the format's conversions as a type (`Conversions<..>`, one code per place), both of which `cargo check` evaluates; the generic constant stays for direct calls of the hidden `PrintfArgs::__print` | `cuda-mem-derive/tests/check_ui/` (trybuild under `cargo check`: a suite without pass cases): `printf_float_for_int.rs`, `printf_more_arguments_than_conversions.rs`, `printf_refused_conversion.rs` |
 //! | memory shared with another process through CUDA IPC (an `ImportedBuffer`, or a buffer this process exported) given to a safe `#[kernel]` launch as a slice: the docs accepted that two processes "can race", while a Rust kernel's `DeviceSliceMut` (and `DeviceSlice`'s shared references) assume that nothing else writes the elements while it runs, and no borrow, stream order or [`ipc::IpcEvent`] of this process binds the other one, so a racing write was undefined behaviour here | decided: such memory is never a slice parameter of a `#[kernel]` launch (`DeviceSlice`, `DeviceSliceMut`, `DeviceAtomicSlice`, views included): `Err(InvalidArgument)` naming the ways out (copy into a buffer of this process, or its address to an `unsafe fn` kernel); `export_ipc` takes the buffer `&mut` and waits for its queued work, then marks it shared, so no kernel of this process still runs on it or starts later; fills, copies and NCCL stay (DMA and fixed kernels hand Rust code no reference, and any bytes are valid `DeviceCopy` values); see [`ipc`](ipc#kernels-and-shared-memory) | `memory::raw::tests::imported_and_exported_memory_is_interprocess` (CPU); the `compile_fail` example of `DeviceBuffer::export_ipc` (an export while a claim is held; compiled before); `tests/tests/ipc.rs`: `exported_memory_is_no_slice_parameter_of_a_kernel`, `imported_memory_is_no_slice_parameter_of_a_kernel` (GPU) |
 //! | a hidden exported macro used by hand to run unsafe code from a crate that forbids it: `__kernel_entry!`'s `@call true` arm put any caller-chosen path inside `unsafe { }` (it ran `core::ptr::write_bytes::<bool>` and `drop_in_place` from `forbid(unsafe_code)` code) | no exported macro puts a caller's token inside `unsafe`: an `unsafe fn` kernel is called through a type `#[kernel]` marks with an `unsafe impl` of `__UnsafeKernel` (its parameters built outside the `unsafe` block); a launch is a call of the generic `__launch` / `__launch_unsafe`; `shared_array!` and `include_kernels!` name the caller's type, length and file in items outside their `unsafe` blocks; `#[kernel]` refuses `unsafe` in parameter types | `cuda-mem-derive/tests/kernel_ui/fail/`: `hand_entry_unsafe_call.rs` (a hand-written `@call true`: compiled and ran before, E0277 now), `unsafe_in_param_type.rs`, `forged_entry_claims_safe.rs` |
 //! | a kernel body compiled in an unsafe context: the kernel fn sat inside the body of the `unsafe extern "ptx-kernel"` entry, so an attribute macro that only moved the fn's tokens into that body made raw-pointer code compile without `unsafe` (in a crate that forbids unsafe code) | the kernel fn is an item of a `const` block beside the entry, which is a safe `extern "ptx-kernel" fn` whose parameter parts only the driver makes (`__Raw`) | `tests/tests/ptx.rs`: `a_hoisted_kernel_body_is_compiled_in_a_safe_context` (the `tests/nvptx-attack` fixture: compiled before, E0133 now) |
+//! | a future of GPU work dropped or `mem::forget`-ten while its work runs, then its buffer freed or reused (async-cuda-core calls its own API "intentionally unsafe" for this: a leaked future lets the GPU write freed memory) | the futures ([`Completion`], [`Download`], [`Upload`]) borrow nothing and own no ordering: the work is a queued use in the buffers' own stream order, which every free and every later use waits for; each stream callback owns a count of the future's shared state; a download's or upload's pinned block is a private [`PinnedBuffer`], returned to the cache behind an event on drop and never on forget | `tests/tests/awaitable.rs`: `forgotten_futures_then_dropped_buffers_leave_later_memory_alone`, `futures_dropped_halfway_cancel_nothing_and_keep_their_blocks_guarded`, `a_panic_inside_the_runtime_or_the_waker_leaves_the_rest_working` |
 //!
 //! Limits that remain, because the hole is cudarc's own (it has them with its
 //! own `CudaSlice`, `PinnedHostSlice` and `UnifiedSlice` too):
@@ -513,7 +569,9 @@ pub use {
         CudaAllocator, DeviceAlloc, PinnedAllocator, UnifiedAllocator, DEVICE_MAX_ALIGN,
         PINNED_MAX_ALIGN,
     },
+    buffers::awaitable::{Download, Upload},
     buffers::pitched::PitchedBuffer,
+    order::completion::Completion,
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]

@@ -504,6 +504,26 @@ pub fn run_test_in_child(test: &str, env: &[(&str, &str)], limit: Duration) -> C
     }
 }
 
+/// `cuda_mem_launch_kernels::churned(x, rounds)` (the slow test kernel
+/// `churn`'s function) in O(log rounds): the LCG step is the affine map
+/// `x ↦ a·x + c` (mod 2³²), and `rounds` steps are its `rounds`-th power,
+/// by squaring.
+pub fn churned_fast(x: u32, mut rounds: u32) -> u32 {
+    let (mut a, mut c) = (1_664_525u32, 1_013_904_223u32); // the map applied 2^k times
+    let (mut acc_a, mut acc_c) = (1u32, 0u32); // the maps applied so far
+    while rounds > 0 {
+        if rounds & 1 == 1 {
+            // acc ∘ = (a, c) after acc: x ↦ a·(acc_a·x + acc_c) + c
+            acc_c = a.wrapping_mul(acc_c).wrapping_add(c);
+            acc_a = a.wrapping_mul(acc_a);
+        }
+        c = a.wrapping_mul(c).wrapping_add(c);
+        a = a.wrapping_mul(a);
+        rounds >>= 1;
+    }
+    acc_a.wrapping_mul(x).wrapping_add(acc_c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{run_test_in_child, sanitizer_in, Rng};

@@ -231,6 +231,15 @@ impl Targets {
                 "free_on_stream",
                 t.pool.take().unwrap().free_on_stream(stream),
             ),
+            (
+                "Completion::of_stream",
+                cuda_mem::Completion::of_stream(stream).map(drop),
+            ),
+            ("download", t.other.download(stream).map(drop)),
+            (
+                "upload",
+                t.dev.upload(vec![0; t.dev.len()], stream).map(drop),
+            ),
         ]
     }
 

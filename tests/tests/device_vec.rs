@@ -16,7 +16,7 @@ use cuda_mem::{
 use cuda_mem_launch_kernels::{
     churn, poke, transform, transform_items, write_indices, Item, Params,
 };
-use cuda_mem_tests::{expect_err, gpu, skip_driver_errors_under_sanitizer, Rng};
+use cuda_mem_tests::{churned_fast, expect_err, gpu, skip_driver_errors_under_sanitizer, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 
@@ -579,36 +579,6 @@ fn a_device_vec_is_shared_with_a_peer_gpu() {
 /// multiply-adds per thread, so the host reaches its next call long before
 /// the kernel ends.
 const ROUNDS: u32 = 200_000;
-
-/// `churned(x, rounds)` in O(log rounds) (the LCG's affine map, squared;
-/// the same as in `kernels.rs`).
-fn churned_fast(x: u32, mut rounds: u32) -> u32 {
-    let (mut a, mut c) = (1_664_525u32, 1_013_904_223u32);
-    let (mut acc_a, mut acc_c) = (1u32, 0u32);
-    while rounds > 0 {
-        if rounds & 1 == 1 {
-            acc_c = a.wrapping_mul(acc_c).wrapping_add(c);
-            acc_a = a.wrapping_mul(acc_a);
-        }
-        c = a.wrapping_mul(c).wrapping_add(c);
-        a = a.wrapping_mul(a);
-        rounds >>= 1;
-    }
-    acc_a.wrapping_mul(x).wrapping_add(acc_c)
-}
-
-#[test]
-fn the_fast_churn_is_the_churn() {
-    let mut rng = Rng::new(11);
-    for rounds in [0, 1, 2, 3, 8, 1000, 4097] {
-        let x = rng.next_u64() as u32;
-        assert_eq!(
-            churned_fast(x, rounds),
-            cuda_mem_launch_kernels::churned(x, rounds),
-            "{rounds} rounds"
-        );
-    }
-}
 
 #[test]
 #[ignore = "needs a CUDA device"]

@@ -19,8 +19,8 @@ use cuda_mem_launch_kernels::{
     write_indices, Item, Params, Span,
 };
 use cuda_mem_tests::{
-    assemble_ptx, gpu, ptx_fingerprint, ptx_global_bytes, ptx_kernel, ptx_param_table,
-    ptx_with_global_bytes, Rng,
+    assemble_ptx, churned_fast, gpu, ptx_fingerprint, ptx_global_bytes, ptx_kernel,
+    ptx_param_table, ptx_with_global_bytes, Rng,
 };
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
@@ -462,25 +462,6 @@ fn pitched_buffers_are_kernel_arguments() {
 /// thread, milliseconds on any GPU, so work not ordered after the kernel
 /// would see the old values.
 const ROUNDS: u32 = 2_000_000;
-
-/// `churned(x, rounds)` in O(log rounds): the LCG step is the affine map
-/// `x ↦ a·x + c` (mod 2³²), and `rounds` steps are its `rounds`-th power,
-/// by squaring.
-fn churned_fast(x: u32, mut rounds: u32) -> u32 {
-    let (mut a, mut c) = (1_664_525u32, 1_013_904_223u32); // the map applied 2^k times
-    let (mut acc_a, mut acc_c) = (1u32, 0u32); // the maps applied so far
-    while rounds > 0 {
-        if rounds & 1 == 1 {
-            // acc ∘ = (a, c) after acc: x ↦ a·(acc_a·x + acc_c) + c
-            acc_c = a.wrapping_mul(acc_c).wrapping_add(c);
-            acc_a = a.wrapping_mul(acc_a);
-        }
-        c = a.wrapping_mul(c).wrapping_add(c);
-        a = a.wrapping_mul(a);
-        rounds >>= 1;
-    }
-    acc_a.wrapping_mul(x).wrapping_add(acc_c)
-}
 
 #[test]
 fn the_fast_churn_is_the_churn() {

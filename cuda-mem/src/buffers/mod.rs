@@ -9,6 +9,7 @@
 //! May use: `engine/`, `memory/`, `context`, `order/`, `copy/`, `error`.
 
 pub(crate) mod allocators;
+pub(crate) mod awaitable;
 pub(crate) mod buffer;
 mod cudarc_boundary;
 pub(crate) mod device_vec;

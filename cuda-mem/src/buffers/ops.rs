@@ -10,13 +10,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
+use crate::buffers::awaitable::{Download, Upload};
 use crate::buffers::buffer::{Buffer, HostAccessible, MemoryKind};
 use crate::buffers::device_vec::DeviceVec;
 use crate::buffers::pitched::PitchedBuffer;
 use crate::copy::device_copy::DeviceCopy;
 use crate::copy::device_ptr::DevicePtr;
 use crate::engine::{AsView, Elems, KernelArg, View, ViewMut};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::order::completion::Completion;
 
 /// The seal of [`Memory`]: only cuda-mem's types carry the engine.
 pub(crate) mod sealed {
@@ -383,6 +385,46 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
         Ok(KernelArg::new(self.elems().claim(stream)?))
     }
 
+    /// A [`Completion`] of every operation queued on the allocation so far
+    /// (kernels, async copies, fills, on any stream): `.await` it instead of
+    /// [`synchronize`](Self::synchronize) to wait without blocking a
+    /// thread. A kernel argument claimed and not launched yet is not waited
+    /// for (its launch comes later).
+    ///
+    /// `Err(UnsupportedStream)` while a stream with a queued use is
+    /// capturing a graph.
+    ///
+    /// ```no_run
+    /// # async fn f(b: &mut cuda_mem::DeviceBuffer<u8>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// use cuda_mem::prelude::*;
+    /// b.fill_async(1, s)?;
+    /// b.completion()?.await?;
+    /// # Ok(()) }
+    /// ```
+    fn completion(&self) -> Result<Completion> {
+        self.elems().completion()
+    }
+
+    /// A [`Download`]: copies the elements (rows packed) into a pinned
+    /// block on `stream` now, and resolves to a new `Vec` once the copy is
+    /// done, without blocking a thread. The awaitable form of
+    /// [`to_vec`](Self::to_vec) (which blocks) and of
+    /// [`copy_to_host_async`](Self::copy_to_host_async) into a
+    /// `PinnedBuffer` (which returns at once, with no future).
+    ///
+    /// ```no_run
+    /// # async fn f(b: &cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// use cuda_mem::prelude::*;
+    /// let values = b.download(s)?.await?;
+    /// assert_eq!(values.len(), b.len());
+    /// # Ok(()) }
+    /// ```
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Download<T>> {
+        Download::start(self.context(), self.len(), stream, |staging| {
+            self.copy_to_host_async(staging, stream)
+        })
+    }
+
     /// Waits for every queued operation on the allocation (kernels, async
     /// copies, fills).
     ///
@@ -530,6 +572,36 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         self.elems().copy_from(src.elems(), stream)
+    }
+
+    /// An [`Upload`]: copies `data` into a pinned block (on this thread),
+    /// queues its copy into `self` on `stream`, and resolves to `data`,
+    /// handed back for reuse, once the copy is done, without blocking a
+    /// thread. The awaitable form of
+    /// [`copy_from_host`](Self::copy_from_host) (which blocks) and of
+    /// [`copy_from_host_async`](Self::copy_from_host_async) from a
+    /// `PinnedBuffer`.
+    ///
+    /// `Err(LengthMismatch)` unless `data.len() == self.len()`.
+    ///
+    /// ```no_run
+    /// # async fn f(b: &mut cuda_mem::DeviceBuffer<f32>, s: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// use cuda_mem::prelude::*;
+    /// let data = vec![0.5f32; b.len()];
+    /// let data = b.upload(data, s)?.await?;
+    /// # Ok(()) }
+    /// ```
+    fn upload(&mut self, data: Vec<T>, stream: &Arc<CudaStream>) -> Result<Upload<T>> {
+        if data.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                expected: self.len(),
+                actual: data.len(),
+            });
+        }
+        let ctx = self.context().clone();
+        Upload::start(&ctx, data, stream, |staging| {
+            self.copy_from_host_async(staging, stream)
+        })
     }
 
     /// Copies from any buffer kind, pitched buffer or view (lengths must

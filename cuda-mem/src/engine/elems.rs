@@ -18,6 +18,7 @@ use crate::engine::fill;
 use crate::engine::shape::Shape;
 use crate::error::{DriverResultExt, Result};
 use crate::memory::raw::RawMemory;
+use crate::order::completion::Completion;
 use crate::order::StreamOrder;
 
 /// `T`s of one allocation, laid out as `shape` (whose element size is
@@ -336,5 +337,11 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Waits for every queued operation on the allocation.
     pub(crate) fn synchronize(self) -> Result<()> {
         self.mem.order.wait(crate::order::Access::Shared)
+    }
+
+    /// The completion of every operation queued on the allocation so far:
+    /// one stream callback per stream with a queued use.
+    pub(crate) fn completion(self) -> Result<Completion> {
+        Completion::of_streams(&self.mem.order.queued_streams()?)
     }
 }

@@ -65,6 +65,7 @@
 //! on the CPU against a model of the driver's stream semantics.
 
 pub(crate) mod capture;
+pub(crate) mod completion;
 pub(crate) mod streams;
 
 use std::ops::Range;
@@ -593,6 +594,31 @@ impl StreamOrder {
             let event = OrderState::record_on(events, x)?;
             event.synchronize().op("cuEventSynchronize")
         })
+    }
+
+    /// The streams with a queued use of this allocation, each once: the
+    /// streams whose completion is the allocation's (see
+    /// [`Completion`](completion::Completion)). A use claimed as a kernel
+    /// argument and not launched yet is in it, but the launch to come is
+    /// not.
+    pub(crate) fn queued_streams(&self) -> Result<Vec<Arc<CudaStream>>> {
+        capture::verdict(self.key(), &WHOLE, None)?;
+        let streams = self.lock().ledger.streams(|_| true).cloned().collect();
+        Ok(streams)
+    }
+
+    /// Forgets every queued use without waiting: the state after a host
+    /// wait.
+    ///
+    /// # Safety
+    /// Every use queued on the allocation has finished (a stream callback
+    /// queued behind each one has run), and no kernel argument of it is
+    /// alive or still to be launched.
+    pub(crate) unsafe fn assume_idle(&self) {
+        let mut state = self.lock();
+        let waited: std::result::Result<(), ()> =
+            state.ledger.host_wait(Access::Exclusive, |_| Ok(()));
+        debug_assert!(waited.is_ok());
     }
 
     /// Makes `stream` wait for every queued operation that overlaps `range`,

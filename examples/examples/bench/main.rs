@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
-//!          | --graph-only | --parity-only]
+//!          | --graph-only | --async-only | --parity-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
 //!
@@ -24,6 +24,7 @@
 //! table's order; the device is opened by the first section that measures.
 
 mod alloc;
+mod awaited;
 mod copies;
 mod cxx;
 mod device_vec;
@@ -105,6 +106,9 @@ struct Only {
     /// Just the graph rows
     #[arg(long, help_heading = "One group only (default: all but parity)")]
     graph_only: bool,
+    /// Just the rows of awaited work (Completion against cuStreamSynchronize and raw callbacks)
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    async_only: bool,
     /// Just the parity rows: the Rust kernels of examples/parity-kernels against their CUDA C++ twins (built with nvcc) and CUB
     #[arg(long, help_heading = "One group only (default: all but parity)")]
     parity_only: bool,
@@ -120,6 +124,7 @@ enum Group {
     DeviceVec,
     Copies,
     Graph,
+    Async,
     Parity,
 }
 
@@ -133,6 +138,7 @@ impl Args {
             (o.devvec_only, Group::DeviceVec),
             (o.copies_only, Group::Copies),
             (o.graph_only, Group::Graph),
+            (o.async_only, Group::Async),
             (o.parity_only, Group::Parity),
         ]
         .into_iter()
@@ -266,6 +272,10 @@ fn main() {
             let (b, ctx) = s.open();
             graph::rows(b, ctx);
         }
+        Group::Async => {
+            let (b, ctx) = s.open();
+            awaited::rows(b, ctx);
+        }
         Group::DeviceVec => {
             let (b, ctx) = s.open();
             device_vec::rows(b, ctx, args.max_gib(), args.quick);
@@ -293,6 +303,7 @@ fn main() {
                 small::fills(b, ctx);
                 launch::typed_launch(b, ctx);
                 graph::rows(b, ctx);
+                awaited::rows(b, ctx);
                 copies::host_copies(b, ctx);
                 copies::halves_on_two_streams(b, ctx);
                 unified::prefetch(b, ctx);
@@ -367,6 +378,7 @@ mod tests {
             ("--devvec-only", Group::DeviceVec),
             ("--copies-only", Group::Copies),
             ("--graph-only", Group::Graph),
+            ("--async-only", Group::Async),
             ("--parity-only", Group::Parity),
         ] {
             assert_eq!(parse(&[flag]).unwrap().group(), group, "{flag}");

@@ -1,0 +1,217 @@
+//! [`Completion`]: a [`Future`] that resolves when the work queued on one or
+//! more streams, up to the moment it was made, has finished.
+//!
+//! Each stream gets one `cuStreamAddCallback`, which the driver calls on a
+//! thread of its own once everything queued before it is done (exactly once,
+//! with the error status if the context failed). The callback counts itself
+//! off and wakes the task that polled last; it makes no CUDA call and takes
+//! one short lock. Nothing polls the GPU and no thread is started per future.
+//!
+//! The shared state is reference-counted: each queued callback owns one
+//! count, so a future that is dropped or forgotten before its callbacks ran
+//! leaves them a live state to count off (and a forgotten one leaks that
+//! state, a few dozen bytes, when they have). Dropping a `Completion` cancels
+//! nothing: the GPU work and the callbacks run on.
+
+use std::ffi::c_void;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use cudarc::driver::{sys, CudaStream, DriverError};
+
+use crate::error::{DriverResultExt, Error, Result};
+use crate::order::streams::{check_orderable, is_capturing};
+
+/// A [`Future`] of the completion of GPU work: resolves to `Ok(())` once
+/// every operation queued on its streams before it was made has finished, or
+/// to the driver's error if the context failed meanwhile. Work queued later
+/// is not waited for.
+///
+/// Make one for a stream with [`Completion::of_stream`] (after a typed
+/// launch, a graph launch, or any `_async` call), or for all the queued work
+/// on a buffer with [`Memory::completion`](crate::Memory::completion). It
+/// needs no particular runtime: the driver's callback wakes whatever
+/// [`Waker`] polled it last (tokio, async-std, `pollster`,
+/// `futures::executor`).
+///
+/// Dropping it cancels nothing, and it borrows nothing: the memory, not the
+/// future, keeps track of the work queued on it, so a buffer dropped while a
+/// forgotten completion's work still runs waits for that work as always.
+///
+/// ```no_run
+/// # async fn f() -> cuda_mem::Result<()> {
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut buf = cuda_mem::DeviceBuffer::<f32>::new(&ctx, 1 << 20)?;
+/// buf.fill_async(1.0, &stream)?; // queued, returns at once
+/// cuda_mem::Completion::of_stream(&stream)?.await?; // the thread is free meanwhile
+/// # Ok(()) }
+/// ```
+#[must_use = "a completion does nothing unless awaited or polled"]
+pub struct Completion {
+    /// `None` when there was nothing to wait for.
+    shared: Option<Arc<Shared>>,
+}
+
+/// What the callbacks and the future share.
+struct Shared {
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Callbacks still to run.
+    pending: usize,
+    /// The first error status a callback brought.
+    failed: Option<sys::CUresult>,
+    /// The task to wake when `pending` reaches 0.
+    waker: Option<Waker>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding the lock; a poisoned one is still
+        // consistent.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Completion {
+    /// The completion of the work queued on `stream` so far.
+    ///
+    /// `Err(UnsupportedStream)` for the per-thread or legacy default stream
+    /// (use a stream of `ctx.new_stream()`) and for a stream that is
+    /// capturing a graph (the callback would become a node of the graph:
+    /// launch the graph, then make the completion on the stream it runs
+    /// on).
+    ///
+    /// ```no_run
+    /// # async fn f(stream: &std::sync::Arc<cuda_mem::CudaStream>) -> cuda_mem::Result<()> {
+    /// let done = cuda_mem::Completion::of_stream(stream)?;
+    /// done.await?; // in any async runtime
+    /// # Ok(()) }
+    /// ```
+    pub fn of_stream(stream: &Arc<CudaStream>) -> Result<Self> {
+        Self::of_streams(std::slice::from_ref(stream))
+    }
+
+    /// The completion of the work queued so far on every stream of
+    /// `streams` (for the streams with queued uses of a buffer).
+    pub(crate) fn of_streams(streams: &[Arc<CudaStream>]) -> Result<Self> {
+        if streams.is_empty() {
+            return Ok(Self { shared: None });
+        }
+        for stream in streams {
+            check_orderable(stream)?;
+            if is_capturing(stream)? {
+                return Err(Error::UnsupportedStream(
+                    "it is capturing a CUDA graph, where a completion callback would be a node \
+                     of the graph; await the graph's launch instead (Completion::of_stream on \
+                     the stream it is launched on)",
+                ));
+            }
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                pending: streams.len(),
+                failed: None,
+                waker: None,
+            }),
+        });
+        for (queued, stream) in streams.iter().enumerate() {
+            if let Err(e) = add_callback(stream, &shared) {
+                // The callbacks not queued never come: count them off, so
+                // that the ones queued can still finish the state.
+                shared.lock().pending -= streams.len() - queued;
+                return Err(e);
+            }
+        }
+        Ok(Self {
+            shared: Some(shared),
+        })
+    }
+
+    /// Whether the work has finished (successfully or not), without
+    /// waiting.
+    ///
+    /// ```no_run
+    /// # fn f(done: cuda_mem::Completion) {
+    /// if done.is_complete() { /* `.await` returns at once */ }
+    /// # }
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.shared.as_ref().is_none_or(|s| s.lock().pending == 0)
+    }
+}
+
+/// Queues the callback on `stream`, with one count of `shared` for it.
+fn add_callback(stream: &CudaStream, shared: &Arc<Shared>) -> Result<()> {
+    stream.context().bind_to_thread().op("cuCtxSetCurrent")?;
+    let data = Arc::into_raw(shared.clone()) as *mut c_void;
+    // SAFETY: a live stream of the context bound above; `on_done` takes the
+    // count `data` holds, and the driver calls it exactly once.
+    let queued = unsafe { sys::cuStreamAddCallback(stream.cu_stream(), Some(on_done), data, 0) }
+        .result()
+        .op("cuStreamAddCallback");
+    if queued.is_err() {
+        // SAFETY: the driver did not take `data`: the count is still ours.
+        drop(unsafe { Arc::from_raw(data as *const Shared) });
+    }
+    queued
+}
+
+/// The stream callback: counts itself off and, as the last one, wakes the
+/// task. On a driver thread: no CUDA call, and no unwinding out of it.
+unsafe extern "C" fn on_done(_stream: sys::CUstream, status: sys::CUresult, data: *mut c_void) {
+    // SAFETY: `data` is the count `add_callback` made for this one call.
+    let shared = unsafe { Arc::from_raw(data as *const Shared) };
+    let waker = {
+        let mut state = shared.lock();
+        state.pending -= 1;
+        if status != sys::CUresult::CUDA_SUCCESS {
+            state.failed.get_or_insert(status);
+        }
+        if state.pending == 0 {
+            state.waker.take()
+        } else {
+            None
+        }
+    };
+    if let Some(waker) = waker {
+        // A waker that panics must not unwind into the driver.
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| waker.wake()));
+    }
+}
+
+impl Future for Completion {
+    type Output = Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let Some(shared) = &self.shared else {
+            return Poll::Ready(Ok(()));
+        };
+        let mut state = shared.lock();
+        if state.pending == 0 {
+            return Poll::Ready(match state.failed {
+                None => Ok(()),
+                Some(status) => Err(Error::driver("cuStreamAddCallback", DriverError(status))),
+            });
+        }
+        match &state.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => state.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+impl std::fmt::Debug for Completion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completion")
+            .field("complete", &self.is_complete())
+            .finish()
+    }
+}
