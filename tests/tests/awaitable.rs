@@ -237,6 +237,14 @@ fn every_buffer_kind_view_and_pitched_buffer_awaits() {
     let idle = DeviceBuffer::<u32>::new(&ctx, 16).unwrap();
     idle.synchronize().unwrap();
     assert!(idle.completion().unwrap().is_complete());
+    // Work of the calls that take no stream (cuda-mem queues them on the
+    // legacy default stream) is awaited too.
+    let mut plain = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    plain.fill(3).unwrap();
+    plain.slice_mut(..n / 2).unwrap().memset(0).unwrap();
+    pollster::block_on(plain.completion().unwrap()).unwrap();
+    let want: Vec<u32> = (0..n).map(|i| if i < n / 2 { 0 } else { 3 }).collect();
+    assert_eq!(plain.to_vec().unwrap(), want);
     let m = 1 << 20;
     let start: Vec<u32> = rng.values(2 * m);
     let mut both = DeviceBuffer::from_slice(&ctx, &start).unwrap();

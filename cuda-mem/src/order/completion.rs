@@ -95,17 +95,19 @@ impl Completion {
     /// # Ok(()) }
     /// ```
     pub fn of_stream(stream: &Arc<CudaStream>) -> Result<Self> {
+        check_orderable(stream)?;
         Self::of_streams(std::slice::from_ref(stream))
     }
 
     /// The completion of the work queued so far on every stream of
-    /// `streams` (for the streams with queued uses of a buffer).
+    /// `streams`: for the streams with queued uses of a buffer, which
+    /// cuda-mem ordered work on (the legacy default stream among them, where
+    /// it queues the calls that take no stream).
     pub(crate) fn of_streams(streams: &[Arc<CudaStream>]) -> Result<Self> {
         if streams.is_empty() {
             return Ok(Self { shared: None });
         }
         for stream in streams {
-            check_orderable(stream)?;
             if is_capturing(stream)? {
                 return Err(Error::UnsupportedStream(
                     "it is capturing a CUDA graph, where a completion callback would be a node \
