@@ -217,3 +217,145 @@ impl std::fmt::Debug for Completion {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The callbacks' bookkeeping, with the driver's calls of `on_done`
+    //! made by hand (no GPU): counting off, the one wake, errors, forgotten
+    //! futures and panicking wakers.
+
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    struct Panics;
+
+    impl Wake for Panics {
+        fn wake(self: Arc<Self>) {
+            panic!("a waker that panics");
+        }
+    }
+
+    /// A completion waiting for `n` callbacks, and the data each callback
+    /// gets (as `add_callback` makes them).
+    fn pending(n: usize) -> (Completion, Vec<*mut c_void>) {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                pending: n,
+                failed: None,
+                waker: None,
+            }),
+        });
+        let data = (0..n)
+            .map(|_| Arc::into_raw(shared.clone()) as *mut c_void)
+            .collect();
+        (
+            Completion {
+                shared: Some(shared),
+            },
+            data,
+        )
+    }
+
+    fn call(data: *mut c_void, status: sys::CUresult) {
+        // SAFETY: `data` is a count made by `pending` for this one call.
+        unsafe { on_done(std::ptr::null_mut(), status, data) };
+    }
+
+    fn poll(done: &mut Completion, waker: &Waker) -> Poll<Result<()>> {
+        Pin::new(done).poll(&mut Context::from_waker(waker))
+    }
+
+    #[test]
+    fn the_last_callback_wakes_the_last_waker_once() {
+        let (mut done, data) = pending(3);
+        let (first, last) = (Arc::new(Count::default()), Arc::new(Count::default()));
+        assert!(poll(&mut done, &Waker::from(first.clone())).is_pending());
+        assert!(poll(&mut done, &Waker::from(last.clone())).is_pending());
+        let mut data = data.into_iter();
+        call(data.next().unwrap(), sys::CUresult::CUDA_SUCCESS);
+        call(data.next().unwrap(), sys::CUresult::CUDA_SUCCESS);
+        assert!(!done.is_complete());
+        assert_eq!(last.0.load(Ordering::SeqCst), 0);
+        call(data.next().unwrap(), sys::CUresult::CUDA_SUCCESS);
+        assert!(done.is_complete());
+        assert_eq!(
+            first.0.load(Ordering::SeqCst),
+            0,
+            "a replaced waker was woken"
+        );
+        assert_eq!(last.0.load(Ordering::SeqCst), 1);
+        assert!(matches!(
+            poll(&mut done, &Waker::from(last.clone())),
+            Poll::Ready(Ok(()))
+        ));
+        assert_eq!(last.0.load(Ordering::SeqCst), 1, "woken after it resolved");
+    }
+
+    #[test]
+    fn a_failed_stream_keeps_its_first_error() {
+        let (done, data) = pending(2);
+        call(data[0], sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        call(data[1], sys::CUresult::CUDA_ERROR_LAUNCH_FAILED);
+        // The first error is kept, for `poll` to return as the driver's
+        // error (whose message needs the driver's `cuGetErrorName`, so it is
+        // not made here).
+        let state = done.shared.as_ref().unwrap().lock();
+        assert_eq!(state.pending, 0);
+        assert_eq!(
+            state.failed,
+            Some(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+        );
+        drop(state);
+        assert!(done.is_complete());
+    }
+
+    #[test]
+    fn callbacks_after_the_future_is_gone_find_a_live_state() {
+        // Dropped before its callbacks ran.
+        let (done, data) = pending(2);
+        drop(done);
+        for d in data {
+            call(d, sys::CUresult::CUDA_SUCCESS);
+        }
+        // Forgotten: its count leaks, the callbacks' are given back.
+        let (done, data) = pending(2);
+        let weak = Arc::downgrade(done.shared.as_ref().unwrap());
+        std::mem::forget(done);
+        for d in data {
+            call(d, sys::CUresult::CUDA_SUCCESS);
+        }
+        assert_eq!(
+            weak.strong_count(),
+            1,
+            "only the forgotten future's count is left"
+        );
+    }
+
+    #[test]
+    fn a_waker_that_panics_does_not_unwind_into_the_driver() {
+        let (mut done, data) = pending(1);
+        assert!(poll(&mut done, &Waker::from(Arc::new(Panics))).is_pending());
+        call(data[0], sys::CUresult::CUDA_SUCCESS);
+        assert!(done.is_complete());
+        let waker = Waker::from(Arc::new(Count::default()));
+        assert!(matches!(poll(&mut done, &waker), Poll::Ready(Ok(()))));
+    }
+
+    #[test]
+    fn nothing_to_wait_for_is_complete_at_once() {
+        let mut done = Completion::of_streams(&[]).unwrap();
+        assert!(done.is_complete());
+        let waker = Waker::from(Arc::new(Count::default()));
+        assert!(matches!(poll(&mut done, &waker), Poll::Ready(Ok(()))));
+    }
+}
