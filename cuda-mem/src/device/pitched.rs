@@ -35,7 +35,8 @@ use core::marker::PhantomData;
 
 use super::grid_stride::{grid_stride_2d, GridStride, GridStride2d};
 use super::thread::{
-    block_dim, block_idx, global_linear_idx, row_parts, thread_idx, total_threads,
+    block_dim, block_idx, global_idx, global_linear_idx, global_row, row_parts, thread_idx,
+    total_threads,
 };
 
 /// A read-only pitched 2D kernel parameter (see the [module docs](self)).
@@ -273,11 +274,10 @@ pub(crate) unsafe fn cell_ptr<T>(ptr: *mut T, pitch: usize, x: usize, y: usize) 
 /// follows is 32-bit, as nvcc's `int` index math.
 #[inline(always)]
 fn thread_cell(width: usize, height: usize) -> Option<(usize, usize)> {
-    let (t, b, n) = (thread_idx(), block_idx(), block_dim());
-    let [gy, rows, gz, _] = row_parts();
-    let x = b.x as usize * n.x as usize + t.x as usize;
-    let y = gy as usize + rows as usize * gz as usize;
+    let (x, (y, _)) = (global_idx().x, global_row());
     if x < width && y < height {
+        let (t, b, n) = (thread_idx(), block_idx(), block_dim());
+        let [gy, rows, gz, _] = row_parts();
         // The low words, computed apart in 32 bits: truncating `x` and `y`
         // instead lets the compiler, which knows here that they fit, go on
         // in 64 bits.
