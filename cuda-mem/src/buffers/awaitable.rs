@@ -39,26 +39,60 @@ use crate::order::completion::Completion;
 /// ```
 #[must_use = "a download queues its copy at once, but its values come only through `.await`"]
 pub struct Download<T: DeviceCopy> {
+    staged: Staged<T>,
+}
+
+/// A private staging buffer and the completion of its one queued copy.
+struct Staged<T: DeviceCopy> {
     done: Completion,
-    /// Taken when the values are read.
+    /// Taken, idle, once the copy is done.
     staging: Option<PinnedBuffer<T>>,
 }
 
+impl<T: DeviceCopy> Staged<T> {
+    /// Queues `copy` (into or out of `staging`) on `stream`, and its
+    /// completion behind it.
+    fn queue(
+        mut staging: PinnedBuffer<T>,
+        stream: &Arc<CudaStream>,
+        copy: impl FnOnce(&mut PinnedBuffer<T>) -> Result<()>,
+    ) -> Result<Self> {
+        copy(&mut staging)?;
+        Ok(Self {
+            done: Completion::of_stream(stream)?,
+            staging: Some(staging),
+        })
+    }
+
+    /// The staging buffer, idle, once its copy is done (`None` after the
+    /// first time).
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<PinnedBuffer<T>>>> {
+        if let Err(e) = std::task::ready!(Pin::new(&mut self.done).poll(cx)) {
+            return Poll::Ready(Err(e));
+        }
+        let staging = self.staging.take();
+        if let Some(staging) = &staging {
+            // SAFETY: the staging buffer's only queued use is the copy
+            // `queue` made on the completion's stream, which has finished,
+            // and it was never a kernel argument.
+            unsafe { staging.mem.order.assume_idle() };
+        }
+        Poll::Ready(Ok(staging))
+    }
+}
+
 impl<T: DeviceCopy> Download<T> {
-    /// Queues the copy of `src`'s elements (rows packed) into a pinned
-    /// block on `stream`; `copy` is the queued copy (`copy_to_host_async`).
+    /// Queues the copy of `len` elements (rows packed) into a pinned block
+    /// on `stream`; `copy` is the queued copy (`copy_to_host_async`).
     pub(crate) fn start(
         ctx: &Arc<cudarc::driver::CudaContext>,
         len: usize,
         stream: &Arc<CudaStream>,
         copy: impl FnOnce(&mut PinnedBuffer<T>) -> Result<()>,
     ) -> Result<Self> {
-        let mut staging = PinnedBuffer::<T>::new_unspecified(ctx, len)?;
-        copy(&mut staging)?;
-        let done = Completion::of_stream(stream)?;
+        let staging = PinnedBuffer::<T>::new_unspecified(ctx, len)?;
         Ok(Self {
-            done,
-            staging: Some(staging),
+            staged: Staged::queue(staging, stream, copy)?,
         })
     }
 }
@@ -67,19 +101,13 @@ impl<T: DeviceCopy> Future for Download<T> {
     type Output = Result<Vec<T>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Vec<T>>> {
-        if let Err(e) = std::task::ready!(Pin::new(&mut self.done).poll(cx)) {
-            return Poll::Ready(Err(e));
-        }
-        let Some(staging) = self.staging.take() else {
-            return Poll::Ready(Err(crate::error::Error::InvalidArgument(
+        Poll::Ready(match std::task::ready!(self.staged.poll_idle(cx)) {
+            Ok(Some(staging)) => staging.as_slice().map(<[T]>::to_vec),
+            Ok(None) => Err(crate::error::Error::InvalidArgument(
                 "this download was polled after it returned its values; await it once",
-            )));
-        };
-        // SAFETY: the staging buffer's only queued use is the copy into it
-        // on the completion's stream, which has finished, and it was never a
-        // kernel argument.
-        unsafe { staging.mem.order.assume_idle() };
-        Poll::Ready(staging.as_slice().map(<[T]>::to_vec))
+            )),
+            Err(e) => Err(e),
+        })
     }
 }
 
@@ -88,8 +116,8 @@ impl<T: DeviceCopy> Unpin for Download<T> {}
 impl<T: DeviceCopy> std::fmt::Debug for Download<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Download")
-            .field("done", &self.done)
-            .field("taken", &self.staging.is_none())
+            .field("done", &self.staged.done)
+            .field("taken", &self.staged.staging.is_none())
             .finish()
     }
 }
@@ -109,11 +137,11 @@ impl<T: DeviceCopy> std::fmt::Debug for Download<T> {
 /// ```
 #[must_use = "an upload queues its copy at once; `.await` it to know it is done"]
 pub struct Upload<T: DeviceCopy> {
-    done: Completion,
+    /// The staging buffer is kept until the copy is done (dropped earlier,
+    /// its block is guarded).
+    staged: Staged<T>,
     /// Handed back when the copy is done.
     data: Option<Vec<T>>,
-    /// Kept until the copy is done (dropped earlier, its block is guarded).
-    staging: Option<PinnedBuffer<T>>,
 }
 
 impl<T: DeviceCopy> Upload<T> {
@@ -126,12 +154,9 @@ impl<T: DeviceCopy> Upload<T> {
         copy: impl FnOnce(&PinnedBuffer<T>) -> Result<()>,
     ) -> Result<Self> {
         let staging = PinnedBuffer::<T>::from_slice(ctx, &data)?;
-        copy(&staging)?;
-        let done = Completion::of_stream(stream)?;
         Ok(Self {
-            done,
+            staged: Staged::queue(staging, stream, |staging| copy(staging))?,
             data: Some(data),
-            staging: Some(staging),
         })
     }
 }
@@ -140,14 +165,11 @@ impl<T: DeviceCopy> Future for Upload<T> {
     type Output = Result<Vec<T>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Vec<T>>> {
-        if let Err(e) = std::task::ready!(Pin::new(&mut self.done).poll(cx)) {
+        if let Err(e) = std::task::ready!(self.staged.poll_idle(cx)) {
             return Poll::Ready(Err(e));
         }
-        if let Some(staging) = self.staging.take() {
-            // SAFETY: as in `Download::poll`: the copy out of it, its only
-            // queued use, has finished.
-            unsafe { staging.mem.order.assume_idle() };
-        }
+        // The idle staging buffer, if this is the first time, is dropped
+        // here.
         Poll::Ready(self.data.take().ok_or(crate::error::Error::InvalidArgument(
             "this upload was polled after it handed its Vec back; await it once",
         )))
@@ -159,7 +181,7 @@ impl<T: DeviceCopy> Unpin for Upload<T> {}
 impl<T: DeviceCopy> std::fmt::Debug for Upload<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Upload")
-            .field("done", &self.done)
+            .field("done", &self.staged.done)
             .field("taken", &self.data.is_none())
             .finish()
     }
