@@ -42,55 +42,36 @@ fn latency(b: &mut Bench, ctx: &Arc<CudaContext>) {
             .unwrap()
     };
     let sync = || s.synchronize().unwrap();
-    let (ours, raw) = b.host_pair_us(
-        200,
-        || {
-            memset();
-            pollster::block_on(Completion::of_stream(&s).unwrap()).unwrap();
-        },
-        || {
-            memset();
-            sync();
-        },
-        || {},
-    );
-    b.push(
-        "async",
-        "awaited 4-byte memset (pollster)".into(),
-        "us",
-        ours,
-        raw,
-        "cuStreamSynchronize",
-        false,
-        None,
-    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let (ours, raw) = b.host_pair_us(
-        200,
-        || {
-            rt.block_on(async {
+    let with_pollster = || pollster::block_on(Completion::of_stream(&s).unwrap()).unwrap();
+    let with_tokio = || rt.block_on(async { Completion::of_stream(&s).unwrap().await.unwrap() });
+    let executors: [(&str, &dyn Fn()); 2] = [("pollster", &with_pollster), ("tokio", &with_tokio)];
+    for (executor, awaited) in executors {
+        let (ours, raw) = b.host_pair_us(
+            200,
+            || {
                 memset();
-                Completion::of_stream(&s).unwrap().await.unwrap();
-            })
-        },
-        || {
-            memset();
-            sync();
-        },
-        || {},
-    );
-    b.push(
-        "async",
-        "awaited 4-byte memset (tokio)".into(),
-        "us",
-        ours,
-        raw,
-        "cuStreamSynchronize",
-        false,
-        None,
-    );
+                awaited();
+            },
+            || {
+                memset();
+                sync();
+            },
+            || {},
+        );
+        b.push(
+            "async",
+            format!("awaited 4-byte memset ({executor})"),
+            "us",
+            ours,
+            raw,
+            "cuStreamSynchronize",
+            false,
+            None,
+        );
+    }
     sync();
     assert_eq!(word.to_vec().unwrap(), [7]);
 }
