@@ -18,7 +18,7 @@
 //! - [`PitchedSlice`]: read-only; any thread reads any element.
 //! - [`PitchedSliceMut`]: element-disjoint writes. Element `(x, y)` belongs
 //!   to the thread with `global_idx().x == x % grid_threads().x` and
-//!   [`global_row`](super::global_row)`().0 == y % rows of threads`: a 2D
+//!   [`global_row`]`().0 == y % rows of threads`: a 2D
 //!   grid-stride decomposition in which consecutive threads write
 //!   consecutive elements of a row (coalesced).
 //! - [`PitchedRowsMut`]: row-disjoint writes. Row `y` belongs to the thread
