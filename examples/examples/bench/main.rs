@@ -3,8 +3,8 @@
 //! machines are noisy; a ratio survives that).
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
-//!         [--fill-only | --launch-only | --peer-only | --devvec-only | --copies-only
-//!          | --graph-only | --async-only | --parity-only]
+//!         [--fill-only | --launch-only | --host-only | --peer-only | --devvec-only
+//!          | --copies-only | --graph-only | --async-only | --parity-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
 //!
@@ -94,6 +94,9 @@ struct Only {
     /// Just the typed-launch row
     #[arg(long, help_heading = "One group only (default: all but parity)")]
     launch_only: bool,
+    /// Just the host-cost rows: 4 KiB fills, the typed launch, the graph rows, allocation
+    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    host_only: bool,
     /// Just the peer-copy rows (for a multi-GPU machine)
     #[arg(long, help_heading = "One group only (default: all but parity)")]
     peer_only: bool,
@@ -120,6 +123,7 @@ enum Group {
     All,
     Fill,
     Launch,
+    Host,
     Peer,
     DeviceVec,
     Copies,
@@ -134,6 +138,7 @@ impl Args {
         [
             (o.fill_only, Group::Fill),
             (o.launch_only, Group::Launch),
+            (o.host_only, Group::Host),
             (o.peer_only, Group::Peer),
             (o.devvec_only, Group::DeviceVec),
             (o.copies_only, Group::Copies),
@@ -268,6 +273,13 @@ fn main() {
             let (b, ctx) = s.open();
             launch::typed_launch(b, ctx);
         }
+        Group::Host => {
+            let (b, ctx) = s.open();
+            small::fills(b, ctx);
+            launch::typed_launch(b, ctx);
+            graph::rows(b, ctx);
+            alloc::alloc_free(b, ctx);
+        }
         Group::Graph => {
             let (b, ctx) = s.open();
             graph::rows(b, ctx);
@@ -374,6 +386,7 @@ mod tests {
         for (flag, group) in [
             ("--fill-only", Group::Fill),
             ("--launch-only", Group::Launch),
+            ("--host-only", Group::Host),
             ("--peer-only", Group::Peer),
             ("--devvec-only", Group::DeviceVec),
             ("--copies-only", Group::Copies),
