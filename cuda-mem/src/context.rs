@@ -371,7 +371,9 @@ impl ContextState {
     /// order work on it (see [`check_orderable`](crate::order::streams::check_orderable)). The context's own default
     /// stream, which cuda-mem uses for the calls that take no stream, passes.
     pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
-        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+        // One `Arc` is one context (the common case), without reading it.
+        let own = Arc::ptr_eq(stream.context(), &self.ctx);
+        if !own && stream.context().cu_ctx() != self.ctx.cu_ctx() {
             return Err(Error::ContextMismatch("the stream"));
         }
         if std::ptr::eq(stream, &*self.default_stream) {

@@ -150,7 +150,7 @@ impl<A: Recorded> Graph<A> {
         state.check_stream(stream)?;
         // Loaded now: a fill recorded below only launches the kernels.
         crate::engine::fill::preload(&state)?;
-        let mut listed = Vec::new();
+        let mut listed = crate::graph::held::sealed::Parts::new();
         buffers.list(&mut listed);
         let allowed = listed
             .iter()

@@ -166,7 +166,7 @@ impl<A: Recorded> Graph<A> {
                  operations into the new graph instead)",
             ));
         }
-        let mut listed = Vec::with_capacity(16);
+        let mut listed = crate::graph::held::sealed::Parts::new();
         self.buffers.list(&mut listed);
         let first_output = listed.len();
         self.outputs.iter().for_each(|o| listed.push(o.part()));

@@ -47,7 +47,7 @@ pub(crate) mod sealed {
     /// The memory a recorded value stands for. Not nameable outside the crate.
     pub trait Listed {
         /// Appends every allocation and byte range of `self`.
-        fn list<'s>(&'s self, out: &mut Vec<Part<'s>>);
+        fn list<'s>(&'s self, out: &mut Parts<'s>);
     }
 
     /// One buffer or view that a graph may hold.
@@ -61,9 +61,13 @@ pub(crate) mod sealed {
         pub(crate) mem: &'s super::RawMemory,
         pub(crate) range: super::Range<usize>,
     }
+
+    /// The parts of a graph's buffers: inline up to 8 (a launch lists them
+    /// every time, without a heap allocation for the usual few).
+    pub type Parts<'s> = smallvec::SmallVec<[Part<'s>; 8]>;
 }
 
-use sealed::Part;
+use sealed::{Part, Parts};
 
 pub(super) fn part<T: DeviceCopy>(elems: Elems<'_, T>) -> Part<'_> {
     Part {
@@ -99,22 +103,22 @@ impl<T: DeviceCopy> sealed::Target for ViewMut<'_, T> {
 }
 
 impl<M: sealed::Target + ?Sized> sealed::Listed for &mut M {
-    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+    fn list<'s>(&'s self, out: &mut Parts<'s>) {
         out.push((**self).memory());
     }
 }
 impl<M: sealed::Target + ?Sized> sealed::Listed for &M {
-    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+    fn list<'s>(&'s self, out: &mut Parts<'s>) {
         out.push((**self).memory());
     }
 }
 impl<T: DeviceCopy> sealed::Listed for ViewMut<'_, T> {
-    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+    fn list<'s>(&'s self, out: &mut Parts<'s>) {
         out.push(sealed::Target::memory(self));
     }
 }
 impl<T: DeviceCopy> sealed::Listed for View<'_, T> {
-    fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+    fn list<'s>(&'s self, out: &mut Parts<'s>) {
         out.push(sealed::Target::memory(self));
     }
 }
@@ -156,7 +160,7 @@ macro_rules! tuples {
     ($(($($name:ident),*);)*) => { $(
         impl<$($name: sealed::Listed),*> sealed::Listed for ($($name,)*) {
             #[allow(non_snake_case, unused_variables)]
-            fn list<'s>(&'s self, out: &mut Vec<Part<'s>>) {
+            fn list<'s>(&'s self, out: &mut Parts<'s>) {
                 let ($($name,)*) = self;
                 $($name.list(out);)*
             }

@@ -127,7 +127,9 @@ pub(crate) trait StreamId: Clone {
 
 impl StreamId for Arc<CudaStream> {
     fn same(&self, other: &Self) -> bool {
-        same_stream(self, other)
+        // One `Arc` is one stream (the common case: a buffer used again and
+        // again through the same handle), without reading either stream.
+        Arc::ptr_eq(self, other) || same_stream(self, other)
     }
 }
 
@@ -429,8 +431,10 @@ impl StreamOrder {
     fn lock(&self) -> MutexGuard<'_, OrderState> {
         let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         // Counted once held: a count read under the lock covers every
-        // change made before it.
-        self.locks.fetch_add(1, Ordering::SeqCst);
+        // change made before it. Only the holder writes it, so a load and a
+        // store do (no read-modify-write on the path of every operation).
+        let count = self.locks.load(Ordering::Relaxed);
+        self.locks.store(count + 1, Ordering::Release);
         guard
     }
 

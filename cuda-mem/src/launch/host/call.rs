@@ -19,7 +19,6 @@ use crate::launch::param::ParamAbi;
 /// parameter with [`Launch::param`], then calls [`Launch::__finish`].
 #[doc(hidden)]
 pub struct Launch<'s> {
-    state: Arc<ContextState>,
     stream: &'s Arc<CudaStream>,
     function: sys::CUfunction,
     /// Whether an argument's claim has checked the stream (`check_stream`:
@@ -57,7 +56,7 @@ impl Launch<'_> {
     #[doc(hidden)]
     pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
         if !self.stream_checked.get() {
-            self.state.check_stream(self.stream)?;
+            check_stream(self.stream)?;
         }
         let (grid, block) = (config.grid_dim, config.block_dim);
         // The device's global indices are exact 64-bit numbers for fewer
@@ -72,7 +71,10 @@ impl Launch<'_> {
                  launch fewer threads, with a grid-stride loop covering the data",
             ));
         }
-        self.state.bind()?;
+        self.stream
+            .context()
+            .bind_to_thread()
+            .op("cuCtxSetCurrent")?;
         // SAFETY: the function belongs to the current context (checked and
         // cached per context), which is the stream's (the module was found
         // through the stream's context); the caller guarantees the
@@ -129,15 +131,34 @@ impl Module {
         declared: Declared,
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
-        let state = ContextState::of(stream.context())?;
-        let function = self.function(&state, kernel, signature, Some(declared), Some(stream))?;
+        let ctx = stream.context();
+        let function = match self.cached(ctx, kernel, signature, declared) {
+            Some(function) => function,
+            None => {
+                let state = ContextState::of(ctx)?;
+                self.function(&state, kernel, signature, Some(declared), Some(stream))?
+            }
+        };
         Ok(Launch {
-            state,
             stream,
             function,
             stream_checked: Cell::new(false),
         })
     }
+}
+
+/// Checks the stream of a launch without buffer arguments, as
+/// `ContextState::check_stream` does (the stream's own context needs no
+/// comparison): cuda-mem must be able to order work on it. Only the
+/// context's own default stream, which `check_orderable` refuses by its
+/// handle, needs the context's state to pass.
+fn check_stream(stream: &Arc<CudaStream>) -> Result<()> {
+    crate::order::streams::check_orderable(stream).or_else(|refused| {
+        match ContextState::of(stream.context()) {
+            Ok(state) => state.check_stream(stream),
+            Err(_) => Err(refused),
+        }
+    })
 }
 
 /// The parameters of a kernel, as a tuple `(P0, P1, ..)` of

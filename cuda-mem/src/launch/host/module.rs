@@ -104,6 +104,22 @@ struct Checked {
     function: sys::CUfunction,
 }
 
+impl Loaded {
+    /// The function of the kernel checked here as `kernel` with this
+    /// fingerprint and table, if any. Names are compared by address first:
+    /// one launcher's name is one string constant.
+    fn checked(&self, kernel: &str, signature: u64, abi: Option<Table>) -> Option<sys::CUfunction> {
+        self.kernels
+            .iter()
+            .find(|c| {
+                c.signature == signature
+                    && same_table(c.abi, abi)
+                    && (std::ptr::eq(c.name, kernel) || c.name == kernel)
+            })
+            .map(|c| c.function)
+    }
+}
+
 // SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
 // thread; the context they live in is kept alive by `ctx` and never unloaded.
 unsafe impl Send for Loaded {}
@@ -178,14 +194,8 @@ impl Module {
         let mut loaded = self.lock();
         let key = state.ctx.cu_ctx();
         let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
-        if let Some(index) = found {
-            let checked = loaded[index]
-                .kernels
-                .iter()
-                .find(|c| c.signature == signature && same_table(c.abi, abi) && c.name == kernel);
-            if let Some(checked) = checked {
-                return Ok(checked.function);
-            }
+        if let Some(function) = found.and_then(|i| loaded[i].checked(kernel, signature, abi)) {
+            return Ok(function);
         }
         if let Some(stream) = stream {
             state.check_stream(stream)?;
@@ -206,6 +216,22 @@ impl Module {
             function,
         });
         Ok(function)
+    }
+
+    /// The function `kernel` in the context `ctx` if a launch with the same
+    /// fingerprint and declared parameters has checked it there before: the
+    /// path of every launch but the first, which needs no context state.
+    pub(super) fn cached(
+        &self,
+        ctx: &CudaContext,
+        kernel: &'static str,
+        signature: u64,
+        declared: Declared,
+    ) -> Option<sys::CUfunction> {
+        let key = ctx.cu_ctx();
+        let loaded = self.lock();
+        let found = loaded.iter().find(|l| l.ctx.cu_ctx() == key)?;
+        found.checked(kernel, signature, Some((declared.abi, declared.block)))
     }
 
     /// Loads the PTX into `state`'s context.
