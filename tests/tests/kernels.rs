@@ -1002,3 +1002,60 @@ fn launches_refuse_streams_they_cannot_order() {
         unsafe { poke.launch(&KERNELS, &legacy, config, (target.as_device_ptr(), 1)) }.unwrap_err();
     assert!(matches!(err, Error::UnsupportedStream(_)), "{err}");
 }
+
+/// A stream capturing a graph outside cuda-mem (cudarc's `begin_capture`)
+/// is refused by a launch whose function is already checked and cached in
+/// the context (the path that needs no context state), with buffer
+/// arguments and without: the graph, replayed, writes nothing.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn cached_launches_refuse_a_capturing_stream() {
+    use cuda_mem::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let ctx = gpu();
+    let mut rng = Rng::from_env("cached_launches_refuse_a_capturing_stream");
+    let n = 1 + rng.below(100_000);
+    let (first, poison): (u32, u64) = (rng.value(), rng.value());
+    let stream = ctx.new_stream().unwrap();
+    let mut out = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    let target = DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
+    // Both kernels launched once, so that their functions are cached.
+    write_indices
+        .launch(&KERNELS, &stream, config, (&mut out, 0))
+        .unwrap();
+    // SAFETY: `target` is one live `u32` that nothing else uses meanwhile.
+    unsafe { poke.launch(&KERNELS, &stream, config, (target.as_device_ptr(), first)) }.unwrap();
+    out.fill_async(poison, &stream).unwrap();
+    stream.synchronize().unwrap();
+
+    let capturing = ctx.new_stream().unwrap();
+    capturing
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+        .unwrap();
+    let with_buffer = write_indices.launch(&KERNELS, &capturing, config, (&mut out, 1));
+    // SAFETY: would write into the one `u32` of `target`, which nothing else
+    // uses (the launch is refused).
+    let without = unsafe {
+        poke.launch(
+            &KERNELS,
+            &capturing,
+            config,
+            (target.as_device_ptr(), !first),
+        )
+    };
+    let graph = capturing
+        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    for (name, result) in [("with a buffer", with_buffer), ("without", without)] {
+        let err = result.expect_err(name);
+        assert!(matches!(err, Error::UnsupportedStream(_)), "{name}: {err}");
+        assert!(err.to_string().contains("capturing"), "{name}: {err}");
+    }
+    if let Some(graph) = graph.expect("end_capture") {
+        graph.launch().unwrap();
+        capturing.synchronize().unwrap();
+    }
+    assert_eq!(target.to_vec().unwrap(), [first], "the refused poke ran");
+    let got = out.to_vec().unwrap();
+    let bad = got.iter().position(|&x| x != poison);
+    assert_eq!(bad, None, "the refused write_indices ran ({n} elements)");
+}
