@@ -159,7 +159,8 @@ fn sized_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize
     );
 }
 
-/// 1 MiB and 16 MiB fills of 12-, 100-, 256- and 1000-byte elements.
+/// 1 MiB and 16 MiB fills of 12-, 100-, 256- and 1000-byte elements, and
+/// the launch floor under the 1 MiB ones.
 pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
     for (bytes, batch) in [(MIB, 100), (16 * MIB, 20)] {
         sized_row::<12>(b, ctx, bytes, batch);
@@ -167,6 +168,95 @@ pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
         sized_row::<256>(b, ctx, bytes, batch);
         sized_row::<1000>(b, ctx, bytes, batch);
     }
+    // A 1 MiB fill of 12-byte elements launches 66 blocks (4 chunks of 16
+    // bytes per thread, rounded up to whole pattern periods of 3 chunks).
+    launch_floor(b, ctx, 66, 100);
+}
+
+/// An empty kernel whose parameters are the small fill kernel's
+/// (`cuda_mem_fill_small`: four `u64`, a `u32`, the 288-byte pattern).
+const EMPTY_FILL_PTX: &str = ".version 7.0
+.target sm_70
+.address_size 64
+.visible .entry empty_fill_params(
+	.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,
+	.param .u32 p4, .param .align 16 .b8 p5[288]
+)
+{
+	ret;
+}
+";
+
+/// The launch floor of a small fill: the GPU time per launch of
+/// `batch` back-to-back launches of an empty kernel with the same
+/// parameters and `blocks` blocks of 256 threads, against a 1 MiB
+/// `cuMemsetD32Async` (what a 1 MiB fill can at best come near).
+fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize) {
+    #[repr(C, align(16))]
+    struct Pattern([u8; 288]);
+    let module = ctx
+        .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(EMPTY_FILL_PTX))
+        .unwrap();
+    let f = module.load_function("empty_fill_params").unwrap();
+    let words = DeviceBuffer::<u32>::new(ctx, MIB / 4).unwrap();
+    let addr = words.as_device_ptr().addr();
+    let stream = b.stream.clone();
+    let (mut a, mut p, mut w, mut h, mut size) = (addr, MIB as u64, MIB as u64, 1u64, 12u32);
+    let mut pattern = Pattern([7; 288]);
+    let (floor, memset) = b.gpu_held_pair_ms(
+        || {
+            let params: &mut [*mut std::ffi::c_void] = &mut [
+                (&raw mut a).cast(),
+                (&raw mut p).cast(),
+                (&raw mut w).cast(),
+                (&raw mut h).cast(),
+                (&raw mut size).cast(),
+                (&raw mut pattern).cast(),
+            ];
+            for _ in 0..batch {
+                // SAFETY: the empty kernel reads none of its parameters,
+                // which match its declaration and live across the call.
+                unsafe {
+                    sys::cuLaunchKernel(
+                        f.cu_function(),
+                        blocks,
+                        1,
+                        1,
+                        256,
+                        1,
+                        1,
+                        0,
+                        stream.cu_stream(),
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                    .result()
+                    .unwrap()
+                }
+            }
+        },
+        || {
+            for _ in 0..batch {
+                // SAFETY: the whole live 1 MiB allocation, on the bench's stream.
+                unsafe {
+                    sys::cuMemsetD32Async(addr, 0x1234_5678, MIB / 4, stream.cu_stream())
+                        .result()
+                        .unwrap()
+                }
+            }
+        },
+    );
+    let per_call_us = |ms: f64| ms * 1e3 / batch as f64;
+    b.push(
+        "fill",
+        format!("launch floor: empty kernel, the small fill's parameters, {blocks} blocks"),
+        "us",
+        per_call_us(floor),
+        per_call_us(memset),
+        "cuMemsetD32Async 1 MiB",
+        false,
+        None,
+    );
 }
 
 /// A 1 GiB fill of a view of `N`-byte elements that starts `offset` bytes
