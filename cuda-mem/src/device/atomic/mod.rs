@@ -11,6 +11,14 @@
 //! Elsewhere the operations are `core::sync::atomic`'s (relaxed), with a
 //! compare-exchange loop for float addition.
 //!
+//! Why not `core::sync::atomic` on the device too: with the pinned nightly,
+//! its orderings do not survive on `nvptx64`. A `fetch_add(1, AcqRel)`
+//! becomes a plain `atom.global.add.u32` (no ordering, no fence), and a
+//! `load(Acquire)` an `ld.acquire.sys` (system scope, where a flag between
+//! the blocks of one kernel needs `.gpu`). Code that relies on those
+//! orderings in a kernel is not ordered as it reads; here the scope is
+//! explicit and the ordering is a [`fence`](super::fence) of that scope.
+//!
 //! This file holds [`Scope`], the traits and [`DeviceAtomic`]; `ops`
 //! implements the operations for the six types (one PTX instruction each on
 //! `nvptx64`), and `host` is their `core::sync::atomic` model elsewhere.
