@@ -51,8 +51,8 @@ fn check<T: DeviceCopy, const BLOCK: usize>(scratch: &SharedSlice<'_, T>) {
 }
 
 /// `op` over one `value` per thread of the block, returned to every thread
-/// (`op` associative and commutative; 4- or 8-byte values, as the warp
-/// shuffles move). `BLOCK` is the launch's block size; `scratch` holds at
+/// (`op` associative and commutative; values whose size is a multiple of
+/// 4 bytes, as the warp shuffles move). `BLOCK` is the launch's block size; `scratch` holds at
 /// least `BLOCK / 32` elements (rounded up). Two barriers.
 ///
 /// ```

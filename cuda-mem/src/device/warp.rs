@@ -1,6 +1,6 @@
 //! Warp-level operations: the lane, lane masks, votes (`ballot`, `any`,
-//! `all`), shuffles (`idx`, `up`, `down`, `xor`) of any 4- or 8-byte
-//! [`DeviceCopy`] value, and warp reductions ([`sum`], [`min`], [`max`]).
+//! `all`), shuffles (`idx`, `up`, `down`, `xor`) of any [`DeviceCopy`] value
+//! whose size is a multiple of 4 bytes, and warp reductions ([`sum`], [`min`], [`max`]).
 //!
 //! Warps are the block's threads 32 by 32, in [`block_thread_rank`] order.
 //! The functions without a mask argument act on the whole warp
@@ -364,39 +364,42 @@ fn shfl32(kind: Kind, mask: u32, value: u32, lane: u32) -> u32 {
     }
 }
 
-/// Shuffles a 4- or 8-byte value (two 32-bit shuffles for 8 bytes).
+/// Shuffles a value of any size that is a multiple of 4 bytes, one
+/// 32-bit shuffle per word (two for an `f64`, four for a 16-byte pair).
 #[inline(always)]
 fn shfl<T: DeviceCopy>(kind: Kind, mask: u32, value: T, lane: u32) -> T {
     const {
         assert!(
-            size_of::<T>() == 4 || size_of::<T>() == 8,
-            "warp shuffles move values of 4 or 8 bytes"
+            size_of::<T>() > 0 && size_of::<T>().is_multiple_of(4),
+            "warp shuffles move values whose size is a non-zero multiple of 4 bytes"
         )
     };
     // The bytes of `T` are moved as words: a derived generic struct's real
     // layout is re-checked for this `T` (no padding), as the byte views do.
     const { crate::copy::private::check_layout::<T>() };
-    if size_of::<T>() == 4 {
-        // SAFETY: `T` has 4 bytes (checked above), read unaligned as a `u32`.
-        let bits: u32 = unsafe { core::mem::transmute_copy(&value) };
-        let moved = shfl32(kind, mask, bits, lane);
-        // SAFETY: 4 bytes back into a `T`: `T: DeviceCopy`, every bit
-        // pattern is a valid `T`.
-        unsafe { core::mem::transmute_copy(&moved) }
-    } else {
-        // SAFETY: `T` has 8 bytes (checked above).
-        let halves: [u32; 2] = unsafe { core::mem::transmute_copy(&value) };
-        let moved = [
-            shfl32(kind, mask, halves[0], lane),
-            shfl32(kind, mask, halves[1], lane),
-        ];
-        // SAFETY: 8 bytes back into a `T`: any bit pattern is a valid `T`.
-        unsafe { core::mem::transmute_copy(&moved) }
+    let mut moved = core::mem::MaybeUninit::<T>::uninit();
+    let from = (&value as *const T).cast::<u32>();
+    let to = moved.as_mut_ptr().cast::<u32>();
+    let mut word = 0;
+    while word < size_of::<T>() / 4 {
+        // SAFETY: `word` indexes one of the `size_of::<T>() / 4` words of
+        // `value` and of `moved` (read and written unaligned: `T` may be
+        // 2-aligned only if its size is a multiple of 4, never less
+        // aligned than that matters here).
+        unsafe {
+            let bits = from.add(word).read_unaligned();
+            to.add(word).write_unaligned(shfl32(kind, mask, bits, lane));
+        }
+        word += 1;
     }
+    // SAFETY: every word of `moved` was written; `T: DeviceCopy` without
+    // padding (checked above), so any bytes are a valid `T`.
+    unsafe { moved.assume_init() }
 }
 
 /// The `value` of lane `src_lane % 32` (`__shfl_sync(0xffffffff, v, src)`),
-/// for any 4- or 8-byte [`DeviceCopy`] type (others fail to compile).
+/// for any [`DeviceCopy`] type whose size is a multiple of 4 bytes (others
+/// fail to compile), one 32-bit shuffle per word.
 ///
 /// ```
 /// assert_eq!(cuda_mem::device::warp::shfl_idx(2.5f64, 0), 2.5);
@@ -585,8 +588,8 @@ fn reduce<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
     shfl_idx_in(mask, v, 0)
 }
 
-/// `op` over the lanes of the warp, returned to every lane, for any 4- or
-/// 8-byte [`DeviceCopy`] value and any associative and commutative `op`
+/// `op` over the lanes of the warp, returned to every lane, for any
+/// [`DeviceCopy`] value whose size is a multiple of 4 bytes and any associative and commutative `op`
 /// (the order in which lanes are combined is a fixed tree). Every existing,
 /// non-exited lane of the warp must call it (missing lanes of a partial
 /// last warp are left out correctly; lanes that returned early are not).
