@@ -14,6 +14,7 @@
 //! | atomics with a scope | [`DeviceAtomic`], [`Scope`] ([`atomic`]) |
 //! | warp votes, shuffles, reductions, scans | [`warp`] |
 //! | block reductions and scans | [`block`] |
+//! | device-wide reductions and single-pass scans, per block ([`reduce_tiles`](wide::reduce_tiles), [`scan_tile`](wide::scan_tile), the look-back's [`TileStatus`](wide::TileStatus)), and their operators ([`Sum`](ops::Sum), [`Min`](ops::Min), [`Max`](ops::Max), your own [`Operator`](ops::Operator)) | [`wide`], [`ops`] |
 //! | 16-byte and byte stores | [`store_global_v4`], [`load_global_v4`], [`store_global_u8`] |
 //! | printing | [`device_printf!`](crate::device_printf) ([`print`](mod@print)) |
 //! | panics | [`trap`], [`printing_panic_handler!`](crate::printing_panic_handler) ([`panic`](mod@panic)) |
@@ -120,6 +121,7 @@ pub mod dim;
 pub mod grid_stride;
 pub mod math;
 pub mod memory;
+pub mod ops;
 pub mod panic;
 pub mod pitched;
 pub mod print;
@@ -129,6 +131,7 @@ pub mod sync;
 pub mod thread;
 pub mod tiles;
 pub mod warp;
+pub mod wide;
 
 pub use atomic::{AtomicInteger, AtomicValue, DeviceAtomic, Scope};
 pub use atomic_slice::DeviceAtomicSlice;

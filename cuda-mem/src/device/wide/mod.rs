@@ -1,0 +1,40 @@
+//! Device-wide building blocks: what one block does in a reduction or a
+//! scan over a whole array, the kernels of `cuda_mem::algo` are made of
+//! these (for the builtin types and [`Sum`](super::ops::Sum),
+//! [`Min`](super::ops::Min), [`Max`](super::ops::Max)), and a user kernel
+//! runs them on its own types and [`Operator`](super::ops::Operator)s.
+//!
+//! - [`reduce_tiles`]: a block's share of a two-pass reduction (grid-stride
+//!   over tiles, coalesced loads, many in flight), mapped from each element
+//!   and its index (a count, an arg-min).
+//! - [`scan_tile`]: one tile of a single-pass scan, decoupled look-back
+//!   (Merrill & Garland, 2016) through a [`TileStatus`].
+//! - [`TileStatus`]: the per-tile aggregates and inclusive prefixes that
+//!   the tiles publish and look back on.
+//!
+//! Both run with any block size that is a multiple of 32 or below it (the
+//! host model's block is one thread: the unit tests run the same code on
+//! one-thread blocks, one after the other).
+
+mod lookback;
+mod reduce;
+mod scan;
+
+pub use lookback::TileStatus;
+pub use reduce::reduce_tiles;
+pub use scan::{scan_tile, ScanKind, ScanScratch};
+
+/// The number of threads of the warps of a block of `BLOCK` threads:
+/// 32, or `BLOCK` when it is less (the host model). Checked at compile
+/// time: `BLOCK` is below 32 or a multiple of it.
+const fn warp_lanes(block: usize) -> usize {
+    assert!(
+        block > 0 && block <= 1024 && (block < 32 || block.is_multiple_of(32)),
+        "device-wide blocks run with 1 to 31 threads, or a multiple of 32 up to 1024"
+    );
+    if block < 32 {
+        block
+    } else {
+        32
+    }
+}

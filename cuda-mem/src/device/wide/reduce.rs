@@ -1,0 +1,143 @@
+//! [`reduce_tiles`]: a block's share of a two-pass device-wide reduction.
+
+use crate::copy::device_copy::DeviceCopy;
+use crate::device::block;
+use crate::device::ops::Operator;
+use crate::device::shared::SharedSlice;
+use crate::device::thread::{block_rank, block_thread_rank, grid_blocks};
+
+/// `op` over `map(i, input[i])` for the elements of this block's tiles,
+/// returned to every thread of the block: the first pass of a device-wide
+/// reduction, whose second pass reduces the blocks' results with one block
+/// (this function again, over them, with `map` passing values through).
+///
+/// The array is cut into tiles of `BLOCK * ITEMS` elements; block `b` of
+/// the grid takes tiles `b`, `b + grid_blocks()`, and so on. Each thread
+/// loads its `ITEMS` elements of a tile (`BLOCK` apart: every load of a
+/// warp is one coalesced access) before it combines them, so that `ITEMS`
+/// loads are in flight; full tiles are loaded without bounds checks, the
+/// last partial tile with them. `op` must be associative and commutative
+/// (the combination order is not the array's), and `map` gets each
+/// element's index in the array.
+///
+/// Every thread of the block must call it (it ends with a block
+/// reduction: `scratch` holds at least `BLOCK / 32` values, rounded up),
+/// with `BLOCK` the launch's block size, below 32 or a multiple of it.
+///
+/// # Safety
+/// `input` points to `len` elements that every thread can read (device,
+/// pool, unified or mapped pinned memory) and that nothing writes while
+/// the kernel runs.
+///
+/// ```
+/// use cuda_mem::device::ops::Sum;
+/// use cuda_mem::device::wide::reduce_tiles;
+/// let data: Vec<u32> = (1..=100).collect();
+/// let scratch = cuda_mem::shared_array![u64; 1];
+/// // The host model: one block of one thread does every tile.
+/// // SAFETY: `data` holds `len` elements and nothing writes them.
+/// let total = unsafe {
+///     reduce_tiles::<u32, u64, _, 1, 16>(data.as_ptr(), data.len(), |_, x| u64::from(x), Sum, scratch.as_slice())
+/// };
+/// assert_eq!(total, 5050);
+/// ```
+#[inline(always)]
+pub unsafe fn reduce_tiles<T, U, O, const BLOCK: usize, const ITEMS: usize>(
+    input: *const T,
+    len: usize,
+    map: impl Fn(usize, T) -> U,
+    op: O,
+    scratch: SharedSlice<'_, U>,
+) -> U
+where
+    T: DeviceCopy,
+    U: DeviceCopy,
+    O: Operator<U>,
+{
+    const { super::warp_lanes(BLOCK) };
+    const { assert!(ITEMS > 0, "a tile has at least one element per thread") };
+    let tile = BLOCK * ITEMS;
+    let rank = block_thread_rank() as usize;
+    let (full_tiles, grid) = (len / tile, grid_blocks());
+    let mut acc = op.identity();
+    let mut t = block_rank();
+    while t < full_tiles {
+        let first = t * tile + rank;
+        // SAFETY: tile `t` is whole, so every `first + j * BLOCK` is below
+        // `len`; the caller vouches for the memory.
+        let items: [T; ITEMS] =
+            core::array::from_fn(|j| unsafe { input.add(first + j * BLOCK).read() });
+        let mut j = 0;
+        while j < ITEMS {
+            acc = op.apply(acc, map(first + j * BLOCK, items[j]));
+            j += 1;
+        }
+        t += grid;
+    }
+    if t == full_tiles {
+        // The last, partial tile (if any) is this block's.
+        let first = t * tile + rank;
+        let mut j = 0;
+        while j < ITEMS {
+            let i = first + j * BLOCK;
+            if i < len {
+                // SAFETY: `i < len`; the caller vouches for the memory.
+                acc = op.apply(acc, map(i, unsafe { input.add(i).read() }));
+            }
+            j += 1;
+        }
+    }
+    block::reduce::<U, BLOCK>(acc, |a, b| op.apply(a, b), scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::ops::{Max, Min, Sum};
+
+    /// Every size around the tile, on the host model (one block of one
+    /// thread takes every tile): the same results as the iterator folds.
+    #[test]
+    fn the_block_covers_every_element_once() {
+        let scratch = crate::shared_array![u64; 1];
+        let scratch_i = crate::shared_array![i32; 1];
+        for len in [0usize, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000] {
+            let data: Vec<i32> = (0..len).map(|i| (i as i32 * 7919) % 1013 - 500).collect();
+            // SAFETY: `data` holds `len` elements; nothing writes them.
+            unsafe {
+                let count = reduce_tiles::<i32, u64, _, 1, 16>(
+                    data.as_ptr(),
+                    len,
+                    |_, _| 1u64,
+                    Sum,
+                    scratch.as_slice(),
+                );
+                assert_eq!(count, len as u64);
+                let index_sum = reduce_tiles::<i32, u64, _, 1, 4>(
+                    data.as_ptr(),
+                    len,
+                    |i, _| i as u64,
+                    Sum,
+                    scratch.as_slice(),
+                );
+                assert_eq!(index_sum, (len as u64) * (len as u64).saturating_sub(1) / 2);
+                let lo = reduce_tiles::<i32, i32, _, 1, 16>(
+                    data.as_ptr(),
+                    len,
+                    |_, x| x,
+                    Min,
+                    scratch_i.as_slice(),
+                );
+                assert_eq!(lo, data.iter().copied().min().unwrap_or(i32::MAX));
+                let hi = reduce_tiles::<i32, i32, _, 1, 3>(
+                    data.as_ptr(),
+                    len,
+                    |_, x| x,
+                    Max,
+                    scratch_i.as_slice(),
+                );
+                assert_eq!(hi, data.iter().copied().max().unwrap_or(i32::MIN));
+            }
+        }
+    }
+}
