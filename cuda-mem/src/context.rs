@@ -236,6 +236,8 @@ pub(crate) struct ContextState {
     pub(crate) concurrent_managed_access: bool,
     /// The fill kernels, loaded by `fill` on first use.
     pub(crate) fill_kernels: LazyCell,
+    /// The kernels of `cuda_mem::algo`, loaded on first use.
+    pub(crate) algo_kernels: LazyCell,
     /// Set once `pool` has raised the release threshold of the device's
     /// current pool.
     pub(crate) default_pool: LazyCell,
@@ -325,6 +327,7 @@ impl ContextState {
             managed_memory: managed != 0,
             concurrent_managed_access: cma != 0,
             fill_kernels: LazyCell::default(),
+            algo_kernels: LazyCell::default(),
             default_pool: LazyCell::default(),
             staging: LazyCell::default(),
             pinned_cache: LazyCell::default(),

@@ -227,6 +227,22 @@
 //! [`memset(byte)`](MemoryMut::memset) sets bytes. Pitched fills skip the row
 //! padding.
 //!
+//! # Device-wide algorithms
+//!
+//! [`algo`] reduces and scans any buffer or view in one call:
+//! [`algo::sum`], [`algo::min`], [`algo::max`], [`algo::count`],
+//! [`algo::min_index`] / [`algo::max_index`] (each waits for its value, or
+//! keeps it on the device: [`algo::reduce_into`] and friends), and the
+//! single-pass [`algo::inclusive_scan`] / [`algo::exclusive_scan`], for
+//! `i32`, `u32`, `i64`, `u64`, `f32` and `f64`. A call is one operation on
+//! its buffers, ordered like a copy; its temporaries come from the
+//! stream-ordered pool (graph memory nodes inside [`Graph::capture`]).
+//! Why it is sound: the kernels touch only the buffers the call borrows
+//! (`&` for inputs, `&mut` for outputs, so an output never overlaps an
+//! input except in place, where each tile reads its elements before it
+//! writes them) and temporaries no one else can name, freed behind the
+//! kernels on the same stream; the lengths are checked before any launch.
+//!
 //! # Your own kernels in Rust
 //!
 //! Put your shared structs and your kernels in a `#![no_std]` crate that
@@ -500,6 +516,8 @@ extern crate self as cuda_mem;
 
 // The folders, from the bottom layer up (README, "Contributing", has the map;
 // `tests/tests/module_graph.rs` holds the layering).
+#[cfg(feature = "host")]
+pub mod algo;
 #[cfg(feature = "host")]
 mod buffers;
 #[cfg(feature = "build")]

@@ -73,6 +73,11 @@ const LAYERS: &[(&str, u32, &str)] = &[
         "graph/: CUDA graphs of buffer operations and kernel launches",
     ),
     (
+        "algo",
+        6,
+        "algo/: device-wide algorithms (reductions, scans) and their shipped kernels",
+    ),
+    (
         "ipc",
         6,
         "ipc/: CUDA IPC: buffers and events shared between processes",

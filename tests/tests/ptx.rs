@@ -1,6 +1,6 @@
 //! The embedded PTX is valid: it assembles with ptxas for sm_80 and sm_90, has
 //! every kernel entry and calls no external function; and it is exactly what
-//! `kernels/` compiles to today. Needs `ptxas` (no GPU) and the pinned nightly
+//! `kernels/` and `algo-kernels/` compile to today. Needs `ptxas` (no GPU) and the pinned nightly
 //! with `rust-src`: `bash .ci/test` installs both (ptxas from PyPI
 //! `nvidia-cuda-nvcc`, into `PTXAS`).
 
@@ -8,22 +8,21 @@ use std::path::PathBuf;
 
 use cuda_mem_tests::assemble_ptx as assemble;
 
-/// The fill kernels ship as PTX inside the cuda-mem package, so that nobody
-/// needs a nightly toolchain to build cuda-mem. This rebuilds `kernels/` with
-/// the pinned nightly and fails when the shipped file differs; with
+/// Rebuilds the kernel crate `crate_dir` (of the repository) with the
+/// pinned nightly and fails when the shipped `cuda-mem/ptx/{name}.ptx`
+/// differs, or when it is not what cuda-mem embeds (`embedded`); with
 /// `CUDA_MEM_BLESS_PTX=1` it writes the fresh build over the shipped file
 /// instead (the maintainer step after changing a kernel).
-#[test]
-fn the_shipped_fill_ptx_is_a_fresh_build_of_kernels() {
+fn check_shipped_ptx(crate_dir: &str, name: &str, embedded: &str) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = root.join("target/fill-kernels");
-    let fresh = cuda_mem::build::KernelCrate::new(root.join("kernels"))
+    let target = root.join("target").join(name);
+    let fresh = cuda_mem::build::KernelCrate::new(root.join(crate_dir))
         .target_dir(&target)
-        .ptx_path(target.join("fill-kernels.ptx"))
+        .ptx_path(target.join(format!("{name}.ptx")))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let fresh = std::fs::read_to_string(fresh).unwrap();
-    let shipped_path = root.join("cuda-mem/ptx/fill-kernels.ptx");
+    let shipped_path = root.join(format!("cuda-mem/ptx/{name}.ptx"));
     if std::env::var_os("CUDA_MEM_BLESS_PTX").is_some_and(|v| v == "1") {
         std::fs::write(&shipped_path, &fresh).unwrap();
         eprintln!("wrote {}", shipped_path.display());
@@ -37,16 +36,62 @@ fn the_shipped_fill_ptx_is_a_fresh_build_of_kernels() {
             .position(|(a, b)| a != b)
             .map_or_else(|| "the lengths".to_string(), |i| format!("line {}", i + 1));
         panic!(
-            "{} differs from a fresh build of kernels/ (first at {line}); after changing a kernel \
-             or the toolchain, run: CUDA_MEM_BLESS_PTX=1 cargo test -p cuda-mem-tests --test ptx",
+            "{} differs from a fresh build of {crate_dir}/ (first at {line}); after changing a \
+             kernel or the toolchain, run: CUDA_MEM_BLESS_PTX=1 cargo test -p cuda-mem-tests --test ptx",
             shipped_path.display()
         );
     }
     assert_eq!(
-        cuda_mem::fill_kernels_ptx(),
-        fresh,
-        "the PTX cuda-mem embeds is not the shipped file"
+        embedded, fresh,
+        "the PTX cuda-mem embeds is not the shipped {name}.ptx"
     );
+}
+
+/// The fill kernels ship as PTX inside the cuda-mem package, so that nobody
+/// needs a nightly toolchain to build cuda-mem: the shipped file is a fresh
+/// build of `kernels/`.
+#[test]
+fn the_shipped_fill_ptx_is_a_fresh_build_of_kernels() {
+    check_shipped_ptx("kernels", "fill-kernels", cuda_mem::fill_kernels_ptx());
+}
+
+/// The same for the kernels of `cuda_mem::algo` (`algo-kernels/`).
+#[test]
+fn the_shipped_algo_ptx_is_a_fresh_build_of_algo_kernels() {
+    check_shipped_ptx(
+        "algo-kernels",
+        "algo-kernels",
+        cuda_mem::algo::kernels_ptx(),
+    );
+}
+
+/// Every algorithm kernel the host launches is in the PTX, none calls an
+/// external function or spills to local memory, and the PTX assembles.
+#[test]
+fn algo_kernels_assemble_for_sm80_and_sm90() {
+    let ptx = cuda_mem::algo::kernels_ptx();
+    for entry in cuda_mem::algo::kernel_names() {
+        assert!(
+            ptx.contains(&format!(".entry {entry}(")),
+            "missing .entry {entry}"
+        );
+    }
+    assert!(
+        !ptx.contains(".extern .func"),
+        "the algo kernels call an external function (a panic path?)"
+    );
+    assert!(!ptx.contains(".local"), "the algo kernels use local memory");
+    assemble(ptx, "algo");
+}
+
+/// Each kernel's own module, the one a context loads (`kernel_ptx`: the
+/// file's header and declarations, then that entry), is valid PTX.
+#[test]
+fn each_algo_kernel_assembles_alone() {
+    for entry in cuda_mem::algo::kernel_names() {
+        let ptx = cuda_mem::algo::kernel_ptx(&entry).unwrap_or_else(|| panic!("{entry}"));
+        assemble(&ptx, &entry);
+    }
 }
 
 #[test]

@@ -198,14 +198,31 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         &self.mem.state.default_stream
     }
 
-    /// Runs `enqueue` on `stream` after earlier work on this memory.
-    pub(super) fn run<R>(
+    /// Runs `enqueue` on `stream` after earlier work on this memory, and
+    /// enters it (the engine's operations, and `cuda_mem::algo`'s over one
+    /// memory).
+    pub(crate) fn run<R>(
         &self,
         stream: &Arc<CudaStream>,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         self.mem.state.check_stream(stream)?;
         self.mem.order.run(self.span(), stream, enqueue)
+    }
+
+    /// Runs `enqueue` (work on `stream` that reads these elements and
+    /// writes `out`, a kernel of `cuda_mem::algo`) after earlier work on
+    /// both, and enters it in both, as a copy from `self` into `out` is
+    /// (either may be the other: the same allocation is locked once).
+    pub(crate) fn run_with<U: DeviceCopy, R>(
+        &self,
+        out: &Elems<'_, U>,
+        stream: &Arc<CudaStream>,
+        enqueue: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        self.mem.state.check_stream(stream)?;
+        out.mem.state.check_stream(stream)?;
+        StreamOrder::run_pair(out.ordered(), self.ordered(), stream, enqueue)
     }
 
     /// Sets every byte of every element to `byte`: `cuMemsetD8Async` over

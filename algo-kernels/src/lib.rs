@@ -1,0 +1,331 @@
+//! The kernels of `cuda_mem::algo`, written in Rust and compiled to PTX for
+//! `nvptx64-nvidia-cuda`: reductions (sum, min, max, count of a value, the
+//! first index of the minimum or maximum) and single-pass scans (inclusive
+//! or exclusive; sum, min or max) of `i32`, `u32`, `i64`, `u64`, `f32` and
+//! `f64`. The PTX ships inside the cuda-mem package
+//! (`cuda-mem/ptx/algo-kernels.ptx`); the `ptx` test of `tests/` rebuilds it
+//! and fails when it differs (`CUDA_MEM_BLESS_PTX=1` writes the fresh one).
+//!
+//! Every kernel is a thin entry over the device std's blocks
+//! (`cuda_mem::device::wide`), which a user kernel can run on its own types:
+//!
+//! - `cuda_mem_reduce_<op>_<T>(input, len, output)`: block `b` writes `op`
+//!   over its tiles to `output[b]`. The host runs it twice: over the input
+//!   with a grid that fills the device, then with one block over the
+//!   blocks' results (one launch when one block covers the input).
+//! - `cuda_mem_count_<T>(input, len, value, output)`: the same first pass,
+//!   counting the elements equal to `value` (`==`: NaN equals nothing) as
+//!   `u64`s; the second pass is `cuda_mem_reduce_sum_u64`.
+//! - `cuda_mem_arg<min|max>_<T>(input, len, output)` and
+//!   `cuda_mem_arg<min|max>_final_<T>(pairs, len, output, index_only)`:
+//!   pairs `[index, key]` of the first extreme element, the key an `i64`
+//!   in the reduction's order (NaN counts as the extreme of both, as in
+//!   `Min` / `Max`), which the host turns back into the value; the final
+//!   pass, one block, writes the pair or only the index.
+//! - `cuda_mem_scan_<op>_<T>(input, output, len, inclusive, init, state)`:
+//!   one block per tile; `state` is a zeroed tile counter (16 bytes) and
+//!   the look-back's `TileStatus`.
+//!
+//! Blocks have 256 threads; a thread takes 64 bytes of a tile (16 elements
+//! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use cuda_mem::device::ops::{Max, Min, Operator, Sum};
+    use cuda_mem::device::wide::{reduce_tiles, scan_tile, ScanKind, ScanScratch, TileStatus};
+    use cuda_mem::device::{block_rank, block_thread_rank, DeviceAtomic, SharedArray};
+
+    /// Threads per block, in every kernel (the host launches this many).
+    const BLOCK: usize = 256;
+    /// The per-warp partials of a block reduction or scan, and one more.
+    const PARTIALS: usize = BLOCK / 32 + 1;
+    /// Elements per thread of 4- and 8-byte types.
+    const ITEMS4: usize = 16;
+    const ITEMS8: usize = 8;
+    /// The exchange of a scan tile, in elements of 4 and 8 bytes.
+    const EXCHANGE4: usize = ScanScratch::<u32>::exchange_len(BLOCK, ITEMS4);
+    const EXCHANGE8: usize = ScanScratch::<u64>::exchange_len(BLOCK, ITEMS8);
+    /// The bytes before the look-back state in a scan's `state`: the counter.
+    const COUNTER_BYTES: usize = 16;
+
+    /// An arg-min or arg-max value: `[index, key]`, the key (`i64` bits)
+    /// in the order of the reduction, which the host turns back into the
+    /// value.
+    type Pair = [u64; 2];
+
+    /// The keys of the arg reductions, signed integers in the order of
+    /// `Min`: the smaller key wins `argmin`, the larger `argmax`, the lower
+    /// index on a tie. Floats: NaN is the extreme of both (`i64::MIN` /
+    /// `i64::MAX`), otherwise the total order (`-0.0` before `+0.0`), the
+    /// key of `f32::total_cmp` sign-extended.
+    trait Element: Copy {
+        fn min_key(self) -> i64;
+        fn max_key(self) -> i64;
+    }
+
+    macro_rules! integer_element {
+        ($($t:ty, $key:expr);*) => {$(
+            impl Element for $t {
+                #[inline(always)]
+                fn min_key(self) -> i64 { let key: fn($t) -> i64 = $key; key(self) }
+                #[inline(always)]
+                fn max_key(self) -> i64 { self.min_key() }
+            }
+        )*};
+    }
+    integer_element!(
+        i32, |x| x as i64;
+        u32, |x| x as i64;
+        i64, |x| x;
+        u64, |x| (x ^ (1 << 63)) as i64
+    );
+
+    macro_rules! float_element {
+        ($($t:ty, $bits:ty, $int:ty);*) => {$(
+            impl Element for $t {
+                #[inline(always)]
+                fn min_key(self) -> i64 {
+                    let bits = self.to_bits() as $int;
+                    let key = bits ^ (((bits >> (<$int>::BITS - 1)) as $bits) >> 1) as $int;
+                    if self.is_nan() { i64::MIN } else { key as i64 }
+                }
+                #[inline(always)]
+                fn max_key(self) -> i64 {
+                    if self.is_nan() { i64::MAX } else { self.min_key() }
+                }
+            }
+        )*};
+    }
+    float_element!(f32, u32, i32; f64, u64, i64);
+
+    /// The first index of the extreme key: `MAX` picks the order.
+    #[derive(Clone, Copy)]
+    struct Arg<const MAX: bool>;
+
+    impl<const MAX: bool> Operator<Pair> for Arg<MAX> {
+        #[inline(always)]
+        fn identity(self) -> Pair {
+            // The worst key at the largest index: any element wins against
+            // it, or ties and has a lower index.
+            [u64::MAX, if MAX { i64::MIN } else { i64::MAX } as u64]
+        }
+        #[inline(always)]
+        fn apply(self, a: Pair, b: Pair) -> Pair {
+            let (ka, kb) = (a[1] as i64, b[1] as i64);
+            let better = if MAX { ka > kb } else { ka < kb };
+            if better || ka == kb && a[0] <= b[0] {
+                a
+            } else {
+                b
+            }
+        }
+    }
+
+    /// Writes the block's result (thread 0) to `output[block_rank()]`.
+    ///
+    /// # Safety
+    /// `output` has an element for every block of the grid, this launch's.
+    #[inline(always)]
+    unsafe fn write_block_result<U>(output: *mut U, total: U) {
+        if block_thread_rank() == 0 {
+            // SAFETY: the caller's contract.
+            unsafe { output.add(block_rank()).write(total) };
+        }
+    }
+
+    /// The shared arrays of the kernels, declared once per type and length
+    /// (a `shared_array!` place is one `.shared` symbol of the module,
+    /// which every kernel using it gets a copy of per block).
+    macro_rules! scratch {
+        ($($name:ident: $t:ty, $n:expr;)*) => {$(
+            #[inline(always)]
+            fn $name() -> SharedArray<$t, { $n }> {
+                cuda_mem::shared_array![$t; $n]
+            }
+        )*};
+    }
+    scratch! {
+        partials_i32: i32, PARTIALS;
+        partials_u32: u32, PARTIALS;
+        partials_i64: i64, PARTIALS;
+        partials_u64: u64, PARTIALS;
+        partials_f32: f32, PARTIALS;
+        partials_f64: f64, PARTIALS;
+        partials_pair: Pair, PARTIALS;
+        exchange_i32: i32, EXCHANGE4;
+        exchange_u32: u32, EXCHANGE4;
+        exchange_i64: i64, EXCHANGE8;
+        exchange_u64: u64, EXCHANGE8;
+        exchange_f32: f32, EXCHANGE4;
+        exchange_f64: f64, EXCHANGE8;
+        ticket: u32, 1;
+    }
+
+    /// The kernels of one element type.
+    macro_rules! kernels {
+        (@reduce $t:ty, $items:expr, $partials:ident, $name:ident, $op:ident) => {
+            /// `$op` over `len` elements, per block.
+            ///
+            /// # Safety
+            /// `input` holds `len` elements; `output` one per block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, output: *mut $t) {
+                let scratch = $partials();
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let total = reduce_tiles::<$t, $t, $op, BLOCK, { $items }>(
+                        input, len as usize, |_, x| x, $op, scratch.as_slice(),
+                    );
+                    write_block_result(output, total);
+                }
+            }
+        };
+        (@arg $t:ty, $items:expr, $first:ident, $final:ident, $max:expr) => {
+            /// The first extreme element of `len`, per block, as a pair.
+            ///
+            /// # Safety
+            /// `input` holds `len` elements; `output` one pair per block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $first(input: *const $t, len: u64, output: *mut Pair) {
+                let scratch = partials_pair();
+                let key = |x: $t| if $max { x.max_key() } else { x.min_key() };
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let total = reduce_tiles::<$t, Pair, _, BLOCK, { $items }>(
+                        input, len as usize, |i, x| [i as u64, key(x) as u64], Arg::<$max>, scratch.as_slice(),
+                    );
+                    write_block_result(output, total);
+                }
+            }
+
+            /// The first extreme of `len` pairs, with one block: the pair,
+            /// or only its index when `index_only` is not 0.
+            ///
+            /// # Safety
+            /// `pairs` holds `len` pairs; `output` room for a pair (or a
+            /// `u64`); one block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $final(pairs: *const Pair, len: u64, output: *mut u64, index_only: u32) {
+                let scratch = partials_pair();
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let total = reduce_tiles::<Pair, Pair, _, BLOCK, 4>(
+                        pairs, len as usize, |_, p| p, Arg::<$max>, scratch.as_slice(),
+                    );
+                    if block_thread_rank() == 0 {
+                        if index_only != 0 {
+                            output.write(total[0]);
+                        } else {
+                            output.cast::<Pair>().write(total);
+                        }
+                    }
+                }
+            }
+        };
+        (@scan $t:ty, $items:expr, $exchange:expr, $exchange_len:expr, $partials:ident, $name:ident, $op:ident) => {
+            /// One tile of a scan with `$op`, per block.
+            ///
+            /// # Safety
+            /// `input` and `output` hold `len` elements (they may be the
+            /// same); the grid has `len.div_ceil(BLOCK * ITEMS)` blocks;
+            /// `state` is zeroed, aligned to 16, and this launch's alone,
+            /// `COUNTER_BYTES` plus the tiles' `TileStatus` long.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                len: u64,
+                inclusive: u32,
+                init: $t,
+                state: *mut u8,
+            ) {
+                let (exchange, partials, ticket) = ($exchange(), $partials(), ticket());
+                let scratch = ScanScratch {
+                    exchange: exchange.as_slice(),
+                    partials: partials.as_slice(),
+                    ticket: ticket.as_slice(),
+                };
+                let len = len as usize;
+                let tiles = len.div_ceil(BLOCK * $items);
+                let kind = if inclusive != 0 { ScanKind::Inclusive } else { ScanKind::Exclusive };
+                // SAFETY: the caller's contract: a zeroed counter, then the
+                // zeroed state of `tiles` tiles, 16-aligned.
+                unsafe {
+                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
+                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
+                    scan_tile::<$t, $op, BLOCK, { $items }>(
+                        input, output, len, kind, init, $op, status, counter, scratch,
+                    );
+                }
+            }
+        };
+        (
+            $t:ty, $items:expr, $exchange:expr, $exchange_len:expr, $partials:ident,
+            reduce: $sum:ident, $min:ident, $max:ident,
+            count: $count:ident,
+            arg: $argmin:ident, $argmax:ident, $argmin_final:ident, $argmax_final:ident,
+            scan: $scan_sum:ident, $scan_min:ident, $scan_max:ident
+        ) => {
+            kernels!(@reduce $t, $items, $partials, $sum, Sum);
+            kernels!(@reduce $t, $items, $partials, $min, Min);
+            kernels!(@reduce $t, $items, $partials, $max, Max);
+            // 8 per thread whatever the size: with 16, the pair arithmetic
+            // makes the loop too long for LLVM to unroll, and the loaded
+            // elements go to local memory.
+            kernels!(@arg $t, ITEMS8, $argmin, $argmin_final, false);
+            kernels!(@arg $t, ITEMS8, $argmax, $argmax_final, true);
+            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_sum, Sum);
+            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_min, Min);
+            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_max, Max);
+
+            /// Counts the elements equal to `value`, per block (`u64`s).
+            ///
+            /// # Safety
+            /// `input` holds `len` elements; `output` one per block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $count(input: *const $t, len: u64, value: $t, output: *mut u64) {
+                let scratch = partials_u64();
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let total = reduce_tiles::<$t, u64, Sum, BLOCK, { $items }>(
+                        input, len as usize, |_, x| u64::from(x == value), Sum, scratch.as_slice(),
+                    );
+                    write_block_result(output, total);
+                }
+            }
+        };
+    }
+
+    kernels!(i32, ITEMS4, exchange_i32, EXCHANGE4, partials_i32,
+        reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32,
+        count: cuda_mem_count_i32,
+        arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32, cuda_mem_argmin_final_i32, cuda_mem_argmax_final_i32,
+        scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32);
+    kernels!(u32, ITEMS4, exchange_u32, EXCHANGE4, partials_u32,
+        reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32,
+        count: cuda_mem_count_u32,
+        arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32, cuda_mem_argmin_final_u32, cuda_mem_argmax_final_u32,
+        scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32);
+    kernels!(i64, ITEMS8, exchange_i64, EXCHANGE8, partials_i64,
+        reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64,
+        count: cuda_mem_count_i64,
+        arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64, cuda_mem_argmin_final_i64, cuda_mem_argmax_final_i64,
+        scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64);
+    kernels!(u64, ITEMS8, exchange_u64, EXCHANGE8, partials_u64,
+        reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64,
+        count: cuda_mem_count_u64,
+        arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64, cuda_mem_argmin_final_u64, cuda_mem_argmax_final_u64,
+        scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64);
+    kernels!(f32, ITEMS4, exchange_f32, EXCHANGE4, partials_f32,
+        reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32,
+        count: cuda_mem_count_f32,
+        arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32, cuda_mem_argmin_final_f32, cuda_mem_argmax_final_f32,
+        scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32);
+    kernels!(f64, ITEMS8, exchange_f64, EXCHANGE8, partials_f64,
+        reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64,
+        count: cuda_mem_count_f64,
+        arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,
+        scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64);
+}

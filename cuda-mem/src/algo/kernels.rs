@@ -1,0 +1,241 @@
+//! The kernels of the algorithms: the shipped PTX (`algo-kernels/`), the
+//! loading of each kernel into a context (once, at its first use, cached
+//! in the context's state), the launches, and the stream-ordered
+//! temporaries they use.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use cudarc::driver::{result, sys, CudaFunction, CudaStream};
+
+use crate::context::ContextState;
+use crate::error::{DriverResultExt, Error, Result};
+use crate::memory::allocation;
+
+/// The PTX of the algorithm kernels (`algo-kernels/`), shipped inside this
+/// package so that building cuda-mem needs no nightly toolchain. The `ptx`
+/// test of the repository's `tests/` rebuilds it and fails when it differs.
+const KERNELS_PTX: &str = include_str!("../../ptx/algo-kernels.ptx");
+
+/// Threads per block of every algorithm kernel (`algo-kernels/`'s `BLOCK`).
+pub(super) const BLOCK: u32 = 256;
+
+/// The PTX that cuda-mem loads for its algorithms (for inspection and
+/// tests; [`kernel_names`] lists its entries).
+///
+/// ```
+/// assert!(cuda_mem::algo::kernels_ptx().contains(".entry cuda_mem_scan_sum_f32"));
+/// ```
+pub fn kernels_ptx() -> &'static str {
+    KERNELS_PTX
+}
+
+/// The element type names of the kernels, in the order of [`kernel_names`].
+const TYPES: [&str; 6] = ["i32", "u32", "i64", "u64", "f32", "f64"];
+
+/// The PTX cuda-mem loads for the algorithm kernel `name` (one of
+/// [`kernel_names`]): the shipped file's header and declarations and that
+/// entry alone, so that a context compiles only the kernels it uses.
+///
+/// ```
+/// let ptx = cuda_mem::algo::kernel_ptx("cuda_mem_reduce_sum_u32").unwrap();
+/// assert_eq!(ptx.matches(".entry").count(), 1);
+/// assert!(cuda_mem::algo::kernel_ptx("no_such_kernel").is_none());
+/// ```
+pub fn kernel_ptx(name: &str) -> Option<String> {
+    entry_module(KERNELS_PTX, name)
+}
+
+/// Every kernel entry the algorithms launch.
+///
+/// ```
+/// assert!(cuda_mem::algo::kernel_names().any(|k| k == "cuda_mem_argmin_final_u64"));
+/// ```
+pub fn kernel_names() -> impl Iterator<Item = String> {
+    TYPES.into_iter().flat_map(|t| {
+        [
+            "reduce_sum",
+            "reduce_min",
+            "reduce_max",
+            "count",
+            "argmin",
+            "argmax",
+            "argmin_final",
+            "argmax_final",
+            "scan_sum",
+            "scan_min",
+            "scan_max",
+        ]
+        .into_iter()
+        .map(move |k| format!("cuda_mem_{k}_{t}"))
+    })
+}
+
+/// The PTX of one kernel of the shipped file: the header and the module's
+/// declarations (the `.shared` arrays), then the entry `name` alone, or
+/// `None` when there is no such entry. A context JIT-compiles only the
+/// kernels it uses (the whole file takes over a second), each once.
+pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
+    let first = ptx
+        .find("\t// .globl")
+        .or_else(|| ptx.find(".visible .entry"))?;
+    let start = ptx.find(&format!(".visible .entry {name}("))?;
+    // Up to the next entry's `// .globl` comment, or the end: a `}` alone
+    // on a line may also close an inline-asm block.
+    let end = ptx[start..]
+        .find("\t// .globl")
+        .map_or(ptx.len(), |n| start + n);
+    Some(format!("{}{}", &ptx[..first], &ptx[start..end]))
+}
+
+/// The algorithm kernels loaded into one context so far, by entry name,
+/// each with how many of its blocks the device runs at once.
+pub(super) struct AlgoKernels {
+    loaded: Mutex<HashMap<String, (CudaFunction, u32)>>,
+}
+
+/// The kernel `cuda_mem_<kind>_<ty>` of `state`'s context and its resident
+/// blocks, loading it on first use.
+pub(super) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(CudaFunction, u32)> {
+    let kernels: &AlgoKernels = state.lazy(&state.algo_kernels, || {
+        Ok(AlgoKernels {
+            loaded: Mutex::new(HashMap::new()),
+        })
+    })?;
+    let name = format!("cuda_mem_{kind}_{ty}");
+    let mut loaded = kernels.loaded.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((function, resident)) = loaded.get(&name) {
+        return Ok((function.clone(), *resident));
+    }
+    let ptx = kernel_ptx(&name).ok_or(Error::InvalidArgument(
+        "no such algorithm kernel (a cuda-mem bug: the host and algo-kernels/ differ)",
+    ))?;
+    let module = state
+        .ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .op("cuModuleLoadData (a cuda-mem algorithm kernel)")?;
+    let function = module.load_function(&name).op("cuModuleGetFunction")?;
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+        .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+    let resident = state.sm_count.max(1).saturating_mul(per_sm.max(1));
+    loaded.insert(name, (function.clone(), resident));
+    Ok((function, resident))
+}
+
+/// Queues `function` on `stream` with `grid` blocks of [`BLOCK`] threads.
+///
+/// # Safety
+/// `params` point to the kernel's parameters, of its types and in order,
+/// living until the call returns (the driver copies them); the memory
+/// they name is ordered on `stream` as the kernel's contract asks.
+pub(super) unsafe fn launch(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    grid: u32,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: the caller's contract; the function belongs to the stream's
+    // context (loaded through the memory's context state, which
+    // `check_stream` matched to the stream).
+    unsafe {
+        result::launch_kernel(
+            function.cu_function(),
+            (grid, 1, 1),
+            (BLOCK, 1, 1),
+            0,
+            stream.cu_stream(),
+            params,
+        )
+    }
+    .op("cuLaunchKernel (cuda-mem algorithm)")
+}
+
+/// A temporary of the stream-ordered pool: allocated on `stream`, freed
+/// on it when dropped (after the work queued meanwhile). Inside a graph
+/// capture both are memory nodes of the graph.
+pub(super) struct Temporary<'s> {
+    addr: u64,
+    stream: &'s CudaStream,
+    state: &'s ContextState,
+}
+
+impl<'s> Temporary<'s> {
+    /// `bytes` bytes (at least one) on `stream`, 256-byte aligned.
+    pub(super) fn new(
+        state: &'s ContextState,
+        stream: &'s CudaStream,
+        bytes: usize,
+    ) -> Result<Self> {
+        allocation::check_pooled(state, stream, None)?;
+        let addr = allocation::pooled(state, bytes.max(1), stream, None)?;
+        Ok(Self {
+            addr,
+            stream,
+            state,
+        })
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Zeroes the first `bytes` bytes, on the stream.
+    pub(super) fn zero(&self, bytes: usize) -> Result<()> {
+        // SAFETY: the temporary holds at least `bytes` bytes, allocated on
+        // this stream before the memset.
+        unsafe { sys::cuMemsetD8Async(self.addr, 0, bytes, self.stream.cu_stream()).result() }
+            .op("cuMemsetD8Async")
+    }
+
+    /// Queues a copy of `value.len()` bytes from the temporary into
+    /// `value`, then waits for the stream.
+    pub(super) fn read_into(&self, value: &mut [u8]) -> Result<()> {
+        // SAFETY: the temporary holds at least `value.len()` bytes written
+        // by the work queued before; `value` is a live host slice, and the
+        // synchronize below returns only once the copy is done.
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                value.as_mut_ptr().cast(),
+                self.addr,
+                value.len(),
+                self.stream.cu_stream(),
+            )
+            .result()
+        }
+        .op("cuMemcpyDtoHAsync")?;
+        // SAFETY: a stream of this context.
+        unsafe { sys::cuStreamSynchronize(self.stream.cu_stream()).result() }
+            .op("cuStreamSynchronize")
+    }
+}
+
+impl Drop for Temporary<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `pooled` on `stream`; every use of it was
+        // queued on `stream` before this free, and nothing uses it after.
+        let freed = unsafe { allocation::free_on_stream(self.addr, self.stream) };
+        crate::error::record_in(&self.state.ctx, freed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel the host launches can be cut out of the shipped PTX,
+    /// with the module's declarations and no other entry.
+    #[test]
+    fn every_kernel_is_a_module_of_its_own() {
+        for name in kernel_names() {
+            let ptx = entry_module(KERNELS_PTX, &name).unwrap_or_else(|| panic!("{name}"));
+            assert!(ptx.starts_with(&KERNELS_PTX[..KERNELS_PTX.find(".shared").unwrap()]));
+            assert_eq!(ptx.matches(".visible .entry").count(), 1, "{name}");
+            assert!(ptx.contains(&format!(".visible .entry {name}(")));
+            assert!(ptx.trim_end().ends_with("\n}"), "{name}");
+            assert_eq!(ptx.matches('{').count(), ptx.matches('}').count(), "{name}");
+        }
+        assert!(entry_module(KERNELS_PTX, "cuda_mem_scan_sum").is_none());
+    }
+}

@@ -1,0 +1,71 @@
+//! `algo/`: device-wide algorithms on typed buffers, one call each:
+//! reductions ([`sum`], [`min`], [`max`], [`reduce`], [`count`],
+//! [`min_index`], [`max_index`]) and single-pass scans
+//! ([`inclusive_scan`], [`exclusive_scan`], in place or not), on every
+//! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
+//! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`),
+//! the types and operators they are shipped for (`element`), and the
+//! loading and launching of their kernels with their temporaries
+//! (`kernels`).
+//!
+//! May use: `buffers/`, `engine/`, `memory/`, `context`, `order/`,
+//! `copy/`, `device/`, `error`.
+//!
+//! - **Ordered like every operation.** A call is queued on a stream (the
+//!   memory's default stream for the calls that return a value, which
+//!   wait for it; the stream you give for the others) after earlier work
+//!   on its buffers, and later work on them waits for it.
+//! - **No temporary-storage dance.** Temporaries (the per-block partials
+//!   of a reduction, a scan's tile states) come from the device's
+//!   stream-ordered pool on the call's stream and go back to it behind the
+//!   kernels; there is no two-phase size query as in CUB.
+//! - **Graphs.** Inside [`Graph::capture`](crate::Graph::capture), give
+//!   the recorder as the stream: the kernels are recorded, and the
+//!   temporaries become memory nodes of the graph.
+//! - **Results.** A reduction returns its value ([`sum`]: waits), or
+//!   writes it into a one-element buffer you give ([`reduce_into`],
+//!   [`count_into`], [`min_index_into`]) or a new one
+//!   ([`reduce_to_buffer`]), where kernels and later calls use it without
+//!   a trip to the host. Scans write into a buffer you give, or in place.
+//! - **Exact semantics.** Integer sums wrap; float [`Min`] / [`Max`] are
+//!   IEEE `minimum` / `maximum` (a NaN wins, `-0.0 < +0.0`), so a result
+//!   does not depend on how the work was split; float sums are combined
+//!   in a tree (the last bits may differ from a loop's). [`min_index`] /
+//!   [`max_index`] give the *first* index of the extreme.
+//! - **Contiguous memory.** Padded 2D memory is refused (an `Err` that
+//!   says to copy it into a packed buffer).
+//!
+//! The kernels are written in Rust (`algo-kernels/`, over the device std's
+//! [`wide`](crate::device::wide) blocks, which a user kernel can run on its
+//! own types and operators) and ship as PTX inside the package
+//! ([`kernels_ptx`]), loaded into a context at its first algorithm call.
+//!
+//! ```no_run
+//! use cuda_mem::device::ops::Sum;
+//! use cuda_mem::prelude::*;
+//! let ctx = cuda_mem::context(0)?;
+//! let stream = ctx.new_stream()?;
+//! let x = cuda_mem::DeviceBuffer::from_slice(&ctx, &[3.0f32, 1.0, 2.0])?;
+//! assert_eq!(cuda_mem::algo::sum(&x)?, 6.0);
+//! assert_eq!(cuda_mem::algo::min_index(&x)?, Some((1, 1.0)));
+//! let mut running = cuda_mem::DeviceBuffer::<f32>::zeroed(&ctx, 3)?;
+//! cuda_mem::algo::inclusive_scan(&x, &mut running, Sum, &stream)?;
+//! assert_eq!(running.to_vec()?, [3.0, 4.0, 6.0]);
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! [`Min`]: crate::device::ops::Min
+//! [`Max`]: crate::device::ops::Max
+
+mod element;
+mod kernels;
+mod reduce;
+mod scan;
+
+pub use element::{BuiltinOp, Numeric};
+pub use kernels::{kernel_names, kernel_ptx, kernels_ptx};
+pub use reduce::{
+    count, count_into, max, max_index, max_index_into, min, min_index, min_index_into, reduce,
+    reduce_into, reduce_to_buffer, sum,
+};
+pub use scan::{exclusive_scan, exclusive_scan_in_place, inclusive_scan, inclusive_scan_in_place};

@@ -1,0 +1,617 @@
+//! `cuda_mem::algo` on the GPU, against the host: reductions (sum, min,
+//! max, count, the first index of the minimum and maximum) and scans
+//! (inclusive and exclusive; sum, min and max; out of place into poisoned
+//! outputs and in place) of every shipped type, on random data of odd
+//! sizes (0, 1, 31, tile sizes ± 1, 2^k ± 1, 10^7 + 7), on every buffer
+//! kind and on unaligned views, on many streams at once, inside a graph;
+//! and the NaN and signed-zero order of the float operators. The host
+//! references fold with the same `cuda_mem::device::ops` operators (whose
+//! float definitions are unit-tested against `total_cmp`), so integer and
+//! `f64` results (the `f64` data are multiples of 1/8: every sum is exact)
+//! are compared bit for bit, `f32` sums within the bound of any summation
+//! order.
+
+use std::sync::Arc;
+
+use cuda_mem::algo::{self, BuiltinOp, Numeric};
+use cuda_mem::device::ops::{Max, Min, Operator, Sum};
+use cuda_mem::prelude::*;
+use cuda_mem::{CudaStream, DeviceBuffer, Error, Graph, MemPool, PitchedBuffer};
+use cuda_mem_tests::{expect_err, for_each_kind, gpu, Rng};
+
+/// What the tests need of an element type beyond [`Numeric`].
+trait Elem: Numeric + Default + Send + Sync + 'static
+where
+    Sum: BuiltinOp<Self>,
+    Min: BuiltinOp<Self>,
+    Max: BuiltinOp<Self>,
+{
+    /// A random value; with `ties`, from a small set (equal elements).
+    fn random(rng: &mut Rng, ties: bool) -> Self;
+    fn to_f64(self) -> f64;
+    /// Whether sums of random values must be exact (integers wrap; the
+    /// `f64` values are multiples of 1/8, so their sums are exact).
+    const EXACT_SUMS: bool;
+    fn bits(self) -> u64;
+}
+
+macro_rules! int_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn random(rng: &mut Rng, ties: bool) -> Self {
+                if ties { (rng.next_u64() % 61) as $t } else { rng.value() }
+            }
+            fn to_f64(self) -> f64 { self as f64 }
+            const EXACT_SUMS: bool = true;
+            fn bits(self) -> u64 { self as u64 }
+        }
+    )*};
+}
+int_elem!(i32, u32, i64, u64);
+
+impl Elem for f32 {
+    fn random(rng: &mut Rng, ties: bool) -> Self {
+        let range = if ties { 41 } else { 200_001 };
+        ((rng.next_u64() % range) as f32 - (range / 2) as f32) / 8.0
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    const EXACT_SUMS: bool = false;
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl Elem for f64 {
+    fn random(rng: &mut Rng, ties: bool) -> Self {
+        let range = if ties { 41 } else { 2_000_001 };
+        ((rng.next_u64() % range) as f64 - (range / 2) as f64) / 8.0
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    const EXACT_SUMS: bool = true;
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// The sizes every type runs: the edges, around a 4-byte tile (4096) and an
+/// 8-byte one (2048), 2^k ± 1, and a few random ones.
+fn sizes(rng: &mut Rng) -> Vec<usize> {
+    let mut sizes = vec![0, 1, 2, 31, 2047, 2048, 2049, 4095, 4096, 4097, 12_289];
+    sizes.extend([(1 << 16) - 1, (1 << 16) + 1, (1 << 20) - 1, (1 << 20) + 1]);
+    sizes.extend((0..3).map(|_| 1 + rng.below(300_000)));
+    sizes
+}
+
+/// Whether `got` is what the host's fold gives: bit for bit, or NaN for
+/// NaN, or (an `f32` sum of `terms`) within the error bound of any order.
+fn same<T: Elem>(got: T, want: T, sum_of: Option<&[T]>) -> bool
+where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    if got.bits() == want.bits() || got.to_f64().is_nan() && want.to_f64().is_nan() {
+        return true;
+    }
+    match sum_of {
+        Some(terms) if !T::EXACT_SUMS => {
+            let exact: f64 = terms.iter().map(|x| x.to_f64()).sum();
+            let magnitude: f64 = terms.iter().map(|x| x.to_f64().abs()).sum();
+            let bound = terms.len() as f64 * f64::from(f32::EPSILON) * magnitude + 1e-30;
+            (got.to_f64() - exact).abs() <= bound
+        }
+        _ => false,
+    }
+}
+
+/// Every reduction of `data` (on a device buffer, and on a view of it that
+/// starts one element in, so not 16-byte aligned) against the host.
+fn check_reductions<T: Elem>(ctx: &Arc<cuda_mem::CudaContext>, stream: &Arc<CudaStream>, data: &[T])
+where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    let padded: Vec<T> = std::iter::once(T::default())
+        .chain(data.iter().copied())
+        .collect();
+    let buf = DeviceBuffer::from_slice(ctx, &padded).unwrap();
+    let view = buf.slice(1..).unwrap();
+    let n = data.len();
+    let what = format!("{} x {n}", T::NAME);
+
+    let want_sum = data.iter().fold(Sum.identity(), |a, &b| Sum.apply(a, b));
+    let got = algo::sum(&view).unwrap();
+    assert!(
+        same(got, want_sum, Some(data)),
+        "sum of {what}: {got:?}, want {want_sum:?}"
+    );
+
+    let want_min = data.iter().fold(Min.identity(), |a, &b| Min.apply(a, b));
+    let want_max = data.iter().fold(Max.identity(), |a, &b| Max.apply(a, b));
+    match (algo::min(&view).unwrap(), algo::max(&view).unwrap()) {
+        (None, None) => assert_eq!(n, 0, "{what}"),
+        (Some(lo), Some(hi)) => {
+            assert!(
+                same(lo, want_min, None),
+                "min of {what}: {lo:?}, want {want_min:?}"
+            );
+            assert!(
+                same(hi, want_max, None),
+                "max of {what}: {hi:?}, want {want_max:?}"
+            );
+        }
+        other => panic!("{what}: {other:?}"),
+    }
+    let first = |want: T| {
+        data.iter()
+            .position(|&x| same(x, want, None))
+            .map(|i| (i, data[i]))
+    };
+    for (got, want, name) in [
+        (
+            algo::min_index(&view).unwrap(),
+            first(want_min),
+            "min_index",
+        ),
+        (
+            algo::max_index(&view).unwrap(),
+            first(want_max),
+            "max_index",
+        ),
+    ] {
+        match (got, want) {
+            (None, None) => {}
+            (Some((i, v)), Some((j, w))) => {
+                assert_eq!(i, j, "{name} of {what}");
+                assert!(same(v, w, None), "{name} of {what}: {v:?}, want {w:?}");
+            }
+            other => panic!("{name} of {what}: {other:?}"),
+        }
+    }
+
+    let value = if n > 0 { data[n / 3] } else { T::default() };
+    let want_count = data.iter().filter(|&&x| x == value).count();
+    assert_eq!(
+        algo::count(&view, value).unwrap(),
+        want_count,
+        "count of {what}"
+    );
+
+    // Kept on the device: into a one-element buffer (poisoned), and new.
+    let mut out =
+        DeviceBuffer::<T>::from_slice(ctx, &[T::random(&mut Rng::new(n as u64), false)]).unwrap();
+    algo::reduce_into(&view, Max, &mut out, stream).unwrap();
+    assert!(
+        same(out.to_vec().unwrap()[0], want_max, None),
+        "reduce_into of {what}"
+    );
+    let kept = algo::reduce_to_buffer(&view, Sum, stream).unwrap();
+    assert!(
+        same(kept.to_vec().unwrap()[0], want_sum, Some(data)),
+        "reduce_to_buffer of {what}"
+    );
+    let mut index = DeviceBuffer::<u64>::from_slice(ctx, &[7]).unwrap();
+    algo::min_index_into(&view, &mut index, stream).unwrap();
+    let want_index = first(want_min).map_or(u64::MAX, |(i, _)| i as u64);
+    assert_eq!(
+        index.to_vec().unwrap(),
+        [want_index],
+        "min_index_into of {what}"
+    );
+    algo::max_index_into(&view, &mut index, stream).unwrap();
+    let want_index = first(want_max).map_or(u64::MAX, |(i, _)| i as u64);
+    assert_eq!(
+        index.to_vec().unwrap(),
+        [want_index],
+        "max_index_into of {what}"
+    );
+    algo::count_into(&view, value, &mut index, stream).unwrap();
+    assert_eq!(
+        index.to_vec().unwrap(),
+        [want_count as u64],
+        "count_into of {what}"
+    );
+}
+
+/// The host's scan of `data` with `op` from `start`.
+fn host_scan<T: Elem, O: Operator<T>>(data: &[T], op: O, start: T, inclusive: bool) -> Vec<T>
+where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    let mut acc = start;
+    data.iter()
+        .map(|&x| {
+            let before = acc;
+            acc = op.apply(acc, x);
+            if inclusive {
+                acc
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+/// Element `i` of a scan is right: bit for bit, or for an `f32` sum within
+/// the bound of any order of its terms.
+fn check_scan_output<T: Elem>(
+    got: &[T],
+    want: &[T],
+    data: &[T],
+    inclusive: bool,
+    is_sum: bool,
+    what: &str,
+) where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let terms = &data[..if inclusive { i + 1 } else { i }];
+        assert!(
+            same(g, w, is_sum.then_some(terms)),
+            "{what}: element {i} is {g:?}, want {w:?}"
+        );
+    }
+}
+
+/// Every scan of `data` against the host: out of place into a poisoned
+/// output (a view one element into a larger buffer, whose first and last
+/// elements must stay untouched), and in place.
+fn check_scans<T: Elem>(
+    ctx: &Arc<cuda_mem::CudaContext>,
+    stream: &Arc<CudaStream>,
+    data: &[T],
+    rng: &mut Rng,
+) where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    let n = data.len();
+    let input = DeviceBuffer::from_slice(ctx, data).unwrap();
+    for inclusive in [true, false] {
+        for op_name in ["sum", "min", "max"] {
+            let what = format!(
+                "{} {op_name} scan ({}) of {n}",
+                T::NAME,
+                if inclusive { "inclusive" } else { "exclusive" }
+            );
+            let poison = T::random(rng, false);
+            let mut out = DeviceBuffer::from_slice(ctx, &vec![poison; n + 2]).unwrap();
+            let mut in_place = DeviceBuffer::from_slice(ctx, data).unwrap();
+            let want = {
+                let mut target = out.slice_mut(1..=n).unwrap();
+                match (op_name, inclusive) {
+                    ("sum", true) => {
+                        algo::inclusive_scan(&input, &mut target, Sum, stream).unwrap();
+                        algo::inclusive_scan_in_place(&mut in_place, Sum, stream).unwrap();
+                        host_scan(data, Sum, Sum.identity(), true)
+                    }
+                    ("sum", false) => {
+                        algo::exclusive_scan(&input, &mut target, Sum, stream).unwrap();
+                        algo::exclusive_scan_in_place(&mut in_place, Sum, stream).unwrap();
+                        host_scan(data, Sum, BuiltinOp::<T>::exclusive_start(Sum), false)
+                    }
+                    ("min", true) => {
+                        algo::inclusive_scan(&input, &mut target, Min, stream).unwrap();
+                        algo::inclusive_scan_in_place(&mut in_place, Min, stream).unwrap();
+                        host_scan(data, Min, Min.identity(), true)
+                    }
+                    ("min", false) => {
+                        algo::exclusive_scan(&input, &mut target, Min, stream).unwrap();
+                        algo::exclusive_scan_in_place(&mut in_place, Min, stream).unwrap();
+                        host_scan(data, Min, Min.identity(), false)
+                    }
+                    ("max", true) => {
+                        algo::inclusive_scan(&input, &mut target, Max, stream).unwrap();
+                        algo::inclusive_scan_in_place(&mut in_place, Max, stream).unwrap();
+                        host_scan(data, Max, Max.identity(), true)
+                    }
+                    _ => {
+                        algo::exclusive_scan(&input, &mut target, Max, stream).unwrap();
+                        algo::exclusive_scan_in_place(&mut in_place, Max, stream).unwrap();
+                        host_scan(data, Max, Max.identity(), false)
+                    }
+                }
+            };
+            let got = out.to_vec().unwrap();
+            assert_eq!(
+                got[0].bits(),
+                poison.bits(),
+                "{what}: wrote before the output"
+            );
+            assert_eq!(
+                got[n + 1].bits(),
+                poison.bits(),
+                "{what}: wrote after the output"
+            );
+            check_scan_output(&got[1..=n], &want, data, inclusive, op_name == "sum", &what);
+            check_scan_output(
+                &in_place.to_vec().unwrap(),
+                &want,
+                data,
+                inclusive,
+                op_name == "sum",
+                &format!("{what}, in place"),
+            );
+        }
+    }
+}
+
+fn every_size<T: Elem>()
+where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    let mut rng = Rng::from_env(&format!("algo_{}", T::NAME));
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    for n in sizes(&mut rng) {
+        let ties = rng.below(2) == 0;
+        let data: Vec<T> = (0..n).map(|_| T::random(&mut rng, ties)).collect();
+        check_reductions(&ctx, &stream, &data);
+        check_scans(&ctx, &stream, &data, &mut rng);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn i32_reductions_and_scans_match_the_host() {
+    every_size::<i32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn u32_reductions_and_scans_match_the_host() {
+    every_size::<u32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn i64_reductions_and_scans_match_the_host() {
+    every_size::<i64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn u64_reductions_and_scans_match_the_host() {
+    every_size::<u64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f32_reductions_and_scans_match_the_host() {
+    every_size::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f64_reductions_and_scans_match_the_host() {
+    every_size::<f64>();
+}
+
+/// 10^7 + 7 elements: thousands of tiles look back, and the reduction's
+/// grid is full.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn ten_million_and_seven_elements() {
+    let mut rng = Rng::from_env("algo_ten_million");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let data: Vec<u32> = (0..10_000_007)
+        .map(|_| u32::random(&mut rng, false))
+        .collect();
+    check_reductions(&ctx, &stream, &data);
+    check_scans(&ctx, &stream, &data, &mut rng);
+    let data: Vec<f64> = (0..10_000_007)
+        .map(|_| f64::random(&mut rng, true))
+        .collect();
+    check_reductions(&ctx, &stream, &data);
+    check_scans(&ctx, &stream, &data, &mut rng);
+}
+
+/// NaN, -0.0 and +0.0 at random places of arrays of many tiles: min and
+/// max are IEEE minimum / maximum (NaN wins, -0.0 below +0.0), the arg
+/// reductions give the first NaN or the first of the signed zero that wins,
+/// and the min / max scans carry the NaN from its first index on.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn floats_order_nan_and_signed_zeros() {
+    let mut rng = Rng::from_env("algo_float_order");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    for n in [1usize, 2, 3, 4097, 100_003] {
+        for case in 0..4 {
+            let mut data: Vec<f32> = (0..n)
+                .map(|_| f32::random(&mut rng, true).abs() + 1.0)
+                .collect();
+            let at = |rng: &mut Rng| rng.below(n);
+            match case {
+                0 => {
+                    let (i, j) = (at(&mut rng), at(&mut rng));
+                    data[i] = 0.0;
+                    data[j] = -0.0;
+                }
+                1 => {
+                    let i = at(&mut rng);
+                    data[i] = f32::NAN;
+                }
+                2 => {
+                    data.iter_mut()
+                        .for_each(|x| *x = if rng.below(2) == 0 { 0.0 } else { -0.0 });
+                }
+                _ => {
+                    let i = at(&mut rng);
+                    data[i] = -f32::NAN;
+                    let j = at(&mut rng);
+                    data[j] = f32::NEG_INFINITY;
+                }
+            }
+            check_reductions(&ctx, &stream, &data);
+            let wide: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+            check_reductions(&ctx, &stream, &wide);
+            if n < 5000 {
+                check_scans(&ctx, &stream, &data, &mut rng);
+                check_scans(&ctx, &stream, &wide, &mut rng);
+            }
+        }
+    }
+}
+
+/// Every buffer kind, through `impl Memory`: the sum and the inclusive
+/// scan of the same random data.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_buffer_kind() {
+    let mut rng = Rng::from_env("algo_every_kind");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let pool = MemPool::new(&ctx).unwrap();
+    let n = 1 + rng.below(50_000);
+    let data: Vec<i64> = (0..n).map(|_| i64::random(&mut rng, false)).collect();
+    let want_sum = data.iter().fold(0i64, |a, &b| a.wrapping_add(b));
+    let want_scan = host_scan(&data, Sum, 0, true);
+    for_each_kind!(&ctx, &stream, &pool, &data, |buf, name| {
+        assert_eq!(algo::sum(&buf).unwrap(), want_sum, "{name}");
+        algo::inclusive_scan_in_place(&mut buf, Sum, &stream).unwrap();
+        assert_eq!(buf.to_vec().unwrap(), want_scan, "{name}");
+    });
+}
+
+/// Scans and reductions of 16 buffers on 8 streams at once, each checked.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn many_streams_at_once() {
+    let mut rng = Rng::from_env("algo_many_streams");
+    let ctx = gpu();
+    let streams: Vec<_> = (0..8).map(|_| ctx.new_stream().unwrap()).collect();
+    let inputs: Vec<Vec<u32>> = (0..16)
+        .map(|_| {
+            let n = 1 + rng.below(400_000);
+            (0..n).map(|_| u32::random(&mut rng, false)).collect()
+        })
+        .collect();
+    let mut bufs: Vec<_> = inputs
+        .iter()
+        .map(|d| DeviceBuffer::from_slice(&ctx, d).unwrap())
+        .collect();
+    let mut sums: Vec<_> = (0..16)
+        .map(|_| DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap())
+        .collect();
+    for (k, (buf, sum)) in bufs.iter_mut().zip(&mut sums).enumerate() {
+        let s = &streams[k % 8];
+        algo::reduce_into(&*buf, Sum, sum, s).unwrap();
+        algo::exclusive_scan_in_place(buf, Sum, s).unwrap();
+    }
+    for (k, data) in inputs.iter().enumerate() {
+        let want_sum = data.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(sums[k].to_vec().unwrap(), [want_sum], "buffer {k}");
+        assert_eq!(
+            bufs[k].to_vec().unwrap(),
+            host_scan(data, Sum, 0, false),
+            "buffer {k}"
+        );
+    }
+}
+
+/// Recorded into a graph (the temporaries are memory nodes) and replayed
+/// with new inputs: every launch computes from the input of its time.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn inside_a_graph() {
+    let mut rng = Rng::from_env("algo_graph");
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let n = 1 + rng.below(200_000);
+    let mut input = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    let mut scanned = DeviceBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    let mut total = DeviceBuffer::<u64>::zeroed(&ctx, 1).unwrap();
+    let mut graph = Graph::capture(
+        &s,
+        (&mut input, &mut scanned, &mut total),
+        |s, (input, mut scanned, mut total)| {
+            algo::inclusive_scan(&input, &mut scanned, Max, s)?;
+            algo::reduce_into(&input, Sum, &mut total, s)
+        },
+    )
+    .unwrap();
+    for round in 0..3 {
+        let data: Vec<u64> = (0..n).map(|_| u64::random(&mut rng, false)).collect();
+        let (mut input, mut scanned, mut total) = graph.buffers();
+        input.copy_from_host(&data).unwrap();
+        scanned.fill(0x5a5a).unwrap();
+        total.fill(0x5a5a).unwrap();
+        graph.launch(&s).unwrap();
+        let (_, scanned, total) = graph.buffers();
+        assert_eq!(
+            scanned.to_vec().unwrap(),
+            host_scan(&data, Max, 0, true),
+            "round {round}"
+        );
+        let want = data.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+        assert_eq!(total.to_vec().unwrap(), [want], "round {round}");
+    }
+}
+
+/// What the algorithms refuse, and why.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn refusals_say_what_to_do() {
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let padded = PitchedBuffer::<u32>::new(&ctx, 3, 4).unwrap();
+    if padded.pitch() > 3 * 4 {
+        let e = expect_err(
+            algo::sum(&padded),
+            &["contiguous", "packed buffer"],
+            "a padded 2D buffer",
+        );
+        assert!(
+            matches!(e, Error::InvalidArgument(m) if m.contains("packed buffer")),
+            "{e}"
+        );
+    }
+    let x = DeviceBuffer::<u32>::zeroed(&ctx, 5).unwrap();
+    let mut wrong = DeviceBuffer::<u32>::zeroed(&ctx, 4).unwrap();
+    let e = expect_err(
+        algo::inclusive_scan(&x, &mut wrong, Sum, &s),
+        &["length"],
+        "a shorter output",
+    );
+    assert_eq!(
+        e,
+        Error::LengthMismatch {
+            expected: 4,
+            actual: 5
+        }
+    );
+    let mut two = DeviceBuffer::<u32>::zeroed(&ctx, 2).unwrap();
+    let e = expect_err(
+        algo::reduce_into(&x, Sum, &mut two, &s),
+        &["length"],
+        "a two-element output",
+    );
+    assert_eq!(
+        e,
+        Error::LengthMismatch {
+            expected: 1,
+            actual: 2
+        }
+    );
+    // Empty inputs: the identity, `None`, and no launch needed.
+    let empty = DeviceBuffer::<f32>::zeroed(&ctx, 0).unwrap();
+    assert!(algo::sum(&empty).unwrap().to_bits() == (-0.0f32).to_bits());
+    assert_eq!(algo::min(&empty).unwrap(), None);
+    assert_eq!(algo::max_index(&empty).unwrap(), None);
+    assert_eq!(algo::count(&empty, 1.0).unwrap(), 0);
+}
