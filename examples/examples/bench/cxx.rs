@@ -17,6 +17,8 @@ use cuda_mem::CudaContext;
 const TWINS: &str = include_str!("../../parity-kernels/cuda/parity.cu");
 /// The CUB wrappers' source.
 const CUB: &str = include_str!("../../parity-kernels/cuda/cub.cu");
+/// The CUB and Thrust wrappers of the `algo` rows.
+const ALGO: &str = include_str!("../../parity-kernels/cuda/algo.cu");
 
 /// nvcc: `$NVCC`, `$CUDA_HOME/bin/nvcc`, the first on `PATH`, or
 /// `/usr/local/cuda/bin/nvcc`.
@@ -171,6 +173,96 @@ impl Cub {
                     .get::<Algorithm>(b"parity_cub_scan")
                     .map_err(|e| e.to_string())?,
                 _library: lib,
+            })
+        }
+    }
+}
+
+/// `size_t f(int which, int n)`: CUB's temporary bytes for algorithm `which`.
+type AlgoTempBytes = unsafe extern "C" fn(i32, i32) -> usize;
+/// `int f(which, temp, bytes, in, out, n, stream)`.
+type AlgoCub = unsafe extern "C" fn(
+    i32,
+    *mut std::ffi::c_void,
+    usize,
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    i32,
+    cuda_mem::cudarc::driver::sys::CUstream,
+) -> i32;
+/// `int f(which, in, out, n, stream)`.
+type AlgoThrust = unsafe extern "C" fn(
+    i32,
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    i32,
+    cuda_mem::cudarc::driver::sys::CUstream,
+) -> i32;
+
+/// CUB's and Thrust's sum and max reductions and exclusive and inclusive
+/// sums (`algo.cu`, whose header numbers them), for the `algo` rows.
+pub struct AlgoLib {
+    _library: libloading::Library,
+    pub temp_bytes: AlgoTempBytes,
+    pub cub: AlgoCub,
+    pub thrust: AlgoThrust,
+    /// `nvcc --version`'s last line.
+    pub version: String,
+}
+
+impl AlgoLib {
+    /// Builds `algo.cu` with nvcc for the device's architecture and loads
+    /// it, or says why not.
+    pub fn build(ctx: &Arc<CudaContext>) -> Result<Self, String> {
+        let nvcc = nvcc().ok_or("nvcc not found (set NVCC or CUDA_HOME)")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e}"))?;
+        let dir = std::env::temp_dir().join(format!("cuda-mem-algo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let source = dir.join("algo.cu");
+        std::fs::write(&source, ALGO).map_err(|e| e.to_string())?;
+        let library = dir.join("libalgo.so");
+        run(Command::new(&nvcc)
+            .args([
+                "-O3",
+                &format!("-arch=sm_{major}{minor}"),
+                "-shared",
+                "-Xcompiler",
+                "-fPIC",
+                "-o",
+            ])
+            .arg(&library)
+            .arg(&source))?;
+        let version = Command::new(&nvcc)
+            .arg("--version")
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        // SAFETY: the library just built from `algo.cu`: C functions with
+        // the signatures below, no initialisation code of its own beyond the
+        // CUDA runtime's.
+        let lib = unsafe { libloading::Library::new(&library) }.map_err(|e| e.to_string())?;
+        // SAFETY: each symbol is the `extern "C"` function of `algo.cu` with
+        // the type it is read as; the library stays loaded as long as
+        // `AlgoLib` lives.
+        unsafe {
+            Ok(Self {
+                temp_bytes: *lib
+                    .get::<AlgoTempBytes>(b"algo_cub_temp_bytes")
+                    .map_err(|e| e.to_string())?,
+                cub: *lib.get::<AlgoCub>(b"algo_cub").map_err(|e| e.to_string())?,
+                thrust: *lib
+                    .get::<AlgoThrust>(b"algo_thrust")
+                    .map_err(|e| e.to_string())?,
+                _library: lib,
+                version,
             })
         }
     }

@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --host-only | --peer-only | --devvec-only
-//!          | --copies-only | --graph-only | --async-only | --parity-only]
+//!          | --copies-only | --graph-only | --async-only | --parity-only | --algo-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
 //!
@@ -23,6 +23,7 @@
 //! arguments, then runs the chosen group's sections, one module each, in the
 //! table's order; the device is opened by the first section that measures.
 
+mod algo;
 mod alloc;
 mod awaited;
 mod copies;
@@ -89,32 +90,65 @@ struct Args {
 #[group(multiple = false)]
 struct Only {
     /// Just the fill rows (element sizes, views, pitched)
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     fill_only: bool,
     /// Just the typed-launch row
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     launch_only: bool,
     /// Just the host-cost rows: 4 KiB fills, the typed launch, the graph rows, allocation
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     host_only: bool,
     /// Just the peer-copy rows (for a multi-GPU machine)
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     peer_only: bool,
     /// Just the DeviceVec rows
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     devvec_only: bool,
     /// Just the host-copy and pinned-cache rows
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     copies_only: bool,
     /// Just the graph rows
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     graph_only: bool,
     /// Just the rows of awaited work (Completion against cuStreamSynchronize and raw callbacks)
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     async_only: bool,
     /// Just the parity rows: the Rust kernels of examples/parity-kernels against their CUDA C++ twins (built with nvcc) and CUB
-    #[arg(long, help_heading = "One group only (default: all but parity)")]
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
     parity_only: bool,
+    /// Just the algo rows: cuda_mem::algo's reductions and scans against CUB and Thrust (built with nvcc)
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
+    algo_only: bool,
 }
 
 /// The rows a run measures.
@@ -130,6 +164,7 @@ enum Group {
     Graph,
     Async,
     Parity,
+    Algo,
 }
 
 impl Args {
@@ -145,6 +180,7 @@ impl Args {
             (o.graph_only, Group::Graph),
             (o.async_only, Group::Async),
             (o.parity_only, Group::Parity),
+            (o.algo_only, Group::Algo),
         ]
         .into_iter()
         .find_map(|(set, group)| set.then_some(group))
@@ -268,6 +304,10 @@ fn main() {
         Group::Parity => {
             let (b, ctx) = s.open();
             parity::rows(b, ctx);
+        }
+        Group::Algo => {
+            let (b, ctx) = s.open();
+            algo::rows(b, ctx, args.quick);
         }
         Group::Launch => {
             let (b, ctx) = s.open();

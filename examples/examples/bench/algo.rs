@@ -1,0 +1,198 @@
+//! The `algo` rows: `cuda_mem::algo` against CUB and Thrust (built with
+//! nvcc from `parity-kernels/cuda/algo.cu`, in the same run) at 2^20, 2^24
+//! and 2^28 elements: the sum of `u32`, the max of `f32`, the exclusive sum
+//! of `u32` and the inclusive sum of `f32`. Each side's result is checked
+//! against the host before it is timed. GPU time by events on the bench's
+//! stream, median of the repetitions, the sides alternating: ours includes
+//! its stream-ordered temporaries (and the scan's zeroed tile states); CUB
+//! is given its temporary storage up front, so its time is the algorithm
+//! alone; Thrust allocates its own, as a Thrust call does.
+
+use std::sync::Arc;
+
+use cuda_mem::device::ops::{Max, Sum};
+use cuda_mem::prelude::*;
+use cuda_mem::{algo, CudaContext, DeviceBuffer};
+
+use crate::cxx::AlgoLib;
+use crate::harness::Bench;
+
+/// What a row runs: `algo.cu`'s number, its name, and whether it is a scan
+/// (an output of `n` elements) or a reduction (one).
+const ALGORITHMS: [(i32, &str, bool); 4] = [
+    (0, "sum u32", false),
+    (1, "max f32", false),
+    (2, "exclusive sum u32", true),
+    (3, "inclusive sum f32", true),
+];
+
+/// SplitMix64: the data of each size, from the run's seed.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Whether `got` (an output of `algorithm`) is right for the input: exact
+/// for the `u32` rows and the max, within the bound of any summation order
+/// for the `f32` sums.
+fn check(algorithm: i32, side: &str, input_u: &[u32], input_f: &[f32], got: &[u8]) {
+    let what = format!("algo {} ({side})", ALGORITHMS[algorithm as usize].1);
+    let as_u32 = |i: usize| u32::from_ne_bytes(got[4 * i..4 * i + 4].try_into().unwrap());
+    let as_f32 = |i: usize| f32::from_bits(as_u32(i));
+    match algorithm {
+        0 => {
+            let want = input_u.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+            assert_eq!(as_u32(0), want, "{what}");
+        }
+        1 => {
+            let want = input_f.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(as_f32(0), want, "{what}");
+        }
+        2 => {
+            let mut acc = 0u32;
+            for (i, &x) in input_u.iter().enumerate() {
+                assert_eq!(as_u32(i), acc, "{what}: element {i}");
+                acc = acc.wrapping_add(x);
+            }
+        }
+        _ => {
+            let (mut exact, mut magnitude) = (0f64, 0f64);
+            for (i, &x) in input_f.iter().enumerate() {
+                exact += f64::from(x);
+                magnitude += f64::from(x.abs());
+                let bound = (i + 1) as f64 * f64::from(f32::EPSILON) * magnitude + 1e-30;
+                let g = f64::from(as_f32(i));
+                assert!(
+                    (g - exact).abs() <= bound,
+                    "{what}: element {i} is {g}, want {exact}"
+                );
+            }
+        }
+    }
+}
+
+pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
+    let lib = match AlgoLib::build(ctx) {
+        Ok(lib) => lib,
+        Err(why) => {
+            println!("algo: CUB and Thrust rows skipped: {why}");
+            return;
+        }
+    };
+    println!("algo: CUB and Thrust built with {} (-O3)", lib.version);
+    let mut seed = std::env::var("CUDA_MEM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_a160);
+    println!("algo: data seed {seed} (CUDA_MEM_SEED)");
+    let s = b.stream.clone();
+    let logs: &[u32] = if quick { &[20, 24] } else { &[20, 24, 28] };
+    for &log in logs {
+        let n = 1usize << log;
+        let input_u: Vec<u32> = (0..n).map(|_| next(&mut seed) as u32).collect();
+        let input_f: Vec<f32> = (0..n)
+            .map(|_| ((next(&mut seed) >> 40) as f32 / (1u32 << 24) as f32) * 2.0 - 1.0)
+            .collect();
+        let xu = DeviceBuffer::from_slice(ctx, &input_u).unwrap();
+        let xf = DeviceBuffer::from_slice(ctx, &input_f).unwrap();
+        let mut out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+        let (xu_addr, xf_addr) = (xu.as_device_ptr().addr(), xf.as_device_ptr().addr());
+        for (which, name, scan) in ALGORITHMS {
+            let input_addr = if which == 1 || which == 3 {
+                xf_addr
+            } else {
+                xu_addr
+            };
+            let out_len = if scan { n } else { 1 };
+            let ours = |out: &mut DeviceBuffer<u32>| {
+                let mut out = out.slice_mut(..out_len).unwrap();
+                match which {
+                    0 => algo::reduce_into(&xu, Sum, &mut out, &s).unwrap(),
+                    1 => algo::reduce_into(&xf, Max, &mut out.cast_mut::<f32>().unwrap(), &s)
+                        .unwrap(),
+                    2 => algo::exclusive_scan(&xu, &mut out, Sum, &s).unwrap(),
+                    _ => algo::inclusive_scan(&xf, &mut out.cast_mut::<f32>().unwrap(), Sum, &s)
+                        .unwrap(),
+                }
+            };
+            // SAFETY: the size query of `algo.cu`.
+            let bytes = unsafe { (lib.temp_bytes)(which, n as i32) };
+            let temp = DeviceBuffer::<u8>::zeroed(ctx, bytes.max(1)).unwrap();
+            let temp_addr = temp.as_device_ptr().addr();
+            let out_addr = out.as_device_ptr().addr();
+            let cub = || {
+                // SAFETY: CUB's algorithm over the live input into the live
+                // output (`out_len` elements), with temporary storage of the
+                // size it asked for, on the bench's stream, which every use
+                // of these buffers is on.
+                let status = unsafe {
+                    (lib.cub)(
+                        which,
+                        temp_addr as *mut _,
+                        bytes,
+                        input_addr as *const _,
+                        out_addr as *mut _,
+                        n as i32,
+                        s.cu_stream(),
+                    )
+                };
+                assert_eq!(status, 0, "CUB algorithm {which}");
+            };
+            let thrust = || {
+                // SAFETY: Thrust's algorithm over the live input into the
+                // live output, on the bench's stream, as for CUB.
+                let status = unsafe {
+                    (lib.thrust)(
+                        which,
+                        input_addr as *const _,
+                        out_addr as *mut _,
+                        n as i32,
+                        s.cu_stream(),
+                    )
+                };
+                assert_eq!(status, 0, "Thrust algorithm {which}");
+            };
+            let result = |out: &DeviceBuffer<u32>| -> Vec<u8> {
+                ctx.synchronize().unwrap();
+                cuda_mem::bytes_of_slice(&out.slice(..out_len).unwrap().to_vec().unwrap()).to_vec()
+            };
+            for (side, run) in [("ours", 0), ("CUB", 1), ("Thrust", 2)] {
+                out.memset(0xa5).unwrap();
+                ctx.synchronize().unwrap();
+                match run {
+                    0 => ours(&mut out),
+                    1 => cub(),
+                    _ => thrust(),
+                }
+                check(which, side, &input_u, &input_f, &result(&out));
+            }
+            ctx.synchronize().unwrap();
+            let (ours_cub, cub_ms) = b.gpu_pair_ms(|| ours(&mut out), cub);
+            let (ours_thrust, thrust_ms) = b.gpu_pair_ms(|| ours(&mut out), thrust);
+            let us = |ms: f64| ms * 1e3;
+            b.push(
+                "algo",
+                format!("{name} 2^{log}"),
+                "µs",
+                us(ours_cub),
+                us(cub_ms),
+                "CUB",
+                false,
+                None,
+            );
+            b.push(
+                "algo",
+                format!("{name} 2^{log} (Thrust)"),
+                "µs",
+                us(ours_thrust),
+                us(thrust_ms),
+                "Thrust",
+                false,
+                None,
+            );
+        }
+    }
+}
