@@ -18,6 +18,8 @@
 //! model treats as undefined does not count as an uninitialised read
 //! (initcheck); the model still treats it as undefined.
 
+use cuda_mem::algo;
+use cuda_mem::device::ops::Sum;
 use cuda_mem::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -210,6 +212,21 @@ fn with_mut<T: DeviceCopy, R>(
             by_kind!(buf, x => f(x.slice_mut(a..b)?), _p => unreachable!("a range of a pitched buffer"))
         }
         (_, t) => unreachable!("{t:?} is not a view"),
+    }
+}
+
+/// A mutable view of `t`, the whole of a 1D buffer included (what
+/// `cuda_mem::algo` writes: contiguous elements).
+fn with_contiguous_mut<T: DeviceCopy, R>(
+    buf: &mut AnyBuf<T>,
+    t: Target,
+    f: impl FnOnce(ViewMut<'_, T>) -> Result<R>,
+) -> Result<R> {
+    match t {
+        Target::Whole => {
+            by_kind!(buf, x => f(x.slice_mut(..)?), _p => unreachable!("a whole pitched buffer"))
+        }
+        t => with_mut(buf, t, f),
     }
 }
 
@@ -644,6 +661,63 @@ impl Gpu {
                     _ => unreachable!("shrinking a buffer that is not a DeviceVec"),
                 })
             }
+            Op::Scan {
+                dst,
+                dst_target,
+                src,
+                src_target,
+                inclusive,
+                stream,
+            } => {
+                let s = env.stream(stream);
+                if dst == src {
+                    let Some(Slot::U32(b)) = slots[dst].as_mut() else {
+                        unreachable!("a scan of a slot that is not u32")
+                    };
+                    return with_contiguous_mut(b, dst_target, |mut v| {
+                        if inclusive {
+                            algo::inclusive_scan_in_place(&mut v, Sum, s)
+                        } else {
+                            algo::exclusive_scan_in_place(&mut v, Sum, s)
+                        }
+                    });
+                }
+                let from = slots[src].take().expect("valid op");
+                let r = match (slots[dst].as_mut(), &from) {
+                    (Some(Slot::U32(d)), Slot::U32(x)) => with_ref(x, src_target, |sv| {
+                        with_contiguous_mut(d, dst_target, |mut dv| {
+                            if inclusive {
+                                algo::inclusive_scan(&sv, &mut dv, Sum, s)
+                            } else {
+                                algo::exclusive_scan(&sv, &mut dv, Sum, s)
+                            }
+                        })
+                    }),
+                    _ => unreachable!("a scan between slots that are not u32"),
+                };
+                slots[src] = Some(from);
+                r
+            }
+            Op::Reduce {
+                src,
+                src_target,
+                dst,
+                at,
+                stream,
+            } => {
+                let s = env.stream(stream);
+                let from = slots[src].take().expect("valid op");
+                let r = match (slots[dst].as_mut(), &from) {
+                    (Some(Slot::U32(d)), Slot::U32(x)) => with_ref(x, src_target, |sv| {
+                        with_mut(d, Target::Range(at, at + 1), |mut dv| {
+                            algo::reduce_into(&sv, Sum, &mut dv, s)
+                        })
+                    }),
+                    _ => unreachable!("a reduction between slots that are not u32"),
+                };
+                slots[src] = Some(from);
+                r
+            }
             Op::Check { .. } | Op::SyncAll => unreachable!("the runner reads and syncs itself"),
         }
     }
@@ -866,6 +940,8 @@ fn generated_sequences_are_deterministic_and_cover_every_operation() {
         "advise",
         "grow",
         "shrink",
+        "algo scan",
+        "algo reduce_into",
         "check",
         "sync all",
     ] {
@@ -932,6 +1008,29 @@ fn generated_sequences_are_deterministic_and_cover_every_operation() {
         "fills on the default stream and both streams"
     );
     assert_eq!(ways.len(), 7, "every read way: {ways:?}");
+    // The algorithms in place and between buffers, on rows of pitched
+    // buffers too, inclusive and exclusive.
+    let scans = |f: &dyn Fn(&Op) -> bool| a.iter().filter(|op| f(op)).count();
+    assert!(scans(&|op| matches!(*op, Op::Scan { dst, src, .. } if dst == src)) > 0);
+    assert!(scans(&|op| matches!(*op, Op::Scan { dst, src, .. } if dst != src)) > 0);
+    assert!(
+        scans(&|op| matches!(
+            *op,
+            Op::Scan {
+                src_target: Target::Row(..),
+                ..
+            }
+        )) > 0
+    );
+    assert!(
+        scans(&|op| matches!(
+            *op,
+            Op::Scan {
+                inclusive: false,
+                ..
+            }
+        )) > 0
+    );
 }
 
 #[test]

@@ -240,7 +240,8 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
                 fit: rng.below(2) == 0,
             }
         }
-        77..=95 => {
+        77..=80 => algo(rng, model, &live, &STREAMS)?,
+        81..=95 => {
             let slot = pick(rng, &live)?;
             let t = target(rng, &shape(slot));
             Op::Check {
@@ -252,6 +253,82 @@ fn propose(rng: &mut Rng, model: &Model) -> Option<Op> {
         _ => Op::SyncAll,
     };
     Some(op)
+}
+
+/// A random contiguous target of a `u32` buffer for `cuda_mem::algo`: a
+/// 1D target, or part of one row of a pitched buffer.
+fn algo_target(rng: &mut Rng, shape: &Shape) -> Option<Target> {
+    if shape.pitched() {
+        if shape.height == 0 {
+            return None;
+        }
+        let a = rng.below(shape.width + 1);
+        let b = a + rng.below(shape.width - a + 1);
+        return Some(Target::Row(rng.below(shape.height), a, b));
+    }
+    Some(target(rng, shape))
+}
+
+/// A random `cuda_mem::algo` operation on live `u32` slots: a scan (into
+/// another buffer or in place) or a reduction into one element.
+fn algo(rng: &mut Rng, model: &Model, live: &[usize], streams: &[Strm]) -> Option<Op> {
+    let shape = |s: usize| model.shape(s).expect("live slot");
+    let words: Vec<usize> = live
+        .iter()
+        .copied()
+        .filter(|&s| shape(s).elem == Elem::U32)
+        .collect();
+    let src = pick(rng, &words)?;
+    let src_target = algo_target(rng, &shape(src))?;
+    let stream = pick_stream(rng, streams);
+    let others: Vec<usize> = words.iter().copied().filter(|&s| s != src).collect();
+    if rng.below(3) == 0 {
+        let dst = pick(
+            rng,
+            &others
+                .into_iter()
+                .filter(|&s| !shape(s).pitched() && shape(s).len() > 0)
+                .collect::<Vec<_>>(),
+        )?;
+        return Some(Op::Reduce {
+            src,
+            src_target,
+            dst,
+            at: rng.below(shape(dst).len()),
+            stream,
+        });
+    }
+    let inclusive = rng.below(2) == 0;
+    if rng.below(3) == 0 {
+        return Some(Op::Scan {
+            dst: src,
+            dst_target: src_target,
+            src,
+            src_target,
+            inclusive,
+            stream,
+        });
+    }
+    let n = shape(src).count(src_target);
+    let dst = pick(rng, &others)?;
+    let dst_target = if shape(dst).pitched() {
+        let d = shape(dst);
+        if d.height == 0 || d.width < n {
+            return None;
+        }
+        let o = rng.below(d.width - n + 1);
+        Target::Row(rng.below(d.height), o, o + n)
+    } else {
+        target_of_len(rng, &shape(dst), n, false)?
+    };
+    Some(Op::Scan {
+        dst,
+        dst_target,
+        src,
+        src_target,
+        inclusive,
+        stream,
+    })
 }
 
 /// A random `Copy` between two live slots of one element type, on one of `streams`.
@@ -459,6 +536,7 @@ fn propose_view(
                 data: rng.next_u64(),
             }
         }
+        72..=75 if elem == Elem::U32 => algo(rng, model, &VIEW_SLOTS, &VIEW_STREAMS)?,
         72..=98 => {
             let slot = if rng.below(5) == 0 {
                 2 + rng.below(2)

@@ -2,7 +2,7 @@
 //! an operation is valid in a state, its effect, and the comparison of what a
 //! backend read ([`Read`]) with the model.
 
-use super::ops::{data_bytes, fill_value, Init, Kind, Op, Shape, Target, SLOTS};
+use super::ops::{data_bytes, fill_value, Elem, Init, Kind, Op, Shape, Target, SLOTS};
 
 /// One buffer of the model.
 #[derive(Clone, Debug)]
@@ -123,6 +123,46 @@ impl Model {
             Op::Shrink { slot, len, .. } => {
                 shape(slot).is_some_and(|s| s.kind == Kind::Vec && len <= s.width)
             }
+            Op::Scan {
+                dst,
+                dst_target,
+                src,
+                src_target,
+                ..
+            } => {
+                let (Some(d), Some(s)) = (shape(dst), shape(src)) else {
+                    return false;
+                };
+                let (Some((da, db)), Some((sa, sb))) =
+                    (d.elements(dst_target), s.elements(src_target))
+                else {
+                    return false;
+                };
+                d.elem == Elem::U32
+                    && s.elem == Elem::U32
+                    && contiguous(&d, dst_target)
+                    && contiguous(&s, src_target)
+                    && db - da == sb - sa
+                    && (dst != src || dst_target == src_target)
+            }
+            Op::Reduce {
+                src,
+                src_target,
+                dst,
+                at,
+                ..
+            } => {
+                let (Some(d), Some(s)) = (shape(dst), shape(src)) else {
+                    return false;
+                };
+                d.elem == Elem::U32
+                    && s.elem == Elem::U32
+                    && dst != src
+                    && !d.pitched()
+                    && at < d.len()
+                    && s.elements(src_target).is_some()
+                    && contiguous(&s, src_target)
+            }
             Op::Check { slot, target, way } => shape(slot).is_some_and(|s| {
                 s.elements(target).is_some() && s.read_ways(target == Target::Whole).contains(&way)
             }),
@@ -219,7 +259,69 @@ impl Model {
                 b.known.truncate(bytes);
                 b.shape.width = len;
             }
+            Op::Scan {
+                dst,
+                dst_target,
+                src,
+                src_target,
+                inclusive,
+                ..
+            } => {
+                let (values, known) = self.words(src, src_target);
+                // Output `i` is defined when every input it combines is.
+                let mut acc = 0u32;
+                let mut all_known = true;
+                let mut out = Vec::with_capacity(values.len());
+                let mut out_known = Vec::with_capacity(values.len());
+                for (&x, &k) in values.iter().zip(&known) {
+                    let before = (acc, all_known);
+                    acc = acc.wrapping_add(x);
+                    all_known &= k;
+                    let (v, k) = if inclusive { (acc, all_known) } else { before };
+                    out.push(v);
+                    out_known.push(k);
+                }
+                self.set_words(dst, dst_target, &out, &out_known);
+            }
+            Op::Reduce {
+                src,
+                src_target,
+                dst,
+                at,
+                ..
+            } => {
+                let (values, known) = self.words(src, src_target);
+                let total = values.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+                let known = known.iter().all(|&k| k);
+                self.set_words(dst, Target::Range(at, at + 1), &[total], &[known]);
+            }
             Op::Prefetch { .. } | Op::Advise { .. } | Op::Check { .. } | Op::SyncAll => {}
+        }
+    }
+
+    /// The `u32`s of `target` of `slot`, and whether each is defined.
+    fn words(&self, slot: usize, target: Target) -> (Vec<u32>, Vec<bool>) {
+        let b = self.slots[slot].as_ref().expect("valid op");
+        let (x, y) = b.shape.span(target).expect("valid op");
+        let values = b.bytes[x..y]
+            .chunks_exact(4)
+            .map(|w| u32::from_ne_bytes(w.try_into().expect("4 bytes")))
+            .collect();
+        let known = b.known[x..y]
+            .chunks_exact(4)
+            .map(|k| k.iter().all(|&k| k))
+            .collect();
+        (values, known)
+    }
+
+    /// Writes `values` (defined as `known` says) to `target` of `slot`.
+    fn set_words(&mut self, slot: usize, target: Target, values: &[u32], known: &[bool]) {
+        let b = self.slots[slot].as_mut().expect("valid op");
+        let (x, _) = b.shape.span(target).expect("valid op");
+        for (i, (v, &k)) in values.iter().zip(known).enumerate() {
+            let at = x + 4 * i;
+            b.bytes[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+            b.known[at..at + 4].fill(k);
         }
     }
 
@@ -288,6 +390,13 @@ impl Model {
         }
         Ok(known.iter().filter(|&&k| k).count() as u64)
     }
+}
+
+/// Whether `target` of a buffer of `shape` is one contiguous run of
+/// elements, as `cuda_mem::algo` needs: any 1D target, or (part of) one row
+/// of a pitched buffer.
+fn contiguous(shape: &Shape, target: Target) -> bool {
+    !shape.pitched() || matches!(target, Target::Row(..))
 }
 
 /// What a backend read.

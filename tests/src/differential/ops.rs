@@ -304,6 +304,39 @@ pub enum Op {
         /// Also `shrink_to_fit`.
         fit: bool,
     },
+    /// `cuda_mem::algo::inclusive_scan` / `exclusive_scan` with `Sum` of
+    /// `src_target` of the `u32` slot `src` into `dst_target` of `dst` (the
+    /// same slot and target: the `_in_place` forms), on `stream`. Targets
+    /// are contiguous: 1D ones, or one row of a pitched buffer.
+    Scan {
+        /// Destination slot.
+        dst: usize,
+        /// Destination elements (as many as the source's).
+        dst_target: Target,
+        /// Source slot.
+        src: usize,
+        /// Source elements.
+        src_target: Target,
+        /// Inclusive, else exclusive.
+        inclusive: bool,
+        /// Stream.
+        stream: Strm,
+    },
+    /// `cuda_mem::algo::reduce_into` with `Sum` of `src_target` of the
+    /// `u32` slot `src` into element `at` of the 1D `u32` slot `dst`
+    /// (another buffer), on `stream`.
+    Reduce {
+        /// Source slot.
+        src: usize,
+        /// Source elements.
+        src_target: Target,
+        /// Destination slot.
+        dst: usize,
+        /// The destination element.
+        at: usize,
+        /// Stream.
+        stream: Strm,
+    },
     /// Reads `target` back and compares it with the model.
     Check {
         /// Slot.
@@ -335,6 +368,8 @@ impl Op {
             Op::Advise { .. } => "advise",
             Op::Grow { .. } => "grow",
             Op::Shrink { .. } => "shrink",
+            Op::Scan { .. } => "algo scan",
+            Op::Reduce { .. } => "algo reduce_into",
             Op::Check { .. } => "check",
             Op::SyncAll => "sync all",
         }
@@ -350,6 +385,8 @@ impl Op {
             | Op::UploadAsync { stream, .. }
             | Op::DownloadAsync { stream, .. }
             | Op::Copy { stream, .. }
+            | Op::Scan { stream, .. }
+            | Op::Reduce { stream, .. }
             | Op::Prefetch { stream, .. } => Some(stream),
             _ => None,
         }
@@ -361,6 +398,12 @@ impl Op {
             Op::UploadAsync { src, .. } => Some((src, Target::Whole)),
             Op::DownloadAsync { src, target, .. } => Some((src, target)),
             Op::Copy {
+                src, src_target, ..
+            }
+            | Op::Scan {
+                src, src_target, ..
+            }
+            | Op::Reduce {
                 src, src_target, ..
             } => Some((src, src_target)),
             _ => None,
@@ -381,7 +424,11 @@ impl Op {
             Op::DownloadAsync { dst, .. } => Some((dst, Target::Whole)),
             Op::Copy {
                 dst, dst_target, ..
+            }
+            | Op::Scan {
+                dst, dst_target, ..
             } => Some((dst, dst_target)),
+            Op::Reduce { dst, at, .. } => Some((dst, Target::Range(at, at + 1))),
             _ => None,
         }
     }
