@@ -287,7 +287,7 @@ fn algo(rng: &mut Rng, model: &Model, live: &[usize], streams: &[Strm]) -> Optio
             rng,
             &others
                 .into_iter()
-                .filter(|&s| !shape(s).pitched() && shape(s).len() > 0)
+                .filter(|&s| !shape(s).pitched() && !shape(s).is_empty())
                 .collect::<Vec<_>>(),
         )?;
         return Some(Op::Reduce {
