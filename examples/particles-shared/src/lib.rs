@@ -9,7 +9,10 @@
 //! - [`reduce::Sample`] and the kernel [`reduce::reduce_samples`] (example
 //!   `reduce`);
 //! - [`jacobi::relax`] and the kernel [`jacobi::jacobi_sweep`] (example
-//!   `graph`).
+//!   `graph`);
+//! - [`heaviest::Heaviest`], its operator and the kernel
+//!   [`heaviest::heaviest_particle`] (example `heaviest`: the device std's
+//!   device-wide blocks on a user's own type).
 //!
 //! The kernels are safe fns (`#[kernel]`): each thread writes only its own
 //! elements (`grid_stride_mut`), reads through `DeviceSlice`s and updates
@@ -41,6 +44,7 @@
 use cuda_mem::device::DeviceSliceMut;
 use cuda_mem::{kernel, DeviceCopy};
 
+pub mod heaviest;
 pub mod jacobi;
 pub mod reduce;
 

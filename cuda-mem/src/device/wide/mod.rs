@@ -6,7 +6,8 @@
 //!
 //! - [`reduce_tiles`]: a block's share of a two-pass reduction (grid-stride
 //!   over tiles, coalesced loads, many in flight), mapped from each element
-//!   and its index (a count, an arg-min).
+//!   and its index (a count, an arg-min); [`reduce_slice`], the same over a
+//!   kernel's `DeviceSlice` parameter, safe.
 //! - [`scan_tile`]: one tile of a single-pass scan, decoupled look-back
 //!   (Merrill & Garland, 2016) through a [`TileStatus`].
 //! - [`TileStatus`]: the per-tile aggregates and inclusive prefixes that
@@ -21,7 +22,7 @@ mod reduce;
 mod scan;
 
 pub use lookback::TileStatus;
-pub use reduce::reduce_tiles;
+pub use reduce::{reduce_slice, reduce_tiles};
 pub use scan::{scan_tile, ScanKind, ScanScratch};
 
 /// The number of threads of the warps of a block of `BLOCK` threads:

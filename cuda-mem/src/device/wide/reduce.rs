@@ -4,6 +4,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::block;
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
+use crate::device::slice::DeviceSlice;
 use crate::device::thread::{block_rank, block_thread_rank, grid_blocks};
 
 /// `op` over `map(i, input[i])` for the elements of this block's tiles,
@@ -88,6 +89,45 @@ where
         }
     }
     block::reduce::<U, BLOCK>(acc, |a, b| op.apply(a, b), scratch)
+}
+
+/// [`reduce_tiles`] over a kernel's read-only slice parameter: safe, since
+/// a [`DeviceSlice`] is readable by every thread and nothing writes it
+/// while the kernel runs. The same calling rules (every thread of the
+/// block calls it, `BLOCK` is the launch's block size, `scratch` holds
+/// `BLOCK / 32` values).
+///
+/// ```
+/// use cuda_mem::device::ops::Max;
+/// use cuda_mem::device::wide::reduce_slice;
+/// use cuda_mem::device::DeviceSlice;
+/// let data = [3.5f32, -1.0, 9.25, 2.0];
+/// // A kernel parameter on the device; here, the host model's.
+/// // SAFETY: `data` outlives the slice and nothing writes it meanwhile.
+/// let input = unsafe { DeviceSlice::from_raw_parts(data.as_ptr(), data.len()) };
+/// let scratch = cuda_mem::shared_array![f32; 1];
+/// let top = reduce_slice::<f32, f32, _, 1, 16>(&input, |_, x| x, Max, scratch.as_slice());
+/// assert_eq!(top, 9.25);
+/// ```
+#[inline(always)]
+pub fn reduce_slice<T, U, O, const BLOCK: usize, const ITEMS: usize>(
+    input: &DeviceSlice<'_, T>,
+    map: impl Fn(usize, T) -> U,
+    op: O,
+    scratch: SharedSlice<'_, U>,
+) -> U
+where
+    T: DeviceCopy,
+    U: DeviceCopy,
+    O: Operator<U>,
+{
+    let elements = input.as_slice();
+    // SAFETY: a `DeviceSlice` parameter's elements are readable by every
+    // thread, and the host side holds a shared borrow of the memory for the
+    // kernel's run, so nothing writes them meanwhile.
+    unsafe {
+        reduce_tiles::<T, U, O, BLOCK, ITEMS>(elements.as_ptr(), elements.len(), map, op, scratch)
+    }
 }
 
 #[cfg(test)]
