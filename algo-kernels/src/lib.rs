@@ -25,17 +25,27 @@
 //! - `cuda_mem_scan_<op>_<T>(input, output, len, inclusive, init, state)`:
 //!   one block per tile; `state` is a zeroed tile counter (16 bytes) and
 //!   the look-back's `TileStatus`.
+//! - `cuda_mem_select_flagged_<T>(input, flags, len, output, selected,
+//!   state)`, `cuda_mem_unique_<T>(input, len, output, selected, state)`
+//!   and `cuda_mem_rle_heads_<T>(input, len, starts, runs, state)`: one
+//!   block per tile of a stream compaction (`select_tile`, the same
+//!   `state`), the last tile writing the count; then
+//!   `cuda_mem_rle_gather_<T>(input, len, starts, runs, values, counts)`
+//!   turns the runs' starts into their values and lengths.
 //!
 //! Blocks have 256 threads; a thread takes 64 bytes of a tile (16 elements
-//! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions.
+//! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions
+//! and the compactions.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
-    use cuda_mem::device::wide::{reduce_tiles, scan_tile, ScanKind, ScanScratch, TileStatus};
-    use cuda_mem::device::{block_rank, block_thread_rank, DeviceAtomic, SharedArray};
+    use cuda_mem::device::wide::{
+        reduce_tiles, scan_tile, select_tile, ScanKind, ScanScratch, SelectScratch, TileStatus,
+    };
+    use cuda_mem::device::{block_rank, block_thread_rank, grid_stride, DeviceAtomic, SharedArray};
 
     /// Threads per block, in every kernel (the host launches this many).
     const BLOCK: usize = 256;
@@ -224,6 +234,126 @@ mod device {
                 }
             }
         };
+        (@select $t:ty, $items:expr, $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident) => {
+            /// One tile of `select_flagged`: the elements whose flag is not
+            /// 0, in order, and (the last tile) how many.
+            ///
+            /// # Safety
+            /// As `select_tile`'s: `input` and `flags` hold `len` elements,
+            /// `output` room for them, `selected` for a `u64`; `state` is
+            /// zeroed, this launch's (`COUNTER_BYTES` plus the tiles'
+            /// `TileStatus`); one block per tile.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $select_flagged(
+                input: *const $t,
+                flags: *const u8,
+                len: u64,
+                output: *mut $t,
+                selected: *mut u64,
+                state: *mut u8,
+            ) {
+                let (counts, ticket) = (partials_u32(), ticket());
+                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
+                let len = len as usize;
+                let tiles = len.div_ceil(BLOCK * $items).max(1);
+                // SAFETY: the caller's contract; `i < len` in `keep`.
+                unsafe {
+                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
+                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
+                    select_tile::<$t, $t, BLOCK, { $items }>(
+                        input, len, |i, _| flags.add(i).read() != 0, |_, x| x,
+                        output, selected, status, counter, scratch,
+                    );
+                }
+            }
+
+            /// One tile of `unique`: the first element of each run of
+            /// equal (`==`) elements, in order, and (the last tile) how many.
+            ///
+            /// # Safety
+            /// As for `select_flagged`, without flags.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $unique(
+                input: *const $t,
+                len: u64,
+                output: *mut $t,
+                selected: *mut u64,
+                state: *mut u8,
+            ) {
+                let (counts, ticket) = (partials_u32(), ticket());
+                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
+                let len = len as usize;
+                let tiles = len.div_ceil(BLOCK * $items).max(1);
+                // SAFETY: the caller's contract; `0 < i < len` for the
+                // element before.
+                unsafe {
+                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
+                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
+                    select_tile::<$t, $t, BLOCK, { $items }>(
+                        input, len, |i, x| i == 0 || x != input.add(i - 1).read(), |_, x| x,
+                        output, selected, status, counter, scratch,
+                    );
+                }
+            }
+
+            /// One tile of a run-length encoding's first pass: the index of
+            /// the first element of each run (as `unique`), and (the last
+            /// tile) how many runs.
+            ///
+            /// # Safety
+            /// As for `unique`, with `starts` room for `len` `u32`s.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $rle_heads(
+                input: *const $t,
+                len: u64,
+                starts: *mut u32,
+                runs: *mut u64,
+                state: *mut u8,
+            ) {
+                let (counts, ticket) = (partials_u32(), ticket());
+                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
+                let len = len as usize;
+                let tiles = len.div_ceil(BLOCK * $items).max(1);
+                // SAFETY: as for `unique`.
+                unsafe {
+                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
+                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
+                    select_tile::<$t, u32, BLOCK, { $items }>(
+                        input, len, |i, x| i == 0 || x != input.add(i - 1).read(), |i, _| i as u32,
+                        starts, runs, status, counter, scratch,
+                    );
+                }
+            }
+
+            /// A run-length encoding's second pass: for each run `k` of
+            /// `*runs`, its value `input[starts[k]]` and its length (to the
+            /// next start, or to `len`). Any grid (a grid-stride loop).
+            ///
+            /// # Safety
+            /// `starts` holds `*runs` ascending indices below `len` (the
+            /// first pass's), `input` `len` elements; `values` and `counts`
+            /// have room for `*runs` elements, this launch's alone.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $rle_gather(
+                input: *const $t,
+                len: u64,
+                starts: *const u32,
+                runs: *const u64,
+                values: *mut $t,
+                counts: *mut u32,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let m = runs.read() as usize;
+                    for k in grid_stride(m) {
+                        let start = starts.add(k).read();
+                        let end = if k + 1 < m { starts.add(k + 1).read() } else { len as u32 };
+                        values.add(k).write(input.add(start as usize).read());
+                        counts.add(k).write(end - start);
+                    }
+                }
+            }
+        };
         (@scan $t:ty, $items:expr, $exchange:expr, $exchange_len:expr, $partials:ident, $name:ident, $op:ident) => {
             /// One tile of a scan with `$op`, per block.
             ///
@@ -266,8 +396,11 @@ mod device {
             reduce: $sum:ident, $min:ident, $max:ident,
             count: $count:ident,
             arg: $argmin:ident, $argmax:ident, $argmin_final:ident, $argmax_final:ident,
-            scan: $scan_sum:ident, $scan_min:ident, $scan_max:ident
+            scan: $scan_sum:ident, $scan_min:ident, $scan_max:ident,
+            select: $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident
         ) => {
+            // 8 per thread whatever the size, as the arg reductions.
+            kernels!(@select $t, ITEMS8, $select_flagged, $unique, $rle_heads, $rle_gather);
             kernels!(@reduce $t, $items, $partials, $sum, Sum);
             kernels!(@reduce $t, $items, $partials, $min, Min);
             kernels!(@reduce $t, $items, $partials, $max, Max);
@@ -302,30 +435,36 @@ mod device {
         reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32,
         count: cuda_mem_count_i32,
         arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32, cuda_mem_argmin_final_i32, cuda_mem_argmax_final_i32,
-        scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32);
+        scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32,
+        select: cuda_mem_select_flagged_i32, cuda_mem_unique_i32, cuda_mem_rle_heads_i32, cuda_mem_rle_gather_i32);
     kernels!(u32, ITEMS4, exchange_u32, EXCHANGE4, partials_u32,
         reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32,
         count: cuda_mem_count_u32,
         arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32, cuda_mem_argmin_final_u32, cuda_mem_argmax_final_u32,
-        scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32);
+        scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32,
+        select: cuda_mem_select_flagged_u32, cuda_mem_unique_u32, cuda_mem_rle_heads_u32, cuda_mem_rle_gather_u32);
     kernels!(i64, ITEMS8, exchange_i64, EXCHANGE8, partials_i64,
         reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64,
         count: cuda_mem_count_i64,
         arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64, cuda_mem_argmin_final_i64, cuda_mem_argmax_final_i64,
-        scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64);
+        scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64,
+        select: cuda_mem_select_flagged_i64, cuda_mem_unique_i64, cuda_mem_rle_heads_i64, cuda_mem_rle_gather_i64);
     kernels!(u64, ITEMS8, exchange_u64, EXCHANGE8, partials_u64,
         reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64,
         count: cuda_mem_count_u64,
         arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64, cuda_mem_argmin_final_u64, cuda_mem_argmax_final_u64,
-        scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64);
+        scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64,
+        select: cuda_mem_select_flagged_u64, cuda_mem_unique_u64, cuda_mem_rle_heads_u64, cuda_mem_rle_gather_u64);
     kernels!(f32, ITEMS4, exchange_f32, EXCHANGE4, partials_f32,
         reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32,
         count: cuda_mem_count_f32,
         arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32, cuda_mem_argmin_final_f32, cuda_mem_argmax_final_f32,
-        scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32);
+        scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32,
+        select: cuda_mem_select_flagged_f32, cuda_mem_unique_f32, cuda_mem_rle_heads_f32, cuda_mem_rle_gather_f32);
     kernels!(f64, ITEMS8, exchange_f64, EXCHANGE8, partials_f64,
         reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64,
         count: cuda_mem_count_f64,
         arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,
-        scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64);
+        scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64,
+        select: cuda_mem_select_flagged_f64, cuda_mem_unique_f64, cuda_mem_rle_heads_f64, cuda_mem_rle_gather_f64);
 }

@@ -347,6 +347,111 @@ fn check_scans<T: Elem>(
     }
 }
 
+/// `select_flagged`, `unique` and `run_length_encode` of `data` (a view
+/// one element into its buffer) against the host, into poisoned outputs
+/// whose elements past the count must stay poisoned; and the `_into`
+/// forms' counts.
+fn check_compactions<T: Elem>(
+    ctx: &Arc<cuda_mem::CudaContext>,
+    stream: &Arc<CudaStream>,
+    data: &[T],
+    rng: &mut Rng,
+) where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    let n = data.len();
+    let what = format!("{} x {n}", T::NAME);
+    let padded: Vec<T> = std::iter::once(T::default())
+        .chain(data.iter().copied())
+        .collect();
+    let buf = DeviceBuffer::from_slice(ctx, &padded).unwrap();
+    let input = buf.slice(1..).unwrap();
+    let flags: Vec<u8> = (0..n).map(|_| [0u8, 1, 0, 255][rng.below(4)]).collect();
+    let flag_buf = DeviceBuffer::from_slice(ctx, &flags).unwrap();
+    let poison = T::random(rng, false);
+    let same_bits = |got: &[T], want: &[T]| {
+        got.len() == want.len() && got.iter().zip(want).all(|(a, b)| a.bits() == b.bits())
+    };
+
+    // select_flagged
+    let want: Vec<T> = data
+        .iter()
+        .zip(&flags)
+        .filter(|(_, &f)| f != 0)
+        .map(|(&x, _)| x)
+        .collect();
+    let mut out = DeviceBuffer::from_slice(ctx, &vec![poison; n]).unwrap();
+    let got_n = algo::select_flagged(&input, &flag_buf, &mut out, stream).unwrap();
+    let got = out.to_vec().unwrap();
+    assert_eq!(got_n, want.len(), "select_flagged count of {what}");
+    assert!(same_bits(&got[..got_n], &want), "select_flagged of {what}");
+    assert!(
+        got[got_n..].iter().all(|x| x.bits() == poison.bits()),
+        "select_flagged wrote past its count ({what})"
+    );
+    let mut count = DeviceBuffer::<u64>::from_slice(ctx, &[u64::MAX]).unwrap();
+    algo::select_flagged_into(&input, &flag_buf, &mut out, &mut count, stream).unwrap();
+    assert_eq!(
+        count.to_vec().unwrap(),
+        [want.len() as u64],
+        "select_flagged_into count of {what}"
+    );
+
+    // unique and run_length_encode (`==`: NaN equals nothing).
+    let mut heads = Vec::new();
+    let mut lengths = Vec::new();
+    for (i, &x) in data.iter().enumerate() {
+        if i == 0 || x != data[i - 1] {
+            heads.push(x);
+            lengths.push(1u32);
+        } else {
+            *lengths.last_mut().unwrap() += 1;
+        }
+    }
+    let mut out = DeviceBuffer::from_slice(ctx, &vec![poison; n]).unwrap();
+    let got_n = algo::unique(&input, &mut out, stream).unwrap();
+    let got = out.to_vec().unwrap();
+    assert_eq!(got_n, heads.len(), "unique count of {what}");
+    assert!(same_bits(&got[..got_n], &heads), "unique of {what}");
+    assert!(
+        got[got_n..].iter().all(|x| x.bits() == poison.bits()),
+        "unique wrote past its count ({what})"
+    );
+    algo::unique_into(&input, &mut out, &mut count, stream).unwrap();
+    assert_eq!(
+        count.to_vec().unwrap(),
+        [heads.len() as u64],
+        "unique_into count of {what}"
+    );
+
+    let mut values = DeviceBuffer::from_slice(ctx, &vec![poison; n]).unwrap();
+    let mut lens = DeviceBuffer::from_slice(ctx, &vec![u32::MAX; n]).unwrap();
+    let runs = algo::run_length_encode(&input, &mut values, &mut lens, stream).unwrap();
+    let (got_values, got_lens) = (values.to_vec().unwrap(), lens.to_vec().unwrap());
+    assert_eq!(runs, heads.len(), "run_length_encode runs of {what}");
+    assert!(
+        same_bits(&got_values[..runs], &heads),
+        "run_length_encode values of {what}"
+    );
+    assert_eq!(
+        got_lens[..runs],
+        lengths[..],
+        "run_length_encode lengths of {what}"
+    );
+    assert!(
+        got_lens[runs..].iter().all(|&l| l == u32::MAX),
+        "run_length_encode wrote past its runs ({what})"
+    );
+    algo::run_length_encode_into(&input, &mut values, &mut lens, &mut count, stream).unwrap();
+    assert_eq!(
+        count.to_vec().unwrap(),
+        [heads.len() as u64],
+        "run_length_encode_into runs of {what}"
+    );
+}
+
 fn every_size<T: Elem>()
 where
     Sum: BuiltinOp<T>,
@@ -361,6 +466,7 @@ where
         let data: Vec<T> = (0..n).map(|_| T::random(&mut rng, ties)).collect();
         check_reductions(&ctx, &stream, &data);
         check_scans(&ctx, &stream, &data, &mut rng);
+        check_compactions(&ctx, &stream, &data, &mut rng);
     }
 }
 
@@ -464,6 +570,8 @@ fn floats_order_nan_and_signed_zeros() {
                 check_scans(&ctx, &stream, &data, &mut rng);
                 check_scans(&ctx, &stream, &wide, &mut rng);
             }
+            check_compactions(&ctx, &stream, &data, &mut rng);
+            check_compactions(&ctx, &stream, &wide, &mut rng);
         }
     }
 }
@@ -563,6 +671,53 @@ fn inside_a_graph() {
     }
 }
 
+/// A compaction recorded into a graph (`unique_into`: the count stays on
+/// the device) and replayed with new inputs; the waiting form is refused
+/// inside the capture, which goes on.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn compactions_inside_a_graph() {
+    let mut rng = Rng::from_env("algo_graph_compaction");
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let n = 1 + rng.below(100_000);
+    let mut input = DeviceBuffer::<i32>::zeroed(&ctx, n).unwrap();
+    let mut out = DeviceBuffer::<i32>::zeroed(&ctx, n).unwrap();
+    let mut count = DeviceBuffer::<u64>::zeroed(&ctx, 1).unwrap();
+    let mut graph = Graph::capture(
+        &s,
+        (&mut input, &mut out, &mut count),
+        |s, (input, mut out, mut count)| {
+            let refused = algo::unique(&input, &mut out, s);
+            assert!(
+                matches!(refused, Err(Error::UnsupportedStream(m)) if m.contains("_into")),
+                "{refused:?}"
+            );
+            algo::unique_into(&input, &mut out, &mut count, s)
+        },
+    )
+    .unwrap();
+    for round in 0..3 {
+        let data: Vec<i32> = (0..n).map(|_| (rng.next_u64() % 3) as i32).collect();
+        let (mut input, _, _) = graph.buffers();
+        input.copy_from_host(&data).unwrap();
+        graph.launch(&s).unwrap();
+        let mut want = data.clone();
+        want.dedup();
+        let (_, out, count) = graph.buffers();
+        assert_eq!(
+            count.to_vec().unwrap(),
+            [want.len() as u64],
+            "round {round}"
+        );
+        assert_eq!(
+            out.to_vec().unwrap()[..want.len()],
+            want[..],
+            "round {round}"
+        );
+    }
+}
+
 /// What the algorithms refuse, and why.
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -614,4 +769,34 @@ fn refusals_say_what_to_do() {
     assert_eq!(algo::min(&empty).unwrap(), None);
     assert_eq!(algo::max_index(&empty).unwrap(), None);
     assert_eq!(algo::count(&empty, 1.0).unwrap(), 0);
+    // Compactions: outputs shorter than the input, flags of another length.
+    let flags = DeviceBuffer::<u8>::zeroed(&ctx, 4).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed(&ctx, 5).unwrap();
+    let e = expect_err(
+        algo::select_flagged(&x, &flags, &mut out, &s),
+        &["length"],
+        "four flags for five elements",
+    );
+    assert_eq!(
+        e,
+        Error::LengthMismatch {
+            expected: 5,
+            actual: 4
+        }
+    );
+    let mut short = DeviceBuffer::<u32>::zeroed(&ctx, 4).unwrap();
+    expect_err(
+        algo::unique(&x, &mut short, &s),
+        &["length"],
+        "a short output",
+    );
+    let mut lengths = DeviceBuffer::<u32>::zeroed(&ctx, 3).unwrap();
+    expect_err(
+        algo::run_length_encode(&x, &mut out, &mut lengths, &s),
+        &["length"],
+        "short lengths",
+    );
+    let empty_u = DeviceBuffer::<u32>::zeroed(&ctx, 0).unwrap();
+    let mut none = DeviceBuffer::<u32>::zeroed(&ctx, 0).unwrap();
+    assert_eq!(algo::unique(&empty_u, &mut none, &s).unwrap(), 0);
 }

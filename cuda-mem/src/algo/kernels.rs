@@ -66,6 +66,10 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
             "scan_sum",
             "scan_min",
             "scan_max",
+            "select_flagged",
+            "unique",
+            "rle_heads",
+            "rle_gather",
         ]
         .into_iter()
         .map(move |k| format!("cuda_mem_{k}_{t}"))
@@ -152,6 +156,23 @@ pub(super) unsafe fn launch(
     .op("cuLaunchKernel (cuda-mem algorithm)")
 }
 
+/// The bytes before the look-back state in a scan's or compaction's
+/// temporary: the tile counter (`algo-kernels/`'s `COUNTER_BYTES`).
+const COUNTER_BYTES: usize = 16;
+
+/// The zeroed state of a single-pass kernel over `tiles` tiles whose
+/// look-back carries `T`s: the tile counter, then the `TileStatus`.
+pub(super) fn lookback_state<'s, T: crate::copy::device_copy::DeviceCopy>(
+    state: &'s ContextState,
+    stream: &'s CudaStream,
+    tiles: usize,
+) -> Result<Temporary<'s>> {
+    let bytes = COUNTER_BYTES + crate::device::wide::TileStatus::<T>::bytes(tiles);
+    let temporary = Temporary::new(state, stream, bytes)?;
+    temporary.zero(bytes)?;
+    Ok(temporary)
+}
+
 /// A temporary of the stream-ordered pool: allocated on `stream`, freed
 /// on it when dropped (after the work queued meanwhile). Inside a graph
 /// capture both are memory nodes of the graph.
@@ -223,6 +244,13 @@ impl Drop for Temporary<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookback_states_hold_the_counter_and_every_tile() {
+        use crate::device::wide::TileStatus;
+        assert_eq!(COUNTER_BYTES + TileStatus::<u32>::bytes(3), 16 + 24);
+        assert_eq!(COUNTER_BYTES + TileStatus::<f64>::bytes(3), 16 + 16 + 48);
+    }
 
     /// Every kernel the host launches can be cut out of the shipped PTX,
     /// with the module's declarations and no other entry.

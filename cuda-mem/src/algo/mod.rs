@@ -1,11 +1,12 @@
 //! `algo/`: device-wide algorithms on typed buffers, one call each:
 //! reductions ([`sum`], [`min`], [`max`], [`reduce`], [`count`],
-//! [`min_index`], [`max_index`]) and single-pass scans
-//! ([`inclusive_scan`], [`exclusive_scan`], in place or not), on every
+//! [`min_index`], [`max_index`]), single-pass scans ([`inclusive_scan`],
+//! [`exclusive_scan`], in place or not) and compactions
+//! ([`select_flagged`], [`unique`], [`run_length_encode`]), on every
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
-//! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`),
-//! the types and operators they are shipped for (`element`), and the
-//! loading and launching of their kernels with their temporaries
+//! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
+//! `select`), the types and operators they are shipped for (`element`),
+//! and the loading and launching of their kernels with their temporaries
 //! (`kernels`).
 //!
 //! May use: `buffers/`, `engine/`, `memory/`, `context`, `order/`,
@@ -27,6 +28,8 @@
 //!   [`count_into`], [`min_index_into`]) or a new one
 //!   ([`reduce_to_buffer`]), where kernels and later calls use it without
 //!   a trip to the host. Scans write into a buffer you give, or in place.
+//!   Compactions write into buffers you give and return their count
+//!   (waiting for it), or keep it on the device (`_into`).
 //! - **Exact semantics.** Integer sums wrap; float [`Min`] / [`Max`] are
 //!   IEEE `minimum` / `maximum` (a NaN wins, `-0.0 < +0.0`), so a result
 //!   does not depend on how the work was split; float sums are combined
@@ -61,6 +64,7 @@ mod element;
 mod kernels;
 mod reduce;
 mod scan;
+mod select;
 
 pub use element::{BuiltinOp, Numeric};
 pub use kernels::{kernel_names, kernel_ptx, kernels_ptx};
@@ -69,3 +73,7 @@ pub use reduce::{
     reduce_into, reduce_to_buffer, sum,
 };
 pub use scan::{exclusive_scan, exclusive_scan_in_place, inclusive_scan, inclusive_scan_in_place};
+pub use select::{
+    run_length_encode, run_length_encode_into, select_flagged, select_flagged_into, unique,
+    unique_into,
+};

@@ -9,20 +9,11 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{kernel, launch, Temporary, BLOCK};
+use crate::algo::kernels::{kernel, launch, lookback_state, BLOCK};
 use crate::algo::reduce::{contiguous, items};
 use crate::buffers::ops::{Memory, MemoryMut};
-use crate::device::wide::TileStatus;
 use crate::engine::Elems;
 use crate::error::{Error, Result};
-
-/// The bytes of a scan's state before the tile status: the tile counter.
-const COUNTER_BYTES: usize = 16;
-
-/// The bytes of the zeroed state of a scan over `tiles` tiles of `T`s.
-fn state_bytes<T: Numeric>(tiles: usize) -> usize {
-    COUNTER_BYTES + TileStatus::<T>::bytes(tiles)
-}
 
 /// Queues the scan of `len` elements from `input` into `output` (the same
 /// address for in place).
@@ -51,9 +42,7 @@ unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
             "a scan of more than 2^32 tiles (2^44 elements of 4 bytes); scan it in parts",
         )
     })?;
-    let bytes = state_bytes::<T>(tiles);
-    let scratch = Temporary::new(state, stream, bytes)?;
-    scratch.zero(bytes)?;
+    let scratch = lookback_state::<T>(state, stream, tiles)?;
     let mut init = if inclusive {
         op.identity()
     } else {
@@ -215,15 +204,4 @@ pub fn exclusive_scan_in_place<T: Numeric, O: BuiltinOp<T>>(
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     scan_in_place(data, op, false, stream)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_state_holds_the_counter_and_every_tile() {
-        assert_eq!(state_bytes::<u32>(3), 16 + 24);
-        assert_eq!(state_bytes::<f64>(3), 16 + 16 + 48);
-    }
 }

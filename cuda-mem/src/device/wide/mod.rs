@@ -10,6 +10,9 @@
 //!   kernel's `DeviceSlice` parameter, safe.
 //! - [`scan_tile`]: one tile of a single-pass scan, decoupled look-back
 //!   (Merrill & Garland, 2016) through a [`TileStatus`].
+//! - [`select_tile`]: one tile of a single-pass stream compaction (the
+//!   elements that pass a test, in order: `select_flagged`, `unique`, the
+//!   runs of run-length encoding), the same look-back over the counts.
 //! - [`TileStatus`]: the per-tile aggregates and inclusive prefixes that
 //!   the tiles publish and look back on.
 //!
@@ -20,10 +23,12 @@
 mod lookback;
 mod reduce;
 mod scan;
+mod select;
 
 pub use lookback::TileStatus;
 pub use reduce::{reduce_slice, reduce_tiles};
 pub use scan::{scan_tile, ScanKind, ScanScratch};
+pub use select::{select_tile, SelectScratch};
 
 /// The number of threads of the warps of a block of `BLOCK` threads:
 /// 32, or `BLOCK` when it is less (the host model). Checked at compile
