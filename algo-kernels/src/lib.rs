@@ -33,6 +33,12 @@
 //!   `cuda_mem_rle_gather_<T>(input, len, starts, runs, values, counts)`
 //!   turns the runs' starts into their values and lengths.
 //!
+//! - `cuda_mem_radix_counts_<K>` and `cuda_mem_radix_scatter_<K>` for
+//!   `K` of `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a pass of a stable LSD
+//!   radix sort (`radix_counts`, `radix_scatter`; the host sums the counts
+//!   with `cuda_mem_scan_sum_u32` between them), and `cuda_mem_gather_bytes`
+//!   (`sort_pairs`' values by their keys' final indices).
+//!
 //! Blocks have 256 threads; a thread takes 64 bytes of a tile (16 elements
 //! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions
 //! and the compactions.
@@ -43,7 +49,8 @@
 mod device {
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
     use cuda_mem::device::wide::{
-        reduce_tiles, scan_tile, select_tile, ScanKind, ScanScratch, SelectScratch, TileStatus,
+        radix_counts, radix_scatter, reduce_tiles, scan_tile, select_tile, RadixScratch, ScanKind,
+        ScanScratch, SelectScratch, TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{block_rank, block_thread_rank, grid_stride, DeviceAtomic, SharedArray};
 
@@ -171,6 +178,138 @@ mod device {
         exchange_f32: f32, EXCHANGE4;
         exchange_f64: f64, EXCHANGE8;
         ticket: u32, 1;
+        radix_shared: u32, RADIX_SHARED;
+    }
+
+    /// Elements per thread of a radix sort pass's tile.
+    const RADIX_ITEMS: usize = 8;
+    /// A radix pass's shared memory: the warps' digit counts, the block's
+    /// next places, the tile's counts and the keys' ranks.
+    const RADIX_SHARED: usize = (BLOCK / 32 + 2) * RADIX_BINS + BLOCK * RADIX_ITEMS;
+
+    /// The kernels of a radix sort pass over keys of one type.
+    macro_rules! radix_kernels {
+        ($($t:ty, $counts:ident, $scatter:ident;)*) => {$(
+            /// A block's digit counts of one pass (`radix_counts`).
+            ///
+            /// # Safety
+            /// `input` holds `len` keys; `counts` `RADIX_BINS * blocks`
+            /// `u32`s; the grid has `blocks` blocks of `BLOCK` threads.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $counts(
+                input: *const $t,
+                len: u64,
+                shift: u32,
+                descending: u32,
+                counts: *mut u32,
+                blocks: u64,
+                per_block: u64,
+            ) {
+                let shared = radix_shared();
+                let flip = if descending != 0 { u64::MAX } else { 0 };
+                // SAFETY: the caller's contract.
+                unsafe {
+                    radix_counts::<$t, BLOCK>(
+                        input, len as usize, shift, flip, counts, blocks as usize,
+                        BLOCK * RADIX_ITEMS, per_block as usize, shared.as_slice(),
+                    );
+                }
+            }
+
+            /// A block's stable scatter of one pass (`radix_scatter`).
+            ///
+            /// # Safety
+            /// As `radix_scatter`'s: `offsets` the exclusive sum of the
+            /// pass's counts; outputs of `len` elements overlapping no
+            /// input; `values_in` / `values_out` may be null.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $scatter(
+                keys_in: *const $t,
+                keys_out: *mut $t,
+                values_in: *const u32,
+                values_out: *mut u32,
+                len: u64,
+                shift: u32,
+                descending: u32,
+                offsets: *const u32,
+                blocks: u64,
+                per_block: u64,
+            ) {
+                let shared = radix_shared();
+                let all = shared.as_slice();
+                let Some((warp_counts, rest)) = all.split_at((BLOCK / 32) * RADIX_BINS) else {
+                    return;
+                };
+                let Some((next, rest)) = rest.split_at(RADIX_BINS) else {
+                    return;
+                };
+                let Some((tile_counts, ranks)) = rest.split_at(RADIX_BINS) else {
+                    return;
+                };
+                let scratch = RadixScratch { warp_counts, next, tile_counts, ranks };
+                let flip = if descending != 0 { u64::MAX } else { 0 };
+                // SAFETY: the caller's contract.
+                unsafe {
+                    radix_scatter::<$t, BLOCK, RADIX_ITEMS>(
+                        keys_in, keys_out, values_in, values_out, len as usize, shift, flip,
+                        offsets, blocks as usize, per_block as usize, scratch,
+                    );
+                }
+            }
+        )*};
+    }
+    radix_kernels! {
+        u8, cuda_mem_radix_counts_u8, cuda_mem_radix_scatter_u8;
+        i8, cuda_mem_radix_counts_i8, cuda_mem_radix_scatter_i8;
+        u16, cuda_mem_radix_counts_u16, cuda_mem_radix_scatter_u16;
+        i16, cuda_mem_radix_counts_i16, cuda_mem_radix_scatter_i16;
+        u32, cuda_mem_radix_counts_u32, cuda_mem_radix_scatter_u32;
+        i32, cuda_mem_radix_counts_i32, cuda_mem_radix_scatter_i32;
+        u64, cuda_mem_radix_counts_u64, cuda_mem_radix_scatter_u64;
+        i64, cuda_mem_radix_counts_i64, cuda_mem_radix_scatter_i64;
+        f32, cuda_mem_radix_counts_f32, cuda_mem_radix_scatter_f32;
+        f64, cuda_mem_radix_counts_f64, cuda_mem_radix_scatter_f64;
+    }
+
+    /// `dst[i] = src[indices[i]]` for `len` elements of `size` bytes
+    /// (`sort_pairs`' values, any type): whole 4-byte words when `size` is a
+    /// multiple of 4 and the buffers are 4-aligned, else bytes. Any grid.
+    ///
+    /// # Safety
+    /// `indices` holds `len` indices below `len`; `src` and `dst` hold
+    /// `len` elements of `size` bytes, `dst` this launch's alone and
+    /// overlapping nothing else.
+    #[no_mangle]
+    pub unsafe extern "ptx-kernel" fn cuda_mem_gather_bytes(
+        src: *const u8,
+        indices: *const u32,
+        dst: *mut u8,
+        len: u64,
+        size: u64,
+    ) {
+        let size = size as usize;
+        let words = size % 4 == 0 && (src as usize) % 4 == 0 && (dst as usize) % 4 == 0;
+        // SAFETY: the caller's contract: in bounds for every `i < len`.
+        unsafe {
+            for i in grid_stride(len as usize) {
+                let from = indices.add(i).read() as usize * size;
+                let to = i * size;
+                if words {
+                    let mut w = 0;
+                    while w < size / 4 {
+                        let word = src.add(from + 4 * w).cast::<u32>().read();
+                        dst.add(to + 4 * w).cast::<u32>().write(word);
+                        w += 1;
+                    }
+                } else {
+                    let mut b = 0;
+                    while b < size {
+                        dst.add(to + b).write(src.add(from + b).read());
+                        b += 1;
+                    }
+                }
+            }
+        }
     }
 
     /// The kernels of one element type.

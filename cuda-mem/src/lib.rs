@@ -229,12 +229,14 @@
 //!
 //! # Device-wide algorithms
 //!
-//! [`algo`] reduces and scans any buffer or view in one call:
-//! [`algo::sum`], [`algo::min`], [`algo::max`], [`algo::count`],
+//! [`algo`] reduces, scans, compacts and sorts any buffer or view in one
+//! call: [`algo::sum`], [`algo::min`], [`algo::max`], [`algo::count`],
 //! [`algo::min_index`] / [`algo::max_index`] (each waits for its value, or
-//! keeps it on the device: [`algo::reduce_into`] and friends), and the
+//! keeps it on the device: [`algo::reduce_into`] and friends), the
 //! single-pass [`algo::inclusive_scan`] / [`algo::exclusive_scan`], for
-//! `i32`, `u32`, `i64`, `u64`, `f32` and `f64`. A call is one operation on
+//! `i32`, `u32`, `i64`, `u64`, `f32` and `f64`; [`algo::select_flagged`],
+//! [`algo::unique`], [`algo::run_length_encode`]; and the radix sorts
+//! [`algo::sort`] and [`algo::sort_pairs`] (stable; values of any type). A call is one operation on
 //! its buffers, ordered like a copy; its temporaries come from the
 //! stream-ordered pool (graph memory nodes inside [`Graph::capture`]).
 //! Why it is sound: the kernels touch only the buffers the call borrows

@@ -4,7 +4,9 @@
 //! outputs and in place) of every shipped type, on random data of odd
 //! sizes (0, 1, 31, tile sizes ± 1, 2^k ± 1, 10^7 + 7), on every buffer
 //! kind and on unaligned views, on many streams at once, inside a graph;
-//! and the NaN and signed-zero order of the float operators. The host
+//! the NaN and signed-zero order of the float operators; compactions
+//! (`select_flagged`, `unique`, `run_length_encode`); and sorts of every
+//! key type, ascending and descending, keys alone and stable pairs. The host
 //! references fold with the same `cuda_mem::device::ops` operators (whose
 //! float definitions are unit-tested against `total_cmp`), so integer and
 //! `f64` results (the `f64` data are multiples of 1/8: every sum is exact)
@@ -799,4 +801,201 @@ fn refusals_say_what_to_do() {
     let empty_u = DeviceBuffer::<u32>::zeroed(&ctx, 0).unwrap();
     let mut none = DeviceBuffer::<u32>::zeroed(&ctx, 0).unwrap();
     assert_eq!(algo::unique(&empty_u, &mut none, &s).unwrap(), 0);
+}
+
+/// What the sort tests need of a key type.
+trait Key: algo::SortKey + std::fmt::Debug + Send + Sync + 'static {
+    /// A random key; with `ties`, from a small set.
+    fn random_key(rng: &mut Rng, ties: bool) -> Self;
+    /// The sort's order (floats: `total_cmp`).
+    fn order(a: &Self, b: &Self) -> std::cmp::Ordering;
+    fn key_bits(self) -> u64;
+}
+
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn random_key(rng: &mut Rng, ties: bool) -> Self {
+                if ties { (rng.next_u64() % 13) as $t } else { rng.value() }
+            }
+            fn order(a: &Self, b: &Self) -> std::cmp::Ordering { a.cmp(b) }
+            fn key_bits(self) -> u64 { self as u64 }
+        }
+    )*};
+}
+int_key!(u8, i8, u16, i16, u32, i32, u64, i64);
+
+macro_rules! float_key {
+    ($($t:ty, $bits:ty);*) => {$(
+        impl Key for $t {
+            fn random_key(rng: &mut Rng, ties: bool) -> Self {
+                match rng.below(if ties { 8 } else { 40 }) {
+                    0 => <$t>::NAN,
+                    1 => -<$t>::NAN,
+                    2 => 0.0,
+                    3 => -0.0,
+                    4 => <$t>::INFINITY,
+                    5 => <$t>::NEG_INFINITY,
+                    _ if ties => (rng.below(5) as $t) - 2.0,
+                    // Any bits: subnormals, NaNs with payloads, everything.
+                    _ => <$t>::from_bits(rng.value::<$bits>()),
+                }
+            }
+            fn order(a: &Self, b: &Self) -> std::cmp::Ordering { a.total_cmp(b) }
+            fn key_bits(self) -> u64 { self.to_bits() as u64 }
+        }
+    )*};
+}
+float_key!(f32, u32; f64, u64);
+
+/// Sorts `keys` (and their indices as values) on the GPU, in a view one
+/// element into a poisoned buffer, and compares with the host's stable
+/// sort: keys bit for bit, values in the stable order, the poison intact.
+fn check_sort<K: Key>(
+    ctx: &Arc<cuda_mem::CudaContext>,
+    stream: &Arc<CudaStream>,
+    keys: &[K],
+    rng: &mut Rng,
+) {
+    use algo::SortOrder;
+    let n = keys.len();
+    let poison = K::random_key(rng, false);
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let what = format!("{} x {n} {order:?}", K::NAME);
+        let mut want: Vec<(K, u32)> = keys.iter().copied().zip(0..).collect();
+        match order {
+            SortOrder::Ascending => want.sort_by(|a, b| K::order(&a.0, &b.0)),
+            SortOrder::Descending => want.sort_by(|a, b| K::order(&b.0, &a.0)),
+        }
+        let bits = |v: &[K]| v.iter().map(|&k| k.key_bits()).collect::<Vec<_>>();
+        let want_keys: Vec<K> = want.iter().map(|p| p.0).collect();
+
+        // Keys alone, in a view.
+        let mut host = vec![poison; n + 2];
+        host[1..=n].copy_from_slice(keys);
+        let mut buf = DeviceBuffer::from_slice(ctx, &host).unwrap();
+        algo::sort(&mut buf.slice_mut(1..=n).unwrap(), order, stream).unwrap();
+        let got = buf.to_vec().unwrap();
+        assert_eq!(bits(&got[1..=n]), bits(&want_keys), "sort of {what}");
+        assert_eq!(
+            bits(&[got[0], got[n + 1]]),
+            bits(&[poison, poison]),
+            "sort of {what} wrote outside"
+        );
+
+        // Pairs: the indices, and a 12-byte value, each stable.
+        let mut k = DeviceBuffer::from_slice(ctx, keys).unwrap();
+        let mut v = DeviceBuffer::from_slice(ctx, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+        algo::sort_pairs(&mut k, &mut v, order, stream).unwrap();
+        assert_eq!(
+            bits(&k.to_vec().unwrap()),
+            bits(&want_keys),
+            "sort_pairs keys of {what}"
+        );
+        let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
+        assert_eq!(
+            v.to_vec().unwrap(),
+            want_values,
+            "sort_pairs values (stability) of {what}"
+        );
+        let wide: Vec<[u32; 3]> = (0..n as u32).map(|i| [i, !i, i.rotate_left(7)]).collect();
+        let mut k = DeviceBuffer::from_slice(ctx, keys).unwrap();
+        let mut w = DeviceBuffer::from_slice(ctx, &wide).unwrap();
+        algo::sort_pairs(&mut k, &mut w, order, stream).unwrap();
+        let want_wide: Vec<[u32; 3]> = want.iter().map(|p| wide[p.1 as usize]).collect();
+        assert_eq!(
+            w.to_vec().unwrap(),
+            want_wide,
+            "sort_pairs of 12-byte values, {what}"
+        );
+    }
+}
+
+fn every_sort_size<K: Key>() {
+    let mut rng = Rng::from_env(&format!("algo_sort_{}", K::NAME));
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    for n in sizes(&mut rng) {
+        let ties = rng.below(2) == 0;
+        let keys: Vec<K> = (0..n).map(|_| K::random_key(&mut rng, ties)).collect();
+        check_sort(&ctx, &stream, &keys, &mut rng);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn sorts_of_8_and_16_bit_keys_match_the_host() {
+    every_sort_size::<u8>();
+    every_sort_size::<i8>();
+    every_sort_size::<u16>();
+    every_sort_size::<i16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn sorts_of_32_bit_keys_match_the_host() {
+    every_sort_size::<u32>();
+    every_sort_size::<i32>();
+    every_sort_size::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn sorts_of_64_bit_keys_match_the_host() {
+    every_sort_size::<u64>();
+    every_sort_size::<i64>();
+    every_sort_size::<f64>();
+}
+
+/// 10^7 + 7 keys and pairs: many blocks, many tiles per block.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn sorts_of_ten_million_and_seven() {
+    let mut rng = Rng::from_env("algo_sort_ten_million");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let keys: Vec<u32> = (0..10_000_007)
+        .map(|_| u32::random_key(&mut rng, false))
+        .collect();
+    check_sort(&ctx, &stream, &keys, &mut rng);
+    let keys: Vec<f32> = (0..10_000_007)
+        .map(|_| f32::random_key(&mut rng, true))
+        .collect();
+    check_sort(&ctx, &stream, &keys, &mut rng);
+}
+
+/// A sort and a stable sort of pairs recorded into a graph and replayed
+/// with new keys.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn sorts_inside_a_graph() {
+    let mut rng = Rng::from_env("algo_sort_graph");
+    let ctx = gpu();
+    let s = ctx.new_stream().unwrap();
+    let n = 1 + rng.below(100_000);
+    let mut keys = DeviceBuffer::<i64>::zeroed(&ctx, n).unwrap();
+    let mut values = DeviceBuffer::<u32>::zeroed(&ctx, n).unwrap();
+    let mut graph = Graph::capture(&s, (&mut keys, &mut values), |s, (mut keys, mut values)| {
+        algo::sort_pairs(&mut keys, &mut values, algo::SortOrder::Descending, s)
+    })
+    .unwrap();
+    for round in 0..3 {
+        let data: Vec<i64> = (0..n).map(|_| i64::random_key(&mut rng, true)).collect();
+        let (mut keys, mut values) = graph.buffers();
+        keys.copy_from_host(&data).unwrap();
+        values
+            .copy_from_host(&(0..n as u32).collect::<Vec<_>>())
+            .unwrap();
+        graph.launch(&s).unwrap();
+        let mut want: Vec<(i64, u32)> = data.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let (keys, values) = graph.buffers();
+        let got: Vec<(i64, u32)> = keys
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .zip(values.to_vec().unwrap())
+            .collect();
+        assert_eq!(got, want, "round {round}");
+    }
 }

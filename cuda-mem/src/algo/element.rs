@@ -5,6 +5,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::{Max, Min, Operator, Sum};
 
 pub(crate) mod sealed {
+    /// Implemented by the types and operators the kernels are shipped for.
     pub trait Sealed {}
 }
 

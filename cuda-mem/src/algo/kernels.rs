@@ -33,6 +33,10 @@ pub fn kernels_ptx() -> &'static str {
 
 /// The element type names of the kernels, in the order of [`kernel_names`].
 const TYPES: [&str; 6] = ["i32", "u32", "i64", "u64", "f32", "f64"];
+/// The key types of the radix sort's kernels.
+const RADIX_TYPES: [&str; 10] = [
+    "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64",
+];
 
 /// The PTX cuda-mem loads for the algorithm kernel `name` (one of
 /// [`kernel_names`]): the shipped file's header and declarations and that
@@ -53,7 +57,12 @@ pub fn kernel_ptx(name: &str) -> Option<String> {
 /// assert!(cuda_mem::algo::kernel_names().any(|k| k == "cuda_mem_argmin_final_u64"));
 /// ```
 pub fn kernel_names() -> impl Iterator<Item = String> {
-    TYPES.into_iter().flat_map(|t| {
+    let radix = RADIX_TYPES.into_iter().flat_map(|t| {
+        ["radix_counts", "radix_scatter"]
+            .into_iter()
+            .map(move |k| format!("cuda_mem_{k}_{t}"))
+    });
+    let per_type = TYPES.into_iter().flat_map(|t| {
         [
             "reduce_sum",
             "reduce_min",
@@ -73,7 +82,10 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         ]
         .into_iter()
         .map(move |k| format!("cuda_mem_{k}_{t}"))
-    })
+    });
+    per_type
+        .chain(radix)
+        .chain(std::iter::once("cuda_mem_gather_bytes".to_string()))
 }
 
 /// The PTX of one kernel of the shipped file: the header and the module's

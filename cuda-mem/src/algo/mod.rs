@@ -1,11 +1,13 @@
 //! `algo/`: device-wide algorithms on typed buffers, one call each:
 //! reductions ([`sum`], [`min`], [`max`], [`reduce`], [`count`],
 //! [`min_index`], [`max_index`]), single-pass scans ([`inclusive_scan`],
-//! [`exclusive_scan`], in place or not) and compactions
-//! ([`select_flagged`], [`unique`], [`run_length_encode`]), on every
+//! [`exclusive_scan`], in place or not), compactions ([`select_flagged`],
+//! [`unique`], [`run_length_encode`]) and radix sorts ([`sort`],
+//! [`sort_pairs`]: stable, values of any `DeviceCopy` type; keys of every
+//! integer type and `f32` / `f64`), on every
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
 //! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
-//! `select`), the types and operators they are shipped for (`element`),
+//! `select`, `sort`), the types and operators they are shipped for (`element`),
 //! and the loading and launching of their kernels with their temporaries
 //! (`kernels`).
 //!
@@ -65,6 +67,7 @@ mod kernels;
 mod reduce;
 mod scan;
 mod select;
+mod sort;
 
 pub use element::{BuiltinOp, Numeric};
 pub use kernels::{kernel_names, kernel_ptx, kernels_ptx};
@@ -77,3 +80,4 @@ pub use select::{
     run_length_encode, run_length_encode_into, select_flagged, select_flagged_into, unique,
     unique_into,
 };
+pub use sort::{sort, sort_pairs, SortKey, SortOrder};

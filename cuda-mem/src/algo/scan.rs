@@ -12,7 +12,7 @@ use crate::algo::element::{BuiltinOp, Numeric};
 use crate::algo::kernels::{kernel, launch, lookback_state, BLOCK};
 use crate::algo::reduce::{contiguous, items};
 use crate::buffers::ops::{Memory, MemoryMut};
-use crate::engine::Elems;
+use crate::context::ContextState;
 use crate::error::{Error, Result};
 
 /// Queues the scan of `len` elements from `input` into `output` (the same
@@ -20,21 +20,20 @@ use crate::error::{Error, Result};
 ///
 /// # Safety
 /// `input` and `output` hold `len` elements each of `state`'s context,
-/// ordered on `stream` (by the caller's `run` / `run_with`), and do not
-/// partially overlap.
-unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
-    elems: Elems<'_, T>,
+/// ordered on `stream` (by the caller's `run` / `run_with`, or a
+/// temporary of the caller's), and do not partially overlap.
+pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
+    state: &ContextState,
+    len: usize,
     input: u64,
     output: u64,
     inclusive: bool,
     op: O,
     stream: &CudaStream,
 ) -> Result<()> {
-    let len = elems.len();
     if len == 0 {
         return Ok(());
     }
-    let state = &elems.mem.state;
     let (kernel, _) = kernel(state, &format!("scan_{}", O::NAME), T::NAME)?;
     let tiles = len.div_ceil(BLOCK as usize * items(size_of::<T>()));
     let grid = u32::try_from(tiles).map_err(|_| {
@@ -94,7 +93,15 @@ fn scan_into<T: Numeric, O: BuiltinOp<T>>(
     // SAFETY: both ordered on `stream` by `run_with`; a `&` and a `&mut`
     // cannot overlap.
     elems.run_with(&out, stream, || unsafe {
-        enqueue_scan(elems, from, to, inclusive, op, stream)
+        enqueue_scan(
+            &elems.mem.state,
+            elems.len(),
+            from,
+            to,
+            inclusive,
+            op,
+            stream,
+        )
     })
 }
 
@@ -109,7 +116,7 @@ fn scan_in_place<T: Numeric, O: BuiltinOp<T>>(
     // SAFETY: ordered on `stream` by `run`; each tile reads its elements
     // before it writes them, and no other tile touches them.
     elems.run(stream, || unsafe {
-        enqueue_scan(elems, at, at, inclusive, op, stream)
+        enqueue_scan(&elems.mem.state, elems.len(), at, at, inclusive, op, stream)
     })
 }
 

@@ -226,6 +226,40 @@ pub fn ballot_in(mask: u32, predicate: bool) -> u32 {
     }
 }
 
+/// The lanes of the warp whose `value` equals the caller's, the caller
+/// included (`__match_any_sync(0xffffffff, value)`, PTX `match.any.sync`,
+/// sm_70 and up): the peers of a digit in a radix sort, of a key in a
+/// histogram. Every existing lane of the warp must call it.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::warp::match_any(7), 1); // a warp of one lane
+/// ```
+#[inline(always)]
+pub fn match_any(value: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let peers: u32;
+        let mask = FULL_MASK >> (WARP_SIZE - lanes_in_warp());
+        // SAFETY: the lanes of the mask are the warp's existing lanes, the
+        // caller among them; no memory access.
+        unsafe {
+            core::arch::asm!(
+                "match.any.sync.b32 {d}, {v}, {m};",
+                v = in(reg32) value,
+                m = in(reg32) mask,
+                d = out(reg32) peers,
+                options(nomem, nostack, preserves_flags)
+            );
+        }
+        peers
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = value;
+        1
+    }
+}
+
 /// Whether any lane of the warp passed `true` (`__any_sync`).
 ///
 /// ```

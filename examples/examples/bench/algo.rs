@@ -1,7 +1,8 @@
 //! The `algo` rows: `cuda_mem::algo` against CUB and Thrust (built with
 //! nvcc from `parity-kernels/cuda/algo.cu`, in the same run) at 2^20, 2^24
 //! and 2^28 elements: the sum of `u32`, the max of `f32`, the exclusive sum
-//! of `u32` and the inclusive sum of `f32`. Each side's result is checked
+//! of `u32`, the inclusive sum of `f32`, and the radix sorts of `u32` keys
+//! and of `(u32, u32)` pairs. Each side's result is checked
 //! against the host before it is timed. GPU time by events on the bench's
 //! stream, median of the repetitions, the sides alternating: ours includes
 //! its stream-ordered temporaries (and the scan's zeroed tile states); CUB
@@ -71,6 +72,151 @@ fn check(algorithm: i32, side: &str, input_u: &[u32], input_f: &[f32], got: &[u8
                 );
             }
         }
+    }
+}
+
+/// The sort rows at `2^log` keys: ours (in place) against CUB (from one
+/// buffer into another) and Thrust (in place), keys alone and pairs; each
+/// run starts from the same random keys (restored before the timed part).
+fn sorts(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &mut u64) {
+    let n = 1usize << log;
+    let keys: Vec<u32> = (0..n).map(|_| next(seed) as u32).collect();
+    let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+    want.sort_by_key(|p| p.0);
+    let s = b.stream.clone();
+    let pristine = DeviceBuffer::from_slice(ctx, &keys).unwrap();
+    let indices = DeviceBuffer::from_slice(ctx, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+    let mut k = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    let mut v = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    let k_out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    let v_out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    for pairs in [false, true] {
+        // SAFETY: the size query of `algo.cu`.
+        let bytes = unsafe { (lib.sort_temp_bytes)(i32::from(pairs), n as i32) };
+        let temp = DeviceBuffer::<u8>::zeroed(ctx, bytes.max(1)).unwrap();
+        let (temp_addr, k_addr, v_addr, ko_addr, vo_addr) = (
+            temp.as_device_ptr().addr(),
+            k.as_device_ptr().addr(),
+            v.as_device_ptr().addr(),
+            k_out.as_device_ptr().addr(),
+            v_out.as_device_ptr().addr(),
+        );
+        let values = |addr: u64| if pairs { addr } else { 0 };
+        let cub = || {
+            // SAFETY: CUB's radix sort from the live `k` (and `v`) into the
+            // live `k_out` (and `v_out`), with temporary storage of the size
+            // it asked for, on the bench's stream.
+            let status = unsafe {
+                (lib.cub_sort)(
+                    temp_addr as *mut _,
+                    bytes,
+                    k_addr as *const u32,
+                    ko_addr as *mut u32,
+                    values(v_addr) as *const u32,
+                    values(vo_addr) as *mut u32,
+                    n as i32,
+                    s.cu_stream(),
+                )
+            };
+            assert_eq!(status, 0, "CUB radix sort");
+        };
+        let thrust = || {
+            // SAFETY: Thrust's sort of the live `k` (and `v`) in place, on
+            // the bench's stream.
+            let status = unsafe {
+                (lib.thrust_sort)(
+                    k_addr as *mut u32,
+                    values(v_addr) as *mut u32,
+                    n as i32,
+                    s.cu_stream(),
+                )
+            };
+            assert_eq!(status, 0, "Thrust sort");
+        };
+        let restore = |k: &mut DeviceBuffer<u32>, v: &mut DeviceBuffer<u32>| {
+            k.copy_from_async(&pristine, &s).unwrap();
+            v.copy_from_async(&indices, &s).unwrap();
+        };
+        let check = |side: &str, keys: &DeviceBuffer<u32>, values: &DeviceBuffer<u32>| {
+            ctx.synchronize().unwrap();
+            let got_keys = keys.to_vec().unwrap();
+            assert!(
+                got_keys.iter().zip(&want).all(|(a, w)| *a == w.0),
+                "sort of u32 ({side})"
+            );
+            if pairs {
+                let got = values.to_vec().unwrap();
+                // CUB's and ours are stable; Thrust's sort_by_key is too.
+                assert!(
+                    got.iter().zip(&want).all(|(a, w)| *a == w.1),
+                    "sort pairs ({side})"
+                );
+            }
+        };
+        let ours = |k: &mut DeviceBuffer<u32>, v: &mut DeviceBuffer<u32>| {
+            if pairs {
+                algo::sort_pairs(k, v, algo::SortOrder::Ascending, &s).unwrap();
+            } else {
+                algo::sort(k, algo::SortOrder::Ascending, &s).unwrap();
+            }
+        };
+        restore(&mut k, &mut v);
+        ours(&mut k, &mut v);
+        check("ours", &k, &v);
+        restore(&mut k, &mut v);
+        ctx.synchronize().unwrap();
+        cub();
+        check("CUB", &k_out, &v_out);
+        restore(&mut k, &mut v);
+        ctx.synchronize().unwrap();
+        thrust();
+        check("Thrust", &k, &v);
+        // Medians of runs that each start from the random keys (the restore
+        // is queued before the start event, so it is not timed).
+        let time = |side: u8, k: &mut DeviceBuffer<u32>, v: &mut DeviceBuffer<u32>| {
+            let runs: Vec<f64> = (0..b.reps.max(3))
+                .map(|_| {
+                    restore(k, v);
+                    ctx.synchronize().unwrap();
+                    b.gpu_ms_once(|| match side {
+                        0 => ours(k, v),
+                        1 => cub(),
+                        _ => thrust(),
+                    })
+                })
+                .collect();
+            crate::harness::median(runs) * 1e3
+        };
+        let (ours_us, cub_us, thrust_us) = (
+            time(0, &mut k, &mut v),
+            time(1, &mut k, &mut v),
+            time(2, &mut k, &mut v),
+        );
+        let name = if pairs {
+            "sort (u32, u32) pairs"
+        } else {
+            "sort u32 keys"
+        };
+        b.push(
+            "algo",
+            format!("{name} 2^{log}"),
+            "µs",
+            ours_us,
+            cub_us,
+            "CUB",
+            false,
+            None,
+        );
+        b.push(
+            "algo",
+            format!("{name} 2^{log} (Thrust)"),
+            "µs",
+            ours_us,
+            thrust_us,
+            "Thrust",
+            false,
+            None,
+        );
     }
 }
 
@@ -194,5 +340,6 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
                 None,
             );
         }
+        sorts(b, ctx, &lib, log, &mut seed);
     }
 }

@@ -199,13 +199,33 @@ type AlgoThrust = unsafe extern "C" fn(
     cuda_mem::cudarc::driver::sys::CUstream,
 ) -> i32;
 
-/// CUB's and Thrust's sum and max reductions and exclusive and inclusive
-/// sums (`algo.cu`, whose header numbers them), for the `algo` rows.
+/// `int f(temp, bytes, keys_in, keys_out, values_in, values_out, n, stream)`.
+type AlgoCubSort = unsafe extern "C" fn(
+    *mut std::ffi::c_void,
+    usize,
+    *const u32,
+    *mut u32,
+    *const u32,
+    *mut u32,
+    i32,
+    cuda_mem::cudarc::driver::sys::CUstream,
+) -> i32;
+/// `int f(keys, values, n, stream)`.
+type AlgoThrustSort =
+    unsafe extern "C" fn(*mut u32, *mut u32, i32, cuda_mem::cudarc::driver::sys::CUstream) -> i32;
+
+/// CUB's and Thrust's sum and max reductions, exclusive and inclusive
+/// sums (`algo.cu`, whose header numbers them) and radix sorts, for the
+/// `algo` rows.
 pub struct AlgoLib {
     _library: libloading::Library,
     pub temp_bytes: AlgoTempBytes,
     pub cub: AlgoCub,
     pub thrust: AlgoThrust,
+    /// `size_t f(int pairs, int n)`.
+    pub sort_temp_bytes: AlgoTempBytes,
+    pub cub_sort: AlgoCubSort,
+    pub thrust_sort: AlgoThrustSort,
     /// `nvcc --version`'s last line.
     pub version: String,
 }
@@ -260,6 +280,15 @@ impl AlgoLib {
                 cub: *lib.get::<AlgoCub>(b"algo_cub").map_err(|e| e.to_string())?,
                 thrust: *lib
                     .get::<AlgoThrust>(b"algo_thrust")
+                    .map_err(|e| e.to_string())?,
+                sort_temp_bytes: *lib
+                    .get::<AlgoTempBytes>(b"algo_cub_sort_temp_bytes")
+                    .map_err(|e| e.to_string())?,
+                cub_sort: *lib
+                    .get::<AlgoCubSort>(b"algo_cub_sort")
+                    .map_err(|e| e.to_string())?,
+                thrust_sort: *lib
+                    .get::<AlgoThrustSort>(b"algo_thrust_sort")
                     .map_err(|e| e.to_string())?,
                 _library: lib,
                 version,

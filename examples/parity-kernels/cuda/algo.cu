@@ -6,6 +6,10 @@
 //   1: max of f32            (cub::DeviceReduce::Max,        thrust::reduce, thrust::maximum)
 //   2: exclusive sum of u32  (cub::DeviceScan::ExclusiveSum, thrust::exclusive_scan)
 //   3: inclusive sum of f32  (cub::DeviceScan::InclusiveSum, thrust::inclusive_scan)
+// and the radix sorts of u32 keys and of (u32, u32) pairs, ascending
+// (`algo_cub_sort` / `algo_thrust_sort`: cub::DeviceRadixSort::SortKeys /
+// SortPairs from one buffer into another, thrust::sort / sort_by_key in
+// place; `values` null: keys alone).
 // CUB takes its temporary storage from the caller (size it with
 // `algo_cub_temp_bytes` first), so the timed call is the algorithm alone;
 // Thrust allocates its own, as a Thrust user's call does. The reductions
@@ -18,6 +22,7 @@
 #include <thrust/functional.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
+#include <thrust/sort.h>
 
 #include <cfloat>
 
@@ -74,4 +79,34 @@ extern "C" int algo_thrust(int which, const void* in, void* out, int n, cudaStre
     default:
         return (int)cudaErrorInvalidValue;
     }
+}
+
+extern "C" size_t algo_cub_sort_temp_bytes(int pairs, int n) {
+    size_t bytes = 0;
+    if (pairs) {
+        cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const unsigned*)nullptr, (unsigned*)nullptr,
+                                        (const unsigned*)nullptr, (unsigned*)nullptr, n);
+    } else {
+        cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const unsigned*)nullptr, (unsigned*)nullptr, n);
+    }
+    return bytes;
+}
+
+extern "C" int algo_cub_sort(void* temp, size_t bytes, const unsigned* keys_in, unsigned* keys_out,
+                             const unsigned* values_in, unsigned* values_out, int n, cudaStream_t s) {
+    if (values_in) {
+        return (int)cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, values_in,
+                                                    values_out, n, 0, 32, s);
+    }
+    return (int)cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_out, n, 0, 32, s);
+}
+
+extern "C" int algo_thrust_sort(unsigned* keys, unsigned* values, int n, cudaStream_t s) {
+    auto policy = thrust::cuda::par.on(s);
+    if (values) {
+        thrust::sort_by_key(policy, keys, keys + n, values);
+    } else {
+        thrust::sort(policy, keys, keys + n);
+    }
+    return (int)cudaGetLastError();
 }

@@ -13,6 +13,11 @@
 //! - [`select_tile`]: one tile of a single-pass stream compaction (the
 //!   elements that pass a test, in order: `select_flagged`, `unique`, the
 //!   runs of run-length encoding), the same look-back over the counts.
+//! - [`radix_counts`] and [`radix_scatter`]: a pass of a stable LSD radix
+//!   sort, 8 bits at a time, over [`RadixKey`]s (integers and floats in an
+//!   order-preserving `u64`; floats in `total_cmp`'s order): a block's
+//!   digit counts, and its stable ranking (`match_any` per row of a warp)
+//!   and scatter.
 //! - [`TileStatus`]: the per-tile aggregates and inclusive prefixes that
 //!   the tiles publish and look back on.
 //!
@@ -21,11 +26,15 @@
 //! one-thread blocks, one after the other).
 
 mod lookback;
+mod radix;
 mod reduce;
 mod scan;
 mod select;
 
 pub use lookback::TileStatus;
+pub use radix::{
+    block_range, radix_counts, radix_scatter, RadixKey, RadixScratch, RADIX_BINS, RADIX_BITS,
+};
 pub use reduce::{reduce_slice, reduce_tiles};
 pub use scan::{scan_tile, ScanKind, ScanScratch};
 pub use select::{select_tile, SelectScratch};

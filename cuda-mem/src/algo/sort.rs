@@ -1,0 +1,341 @@
+//! Sorting: [`sort`] (keys in place) and [`sort_pairs`] (keys with values
+//! of any `DeviceCopy` type, stable), ascending or descending, by a stable
+//! LSD radix sort, 8 bits per pass (`device::wide::{radix_counts,
+//! radix_scatter}`), with the exclusive sum of each pass's digit counts by
+//! the scan kernel. Keys: `u8`-`u64`, `i8`-`i64`, `f32`, `f64`; floats in
+//! the total order of `f32::total_cmp` (`-NaN < -inf < ... < -0.0 < +0.0
+//! < ... < +inf < +NaN`), reversed when descending.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaStream};
+
+use crate::algo::element::sealed::Sealed;
+use crate::algo::kernels::{kernel, launch, Temporary, BLOCK};
+use crate::algo::reduce::contiguous;
+use crate::algo::scan::enqueue_scan;
+use crate::buffers::ops::MemoryMut;
+use crate::context::ContextState;
+use crate::copy::device_copy::DeviceCopy;
+use crate::device::ops::Sum;
+use crate::device::wide::{RadixKey, RADIX_BINS, RADIX_BITS};
+use crate::error::{DriverResultExt, Error, Result};
+
+/// Elements per thread of a radix pass's tile (`algo-kernels/`'s
+/// `RADIX_ITEMS`).
+const ITEMS: usize = 8;
+
+/// A key type the sort kernels are shipped for: `u8`, `i8`, `u16`, `i16`,
+/// `u32`, `i32`, `u64`, `i64`, `f32`, `f64` (their order: the integers'
+/// own, the floats' `total_cmp`'s).
+///
+/// ```
+/// fn sort_any<K: cuda_mem::algo::SortKey>(
+///     keys: &mut cuda_mem::DeviceBuffer<K>,
+///     s: &std::sync::Arc<cuda_mem::CudaStream>,
+/// ) -> cuda_mem::Result<()> {
+///     cuda_mem::algo::sort(keys, cuda_mem::algo::SortOrder::Ascending, s)
+/// }
+/// ```
+pub trait SortKey: RadixKey + Sealed {
+    /// The kernels' name for the type (`"i16"`).
+    #[doc(hidden)]
+    const NAME: &'static str;
+}
+
+macro_rules! sort_keys {
+    ($($t:ty),*) => {$(
+        impl SortKey for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+sort_keys!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+impl Sealed for u8 {}
+impl Sealed for i8 {}
+impl Sealed for u16 {}
+impl Sealed for i16 {}
+
+/// Which way a sort goes.
+///
+/// ```
+/// assert_ne!(cuda_mem::algo::SortOrder::Ascending, cuda_mem::algo::SortOrder::Descending);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    /// Smallest first.
+    Ascending,
+    /// Largest first (equal keys still in their input order).
+    Descending,
+}
+
+/// How a sort of `len` keys is cut: `(blocks, tiles per block)`.
+fn partition(len: usize, resident: u32) -> (u32, usize) {
+    let tiles = len.div_ceil(BLOCK as usize * ITEMS).max(1);
+    let blocks = tiles.min(resident.max(1) as usize);
+    let per_block = tiles.div_ceil(blocks);
+    (tiles.div_ceil(per_block) as u32, per_block)
+}
+
+/// `cuMemcpyDtoDAsync` of `bytes` bytes.
+///
+/// # Safety
+/// Both ranges are live device-accessible memory ordered on `stream`, not
+/// overlapping.
+unsafe fn copy(dst: u64, src: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream.cu_stream()).result() }
+        .op("cuMemcpyDtoDAsync")
+}
+
+/// Queues the radix passes over `len` keys at `keys` (sorted in place), and,
+/// with `indices`, writes each sorted key's input index there (`len`
+/// `u32`s).
+///
+/// # Safety
+/// `keys` holds `len` keys and `indices` (if any) room for `len` `u32`s,
+/// ordered on `stream`; `len < 2^32`.
+unsafe fn radix_sort<K: SortKey>(
+    state: &ContextState,
+    stream: &CudaStream,
+    keys: u64,
+    len: usize,
+    order: SortOrder,
+    indices: Option<u64>,
+) -> Result<()> {
+    let (counts_kernel, _) = kernel(state, "radix_counts", K::NAME)?;
+    let (scatter, resident) = kernel(state, "radix_scatter", K::NAME)?;
+    let (blocks, per_block) = partition(len, resident);
+    let size = size_of::<K>();
+    let other = Temporary::new(state, stream, len * size)?;
+    let counts = Temporary::new(state, stream, RADIX_BINS * blocks as usize * 4)?;
+    let spare = match indices {
+        Some(_) => Some(Temporary::new(state, stream, len * 4)?),
+        None => None,
+    };
+    let descending = u32::from(order == SortOrder::Descending);
+    let (mut from, mut to) = (keys, other.addr());
+    // The values' two buffers, so that the last pass writes `indices`:
+    // pass `p` writes `indices` when `passes - 1 - p` is even, else the
+    // spare, and reads what pass `p - 1` wrote (the first pass makes them).
+    let passes = K::BYTES;
+    let values_of = |p: u32| match (indices, &spare) {
+        (Some(out), Some(spare)) => {
+            if (passes - 1 - p).is_multiple_of(2) {
+                out
+            } else {
+                spare.addr()
+            }
+        }
+        _ => 0,
+    };
+    for pass in 0..passes {
+        let shift = pass * RADIX_BITS;
+        let (mut input, mut n, mut shift32, mut desc, mut at, mut nblocks, mut per) = (
+            from,
+            len as u64,
+            shift,
+            descending,
+            counts.addr(),
+            u64::from(blocks),
+            per_block as u64,
+        );
+        let params: &mut [*mut c_void] = &mut [
+            (&mut input as *mut u64).cast(),
+            (&mut n as *mut u64).cast(),
+            (&mut shift32 as *mut u32).cast(),
+            (&mut desc as *mut u32).cast(),
+            (&mut at as *mut u64).cast(),
+            (&mut nblocks as *mut u64).cast(),
+            (&mut per as *mut u64).cast(),
+        ];
+        // SAFETY: `(input, len, shift, descending, counts, blocks,
+        // per_block)`: `len` keys; `RADIX_BINS * blocks` counts.
+        unsafe { launch(stream, &counts_kernel, blocks, params) }?;
+        // SAFETY: the counts, a temporary of this call's, in place.
+        unsafe {
+            enqueue_scan::<u32, Sum>(
+                state,
+                RADIX_BINS * blocks as usize,
+                counts.addr(),
+                counts.addr(),
+                false,
+                Sum,
+                stream,
+            )
+        }?;
+        let values_in = if pass == 0 { 0 } else { values_of(pass - 1) };
+        let (mut keys_in, mut keys_out, mut values_in, mut values_out) =
+            (from, to, values_in, values_of(pass));
+        let params: &mut [*mut c_void] = &mut [
+            (&mut keys_in as *mut u64).cast(),
+            (&mut keys_out as *mut u64).cast(),
+            (&mut values_in as *mut u64).cast(),
+            (&mut values_out as *mut u64).cast(),
+            (&mut n as *mut u64).cast(),
+            (&mut shift32 as *mut u32).cast(),
+            (&mut desc as *mut u32).cast(),
+            (&mut at as *mut u64).cast(),
+            (&mut nblocks as *mut u64).cast(),
+            (&mut per as *mut u64).cast(),
+        ];
+        // SAFETY: `(keys_in, keys_out, values_in, values_out, len, shift,
+        // descending, offsets, blocks, per_block)`: distinct buffers of
+        // `len` keys (and `u32` values; 0 is null: the indices on the first
+        // pass, none for keys alone); the offsets just summed.
+        unsafe { launch(stream, &scatter, blocks, params) }?;
+        (from, to) = (to, from);
+    }
+    if from != keys {
+        // An odd number of passes: the sorted keys are in the temporary.
+        // SAFETY: both hold `len` keys, ordered on `stream`.
+        unsafe { copy(keys, from, len * size, stream) }?;
+    }
+    Ok(())
+}
+
+/// The keys' elements, checked.
+fn checked<T: DeviceCopy>(
+    elems: crate::engine::Elems<'_, T>,
+) -> Result<crate::engine::Elems<'_, T>> {
+    let elems = contiguous(elems)?;
+    if elems.len() >= 1 << 32 {
+        return Err(Error::InvalidArgument(
+            "cuda_mem::algo sorts fewer than 2^32 elements (ranks are 32-bit on the device); \
+             sort in parts and merge",
+        ));
+    }
+    Ok(elems)
+}
+
+/// Queues the sort of `data` in place on `stream`, after earlier work on
+/// it: ascending or descending (integers in their order, floats in
+/// `total_cmp`'s: `-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN`,
+/// all reversed when descending). A stable LSD radix sort, one pass of 8
+/// bits per key byte; its temporaries (a second buffer of keys, the digit
+/// counts) come from the stream-ordered pool. Fewer than 2^32 keys.
+///
+/// ```no_run
+/// use cuda_mem::algo::SortOrder;
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut x = cuda_mem::DeviceBuffer::from_slice(&ctx, &[3.5f32, -0.0, 0.0, -7.0])?;
+/// cuda_mem::algo::sort(&mut x, SortOrder::Ascending, &stream)?;
+/// assert_eq!(x.to_vec()?.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+///     [-7.0f32, -0.0, 0.0, 3.5].iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn sort<K: SortKey>(
+    data: &mut (impl MemoryMut<K> + ?Sized),
+    order: SortOrder,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let keys = checked(data.elems())?;
+    let len = keys.len();
+    let state = &keys.mem.state;
+    let at = keys.claim(stream)?.addr();
+    if len < 2 {
+        return Ok(());
+    }
+    // SAFETY: the keys claimed on `stream`; fewer than 2^32.
+    unsafe { radix_sort::<K>(state, stream, at, len, order, None) }
+}
+
+/// Queues the sort of `keys` in place on `stream`, and moves `values`
+/// (any `DeviceCopy` type, as many) with them: `values[i]` ends where
+/// `keys[i]` does. Stable: equal keys keep their input order, their values
+/// too (sorting structs by a field is this, with the field as the keys).
+/// Orders as [`sort`]. Fewer than 2^32 pairs.
+///
+/// ```no_run
+/// use cuda_mem::algo::SortOrder;
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut keys = cuda_mem::DeviceBuffer::from_slice(&ctx, &[2u32, 1, 2, 0])?;
+/// let mut names = cuda_mem::DeviceBuffer::from_slice(&ctx, &[*b"b1", *b"a ", *b"b2", *b"z "])?;
+/// cuda_mem::algo::sort_pairs(&mut keys, &mut names, SortOrder::Ascending, &stream)?;
+/// assert_eq!(keys.to_vec()?, [0, 1, 2, 2]);
+/// assert_eq!(names.to_vec()?, [*b"z ", *b"a ", *b"b1", *b"b2"]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
+    keys: &mut (impl MemoryMut<K> + ?Sized),
+    values: &mut (impl MemoryMut<V> + ?Sized),
+    order: SortOrder,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let (k, v) = (checked(keys.elems())?, contiguous(values.elems())?);
+    if v.len() != k.len() {
+        return Err(Error::LengthMismatch {
+            expected: k.len(),
+            actual: v.len(),
+        });
+    }
+    let len = k.len();
+    let state = &k.mem.state;
+    let (key_at, value_at) = (k.claim(stream)?.addr(), v.claim(stream)?.addr());
+    if len < 2 {
+        return Ok(());
+    }
+    if size_of::<V>() == 0 {
+        // SAFETY: the keys claimed on `stream` (values of no size: nothing
+        // to move).
+        return unsafe { radix_sort::<K>(state, stream, key_at, len, order, None) };
+    }
+    let indices = Temporary::new(state, stream, len * 4)?;
+    // SAFETY: the keys claimed on `stream`; the indices a temporary of
+    // `len` `u32`s.
+    unsafe { radix_sort::<K>(state, stream, key_at, len, order, Some(indices.addr())) }?;
+    let size = size_of::<V>();
+    let moved = Temporary::new(state, stream, len * size)?;
+    let (gather, resident) = kernel(state, "gather", "bytes")?;
+    let (mut src, mut idx, mut dst, mut n, mut bytes) = (
+        value_at,
+        indices.addr(),
+        moved.addr(),
+        len as u64,
+        size as u64,
+    );
+    let params: &mut [*mut c_void] = &mut [
+        (&mut src as *mut u64).cast(),
+        (&mut idx as *mut u64).cast(),
+        (&mut dst as *mut u64).cast(),
+        (&mut n as *mut u64).cast(),
+        (&mut bytes as *mut u64).cast(),
+    ];
+    let grid = (len.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
+    // SAFETY: `(src, indices, dst, len, size)`: the values claimed on
+    // `stream`, the indices a permutation of `0..len` written by the sort,
+    // the temporary of `len` values.
+    unsafe { launch(stream, &gather, grid, params) }?;
+    // SAFETY: both hold `len` values, ordered on `stream`.
+    unsafe { copy(value_at, moved.addr(), len * size, stream) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_cover_every_tile_with_no_empty_block() {
+        for len in [0usize, 1, 2048, 2049, 1 << 20, (1 << 28) + 3] {
+            for resident in [1u32, 7, 1056] {
+                let (blocks, per) = partition(len, resident);
+                let tiles = len.div_ceil(2048).max(1);
+                assert!(blocks as usize * per >= tiles, "{len} {resident}");
+                assert!(
+                    (blocks as usize - 1) * per < tiles,
+                    "{len} {resident}: an empty block"
+                );
+                assert!(blocks <= resident.max(1));
+            }
+        }
+    }
+}
