@@ -1,5 +1,5 @@
 //! The `heaviest` example's kernel: the first index of the heaviest
-//! [`Particle`](crate::Particle), a device-wide arg-max over one field of a
+//! [`Particle`], a device-wide arg-max over one field of a
 //! derived struct, with the device std's building blocks on a user's own
 //! type and operator:
 //!
