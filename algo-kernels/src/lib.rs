@@ -39,6 +39,12 @@
 //!   with `cuda_mem_scan_sum_u32` between them), and `cuda_mem_gather_bytes`
 //!   (`sort_pairs`' values by their keys' final indices).
 //!
+//! - `cuda_mem_histogram_even_<C>_<T>(input, len, bins, lower, upper,
+//!   closed, counts)` and `cuda_mem_histogram_range_<C>_<T>(input, len, levels,
+//!   bins, counts)` for samples of every integer type and `f32` / `f64`,
+//!   counters `C` of `u32` or `u64` (`histogram_tiles`; the host zeroes the
+//!   counters first).
+//!
 //! Blocks have 256 threads; a thread takes 64 bytes of a tile (16 elements
 //! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions
 //! and the compactions.
@@ -49,8 +55,9 @@
 mod device {
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
     use cuda_mem::device::wide::{
-        radix_counts, radix_scatter, reduce_tiles, scan_tile, select_tile, RadixScratch, ScanKind,
-        ScanScratch, SelectScratch, TileStatus, RADIX_BINS,
+        histogram_tiles, radix_counts, radix_scatter, range_bin, reduce_tiles, scan_tile,
+        select_tile, HistogramSample, RadixScratch, ScanKind, ScanScratch, SelectScratch,
+        TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{block_rank, block_thread_rank, grid_stride, DeviceAtomic, SharedArray};
 
@@ -179,6 +186,92 @@ mod device {
         exchange_f64: f64, EXCHANGE8;
         ticket: u32, 1;
         radix_shared: u32, RADIX_SHARED;
+        histogram_shared: u32, HISTOGRAM_SHARED;
+    }
+
+    /// The most bins a histogram counts in shared memory (16 KiB of `u32`s);
+    /// more go straight to the global counters.
+    const HISTOGRAM_SHARED: usize = 4096;
+
+    /// The histogram kernels of one sample type and one counter type.
+    macro_rules! histogram_kernels {
+        ($($t:ty, $c:ty, $even:ident, $range:ident;)*) => {$(
+            /// Adds the samples' bins among `bins` equal bins over
+            /// `[lower, upper)` (`[lower, upper]` when `closed` is not 0)
+            /// to `counts` (`even_bin`). Any grid.
+            ///
+            /// # Safety
+            /// `input` holds `len` samples; `counts` `bins` counters,
+            /// accessed only atomically while the kernel runs.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $even(
+                input: *const $t,
+                len: u64,
+                bins: u32,
+                lower: $t,
+                upper: $t,
+                closed: u32,
+                counts: *mut $c,
+            ) {
+                let shared = histogram_shared();
+                let closed = closed != 0;
+                // SAFETY: the caller's contract; `even_bin` is below `bins`.
+                unsafe {
+                    histogram_tiles::<$t, $c, BLOCK>(
+                        input, len as usize, |x| x.even_bin(lower, upper, closed, bins), bins, counts,
+                        shared.as_slice(),
+                    );
+                }
+            }
+
+            /// Adds the samples' bins among the `bins + 1` ascending
+            /// `levels` to `counts` (`range_bin`). Any grid.
+            ///
+            /// # Safety
+            /// As for the even histogram, and `levels` holds `bins + 1`
+            /// samples, unchanged while the kernel runs.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $range(
+                input: *const $t,
+                len: u64,
+                levels: *const $t,
+                bins: u32,
+                counts: *mut $c,
+            ) {
+                let shared = histogram_shared();
+                let n = bins as usize + 1;
+                // SAFETY: the caller's contract; `range_bin` is below
+                // `bins`, and reads levels `0..n` only.
+                unsafe {
+                    histogram_tiles::<$t, $c, BLOCK>(
+                        input, len as usize, |x| range_bin(x, n, |k| levels.add(k).read()), bins,
+                        counts, shared.as_slice(),
+                    );
+                }
+            }
+        )*};
+    }
+    histogram_kernels! {
+        u8, u32, cuda_mem_histogram_even_u32_u8, cuda_mem_histogram_range_u32_u8;
+        i8, u32, cuda_mem_histogram_even_u32_i8, cuda_mem_histogram_range_u32_i8;
+        u16, u32, cuda_mem_histogram_even_u32_u16, cuda_mem_histogram_range_u32_u16;
+        i16, u32, cuda_mem_histogram_even_u32_i16, cuda_mem_histogram_range_u32_i16;
+        u32, u32, cuda_mem_histogram_even_u32_u32, cuda_mem_histogram_range_u32_u32;
+        i32, u32, cuda_mem_histogram_even_u32_i32, cuda_mem_histogram_range_u32_i32;
+        u64, u32, cuda_mem_histogram_even_u32_u64, cuda_mem_histogram_range_u32_u64;
+        i64, u32, cuda_mem_histogram_even_u32_i64, cuda_mem_histogram_range_u32_i64;
+        f32, u32, cuda_mem_histogram_even_u32_f32, cuda_mem_histogram_range_u32_f32;
+        f64, u32, cuda_mem_histogram_even_u32_f64, cuda_mem_histogram_range_u32_f64;
+        u8, u64, cuda_mem_histogram_even_u64_u8, cuda_mem_histogram_range_u64_u8;
+        i8, u64, cuda_mem_histogram_even_u64_i8, cuda_mem_histogram_range_u64_i8;
+        u16, u64, cuda_mem_histogram_even_u64_u16, cuda_mem_histogram_range_u64_u16;
+        i16, u64, cuda_mem_histogram_even_u64_i16, cuda_mem_histogram_range_u64_i16;
+        u32, u64, cuda_mem_histogram_even_u64_u32, cuda_mem_histogram_range_u64_u32;
+        i32, u64, cuda_mem_histogram_even_u64_i32, cuda_mem_histogram_range_u64_i32;
+        u64, u64, cuda_mem_histogram_even_u64_u64, cuda_mem_histogram_range_u64_u64;
+        i64, u64, cuda_mem_histogram_even_u64_i64, cuda_mem_histogram_range_u64_i64;
+        f32, u64, cuda_mem_histogram_even_u64_f32, cuda_mem_histogram_range_u64_f32;
+        f64, u64, cuda_mem_histogram_even_u64_f64, cuda_mem_histogram_range_u64_f64;
     }
 
     /// Elements per thread of a radix sort pass's tile.

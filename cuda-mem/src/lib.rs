@@ -235,7 +235,8 @@
 //! keeps it on the device: [`algo::reduce_into`] and friends), the
 //! single-pass [`algo::inclusive_scan`] / [`algo::exclusive_scan`], for
 //! `i32`, `u32`, `i64`, `u64`, `f32` and `f64`; [`algo::select_flagged`],
-//! [`algo::unique`], [`algo::run_length_encode`]; and the radix sorts
+//! [`algo::unique`], [`algo::run_length_encode`];
+//! [`algo::histogram_even`] and [`algo::histogram_range`]; and the radix sorts
 //! [`algo::sort`] and [`algo::sort_pairs`] (stable; values of any type). A call is one operation on
 //! its buffers, ordered like a copy; its temporaries come from the
 //! stream-ordered pool (graph memory nodes inside [`Graph::capture`]).

@@ -6,7 +6,8 @@
 //! kind and on unaligned views, on many streams at once, inside a graph;
 //! the NaN and signed-zero order of the float operators; compactions
 //! (`select_flagged`, `unique`, `run_length_encode`); and sorts of every
-//! key type, ascending and descending, keys alone and stable pairs. The host
+//! key type, ascending and descending, keys alone and stable pairs; and
+//! histograms (even and by levels) of every sample type. The host
 //! references fold with the same `cuda_mem::device::ops` operators (whose
 //! float definitions are unit-tested against `total_cmp`), so integer and
 //! `f64` results (the `f64` data are multiples of 1/8: every sum is exact)
@@ -998,4 +999,104 @@ fn sorts_inside_a_graph() {
             .collect();
         assert_eq!(got, want, "round {round}");
     }
+}
+
+/// `histogram_even` and `histogram_range` of random samples into `u32` and
+/// `u64` counters (poisoned first: overwritten), against the host applying
+/// the same bin rules (`device::wide::{even_bin, range_bin}`), with bins in
+/// shared memory (up to 4096) and past it, and a view one sample in.
+fn check_histograms<K>(ctx: &Arc<cuda_mem::CudaContext>, stream: &Arc<CudaStream>, rng: &mut Rng)
+where
+    K: Key + cuda_mem::device::wide::HistogramSample,
+{
+    use cuda_mem::device::wide::{even_bin, range_bin};
+    for &n in &[0usize, 1, 31, 4097, 100_003] {
+        let samples: Vec<K> = (0..n + 1)
+            .map(|_| {
+                let ties = rng.below(2) == 0;
+                K::random_key(rng, ties)
+            })
+            .collect();
+        let buf = DeviceBuffer::from_slice(ctx, &samples).unwrap();
+        let view = buf.slice(1..).unwrap();
+        let data = &samples[1..];
+        for bins in [1usize, 7, 256, 4096, 4097, 10_000] {
+            let what = format!("{} x {n}, {bins} bins", K::NAME);
+            // Levels: sorted random samples (ties and all); the even range
+            // from two of them.
+            let mut levels: Vec<K> = (0..=bins).map(|_| K::random_key(rng, false)).collect();
+            levels.sort_by(K::order);
+            let (lower, upper) = (levels[0], levels[bins]);
+            let mut want_even = vec![0u64; bins];
+            let mut want_range = vec![0u64; bins];
+            for &x in data {
+                if let Some(b) = even_bin(x, lower, upper, false, bins as u32) {
+                    want_even[b as usize] += 1;
+                }
+                if let Some(b) = range_bin(x, bins + 1, |k| levels[k]) {
+                    want_range[b as usize] += 1;
+                }
+            }
+            let edges = DeviceBuffer::from_slice(ctx, &levels).unwrap();
+            let mut c32 = DeviceBuffer::from_slice(ctx, &vec![0xdead_beef_u32; bins]).unwrap();
+            let mut c64 = DeviceBuffer::from_slice(ctx, &vec![u64::MAX; bins]).unwrap();
+            if lower.partial_cmp(&upper) == Some(std::cmp::Ordering::Less) {
+                algo::histogram_even(&view, lower..upper, &mut c32, stream).unwrap();
+                let got: Vec<u64> = c32.to_vec().unwrap().into_iter().map(u64::from).collect();
+                assert_eq!(got, want_even, "histogram_even (u32) of {what}");
+                algo::histogram_even(&view, lower..upper, &mut c64, stream).unwrap();
+                assert_eq!(
+                    c64.to_vec().unwrap(),
+                    want_even,
+                    "histogram_even (u64) of {what}"
+                );
+                // The closed range: `upper` itself in the last bin.
+                let mut want_closed = vec![0u64; bins];
+                for &x in data {
+                    if let Some(b) = even_bin(x, lower, upper, true, bins as u32) {
+                        want_closed[b as usize] += 1;
+                    }
+                }
+                algo::histogram_even(&view, lower..=upper, &mut c64, stream).unwrap();
+                assert_eq!(
+                    c64.to_vec().unwrap(),
+                    want_closed,
+                    "histogram_even (closed) of {what}"
+                );
+            } else {
+                expect_err(
+                    algo::histogram_even(&view, lower..upper, &mut c32, stream),
+                    &["lower < upper"],
+                    "bounds out of order",
+                );
+            }
+            algo::histogram_range(&view, &edges, &mut c64, stream).unwrap();
+            assert_eq!(
+                c64.to_vec().unwrap(),
+                want_range,
+                "histogram_range (u64) of {what}"
+            );
+            algo::histogram_range(&view, &edges, &mut c32, stream).unwrap();
+            let got: Vec<u64> = c32.to_vec().unwrap().into_iter().map(u64::from).collect();
+            assert_eq!(got, want_range, "histogram_range (u32) of {what}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn histograms_match_the_host_for_every_sample_type() {
+    let mut rng = Rng::from_env("algo_histograms");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    check_histograms::<u8>(&ctx, &stream, &mut rng);
+    check_histograms::<i8>(&ctx, &stream, &mut rng);
+    check_histograms::<u16>(&ctx, &stream, &mut rng);
+    check_histograms::<i16>(&ctx, &stream, &mut rng);
+    check_histograms::<u32>(&ctx, &stream, &mut rng);
+    check_histograms::<i32>(&ctx, &stream, &mut rng);
+    check_histograms::<u64>(&ctx, &stream, &mut rng);
+    check_histograms::<i64>(&ctx, &stream, &mut rng);
+    check_histograms::<f32>(&ctx, &stream, &mut rng);
+    check_histograms::<f64>(&ctx, &stream, &mut rng);
 }

@@ -33,7 +33,8 @@ pub fn kernels_ptx() -> &'static str {
 
 /// The element type names of the kernels, in the order of [`kernel_names`].
 const TYPES: [&str; 6] = ["i32", "u32", "i64", "u64", "f32", "f64"];
-/// The key types of the radix sort's kernels.
+/// The key types of the radix sort's kernels, and the sample types of the
+/// histograms'.
 const RADIX_TYPES: [&str; 10] = [
     "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64",
 ];
@@ -83,8 +84,19 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         .into_iter()
         .map(move |k| format!("cuda_mem_{k}_{t}"))
     });
+    let histograms = RADIX_TYPES.into_iter().flat_map(|t| {
+        [
+            "histogram_even_u32",
+            "histogram_range_u32",
+            "histogram_even_u64",
+            "histogram_range_u64",
+        ]
+        .into_iter()
+        .map(move |k| format!("cuda_mem_{k}_{t}"))
+    });
     per_type
         .chain(radix)
+        .chain(histograms)
         .chain(std::iter::once("cuda_mem_gather_bytes".to_string()))
 }
 

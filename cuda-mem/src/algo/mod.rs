@@ -2,12 +2,13 @@
 //! reductions ([`sum`], [`min`], [`max`], [`reduce`], [`count`],
 //! [`min_index`], [`max_index`]), single-pass scans ([`inclusive_scan`],
 //! [`exclusive_scan`], in place or not), compactions ([`select_flagged`],
-//! [`unique`], [`run_length_encode`]) and radix sorts ([`sort`],
-//! [`sort_pairs`]: stable, values of any `DeviceCopy` type; keys of every
-//! integer type and `f32` / `f64`), on every
+//! [`unique`], [`run_length_encode`]), histograms ([`histogram_even`],
+//! [`histogram_range`]) and radix sorts ([`sort`], [`sort_pairs`]:
+//! stable, values of any `DeviceCopy` type; keys of every integer type and
+//! `f32` / `f64`), on every
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
 //! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
-//! `select`, `sort`), the types and operators they are shipped for (`element`),
+//! `select`, `histogram`, `sort`), the types and operators they are shipped for (`element`),
 //! and the loading and launching of their kernels with their temporaries
 //! (`kernels`).
 //!
@@ -63,6 +64,7 @@
 //! [`Max`]: crate::device::ops::Max
 
 mod element;
+mod histogram;
 mod kernels;
 mod reduce;
 mod scan;
@@ -70,6 +72,7 @@ mod select;
 mod sort;
 
 pub use element::{BuiltinOp, Numeric};
+pub use histogram::{histogram_even, histogram_range, BinRange, HistogramCount};
 pub use kernels::{kernel_names, kernel_ptx, kernels_ptx};
 pub use reduce::{
     count, count_into, max, max_index, max_index_into, min, min_index, min_index_into, reduce,

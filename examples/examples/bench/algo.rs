@@ -1,8 +1,9 @@
 //! The `algo` rows: `cuda_mem::algo` against CUB and Thrust (built with
 //! nvcc from `parity-kernels/cuda/algo.cu`, in the same run) at 2^20, 2^24
 //! and 2^28 elements: the sum of `u32`, the max of `f32`, the exclusive sum
-//! of `u32`, the inclusive sum of `f32`, and the radix sorts of `u32` keys
-//! and of `(u32, u32)` pairs. Each side's result is checked
+//! of `u32`, the inclusive sum of `f32`, the 256-bin histogram of `u8`
+//! (CUB only: Thrust has none), and the radix sorts of `u32` keys and of
+//! `(u32, u32)` pairs. Each side's result is checked
 //! against the host before it is timed. GPU time by events on the bench's
 //! stream, median of the repetitions, the sides alternating: ours includes
 //! its stream-ordered temporaries (and the scan's zeroed tile states); CUB
@@ -220,6 +221,66 @@ fn sorts(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &
     }
 }
 
+/// The histogram row at `2^log` bytes: 256 bins of `u8` (every byte), ours
+/// against CUB's `HistogramEven` (Thrust has no histogram).
+fn histogram(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &mut u64) {
+    let n = 1usize << log;
+    let bytes: Vec<u8> = (0..n).map(|_| next(seed) as u8).collect();
+    let mut want = vec![0u32; 256];
+    for &x in &bytes {
+        want[usize::from(x)] += 1;
+    }
+    let s = b.stream.clone();
+    let input = DeviceBuffer::from_slice(ctx, &bytes).unwrap();
+    let mut bins = DeviceBuffer::<u32>::zeroed(ctx, 256).unwrap();
+    // SAFETY: the size query of `algo.cu`.
+    let temp_bytes = unsafe { (lib.temp_bytes)(4, n as i32) };
+    let temp = DeviceBuffer::<u8>::zeroed(ctx, temp_bytes.max(1)).unwrap();
+    let (temp_addr, in_addr, out_addr) = (
+        temp.as_device_ptr().addr(),
+        input.as_device_ptr().addr(),
+        bins.as_device_ptr().addr(),
+    );
+    let cub = || {
+        // SAFETY: CUB's histogram of the live bytes into the live 256 bins,
+        // with temporary storage of the size it asked for, on the bench's
+        // stream.
+        let status = unsafe {
+            (lib.cub)(
+                4,
+                temp_addr as *mut _,
+                temp_bytes,
+                in_addr as *const _,
+                out_addr as *mut _,
+                n as i32,
+                s.cu_stream(),
+            )
+        };
+        assert_eq!(status, 0, "CUB histogram");
+    };
+    algo::histogram_even(&input, 0..=255u8, &mut bins, &s).unwrap();
+    assert_eq!(bins.to_vec().unwrap(), want, "algo histogram_even (ours)");
+    bins.memset(0).unwrap();
+    ctx.synchronize().unwrap();
+    cub();
+    ctx.synchronize().unwrap();
+    assert_eq!(bins.to_vec().unwrap(), want, "algo histogram_even (CUB)");
+    let (ours, raw) = b.gpu_pair_ms(
+        || algo::histogram_even(&input, 0..=255u8, &mut bins, &s).unwrap(),
+        cub,
+    );
+    b.push(
+        "algo",
+        format!("histogram 256 bins of u8 2^{log}"),
+        "µs",
+        ours * 1e3,
+        raw * 1e3,
+        "CUB",
+        false,
+        None,
+    );
+}
+
 pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
     let lib = match AlgoLib::build(ctx) {
         Ok(lib) => lib,
@@ -340,6 +401,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
                 None,
             );
         }
+        histogram(b, ctx, &lib, log, &mut seed);
         sorts(b, ctx, &lib, log, &mut seed);
     }
 }

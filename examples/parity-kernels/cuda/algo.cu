@@ -6,6 +6,8 @@
 //   1: max of f32            (cub::DeviceReduce::Max,        thrust::reduce, thrust::maximum)
 //   2: exclusive sum of u32  (cub::DeviceScan::ExclusiveSum, thrust::exclusive_scan)
 //   3: inclusive sum of f32  (cub::DeviceScan::InclusiveSum, thrust::inclusive_scan)
+//   4: 256-bin histogram of u8 (cub::DeviceHistogram::HistogramEven; Thrust
+//      has none)
 // and the radix sorts of u32 keys and of (u32, u32) pairs, ascending
 // (`algo_cub_sort` / `algo_thrust_sort`: cub::DeviceRadixSort::SortKeys /
 // SortPairs from one buffer into another, thrust::sort / sort_by_key in
@@ -37,6 +39,9 @@ static cudaError_t cub_call(int which, void* temp, size_t& bytes, const void* in
         return cub::DeviceScan::ExclusiveSum(temp, bytes, (const unsigned*)in, (unsigned*)out, n, s);
     case 3:
         return cub::DeviceScan::InclusiveSum(temp, bytes, (const float*)in, (float*)out, n, s);
+    case 4:
+        return cub::DeviceHistogram::HistogramEven(temp, bytes, (const unsigned char*)in,
+                                                   (unsigned*)out, 257, 0, 256, n, s);
     default:
         return cudaErrorInvalidValue;
     }

@@ -18,6 +18,9 @@
 //!   order-preserving `u64`; floats in `total_cmp`'s order): a block's
 //!   digit counts, and its stable ranking (`match_any` per row of a warp)
 //!   and scatter.
+//! - [`histogram_tiles`]: a block's share of a histogram (shared-memory
+//!   counters when the bins fit, then one atomic add per bin), with the
+//!   bin rules [`even_bin`] and [`range_bin`].
 //! - [`TileStatus`]: the per-tile aggregates and inclusive prefixes that
 //!   the tiles publish and look back on.
 //!
@@ -25,12 +28,14 @@
 //! host model's block is one thread: the unit tests run the same code on
 //! one-thread blocks, one after the other).
 
+mod histogram;
 mod lookback;
 mod radix;
 mod reduce;
 mod scan;
 mod select;
 
+pub use histogram::{even_bin, histogram_tiles, range_bin, HistogramSample};
 pub use lookback::TileStatus;
 pub use radix::{
     block_range, radix_counts, radix_scatter, RadixKey, RadixScratch, RADIX_BINS, RADIX_BITS,

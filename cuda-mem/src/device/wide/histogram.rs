@@ -1,0 +1,263 @@
+//! [`histogram_tiles`]: a block's share of a device-wide histogram, in
+//! shared memory when the bins fit, then added to the counts in global
+//! memory; and the bin rules of `histogram_even` and `histogram_range`
+//! ([`even_bin`], [`range_bin`]).
+
+use crate::device::atomic::{AtomicInteger, DeviceAtomic, Scope};
+use crate::device::grid_stride::grid_stride;
+use crate::device::shared::SharedSlice;
+use crate::device::sync::sync_threads;
+use crate::device::thread::block_thread_rank;
+
+/// The bin of `x` among `bins` equal bins over `[lower, upper)` (or
+/// `[lower, upper]` when `closed`): for integers `⌊(x − lower) · bins /
+/// w⌋` exactly (in 128-bit arithmetic), `w` the range's width (`upper −
+/// lower`, plus one when closed: `0..=255` is every byte); for floats
+/// `(x − lower) / (upper − lower) · bins` in the float's own type, kept
+/// below `bins` (the top edge's rounding, and `upper` itself when
+/// closed); `None` outside (a NaN is outside).
+///
+/// ```
+/// use cuda_mem::device::wide::even_bin;
+/// assert_eq!(even_bin(25u8, 0, 100, false, 4), Some(1));
+/// assert_eq!(even_bin(255u8, 0, 255, true, 256), Some(255));
+/// assert_eq!(even_bin(-1i32, 0, 100, false, 4), None);
+/// assert_eq!(even_bin(1.0f32, 0.0, 1.0, true, 10), Some(9));
+/// assert_eq!(even_bin(f64::NAN, 0.0, 1.0, false, 10), None);
+/// ```
+pub trait HistogramSample: crate::copy::device_copy::DeviceCopy + PartialOrd {
+    /// See [`even_bin`].
+    fn even_bin(self, lower: Self, upper: Self, closed: bool, bins: u32) -> Option<u32>;
+}
+
+macro_rules! integer_samples {
+    ($($t:ty),*) => {$(
+        impl HistogramSample for $t {
+            #[inline(always)]
+            fn even_bin(self, lower: Self, upper: Self, closed: bool, bins: u32) -> Option<u32> {
+                let inside = lower <= self && (self < upper || closed && self == upper);
+                if !inside {
+                    return None;
+                }
+                let offset = (self as i128 - lower as i128) as u128;
+                let width = (upper as i128 - lower as i128) as u128 + u128::from(closed);
+                Some((offset * bins as u128 / width) as u32)
+            }
+        }
+    )*};
+}
+integer_samples!(u8, i8, u16, i16, u32, i32, u64, i64);
+
+macro_rules! float_samples {
+    ($($t:ty),*) => {$(
+        impl HistogramSample for $t {
+            #[inline(always)]
+            fn even_bin(self, lower: Self, upper: Self, closed: bool, bins: u32) -> Option<u32> {
+                let inside = lower <= self && (self < upper || closed && self == upper);
+                if !inside {
+                    return None;
+                }
+                let bin = ((self - lower) / (upper - lower) * bins as $t) as u32;
+                Some(if bin < bins { bin } else { bins - 1 })
+            }
+        }
+    )*};
+}
+float_samples!(f32, f64);
+
+/// [`HistogramSample::even_bin`].
+#[inline(always)]
+pub fn even_bin<T: HistogramSample>(
+    x: T,
+    lower: T,
+    upper: T,
+    closed: bool,
+    bins: u32,
+) -> Option<u32> {
+    x.even_bin(lower, upper, closed, bins)
+}
+
+/// The bin of `x` among the bins `[levels[k], levels[k + 1])` of the
+/// `levels.len()` ascending levels (`levels.len() - 1` bins): the `k` with
+/// `levels[k] <= x < levels[k + 1]`, by binary search; `None` below the
+/// first level, at or above the last, or for a NaN. Levels that are not
+/// ascending give some bin (never an out-of-range one).
+///
+/// ```
+/// use cuda_mem::device::wide::range_bin;
+/// let levels = [0.0f32, 1.0, 10.0, 100.0];
+/// assert_eq!(range_bin(5.0, levels.len(), |k| levels[k]), Some(1));
+/// assert_eq!(range_bin(100.0, levels.len(), |k| levels[k]), None);
+/// ```
+#[inline(always)]
+pub fn range_bin<T: PartialOrd + Copy>(
+    x: T,
+    levels: usize,
+    level: impl Fn(usize) -> T,
+) -> Option<u32> {
+    if levels < 2 || !(level(0) <= x && x < level(levels - 1)) {
+        return None;
+    }
+    // The last `k` with `level(k) <= x`, in `0..levels - 1`.
+    let (mut lo, mut hi) = (0, levels - 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if level(mid) <= x {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo as u32)
+}
+
+/// Counts this block's share of `len` samples (a grid-stride loop, four
+/// loads in flight) into `counts[bin(x)]` for the samples whose `bin` is
+/// `Some` (below `bins`): in `shared` (`u32` counters) when `bins` fits it,
+/// then one atomic add per bin into `counts`; else with an atomic add per
+/// sample. Every thread of the block calls it; `counts` starts at the
+/// caller's (zero) values and may be shared by every block of the grid.
+///
+/// # Safety
+/// `input` holds `len` samples every thread can read, unchanged while the
+/// kernel runs; `counts` holds `bins` counters, accessed only atomically
+/// while it runs; `bin` returns values below `bins`; `BLOCK` is the
+/// launch's block size.
+///
+/// ```
+/// use cuda_mem::device::wide::{even_bin, histogram_tiles};
+/// let samples = [1u8, 200, 7, 255, 64];
+/// let mut counts = [0u32; 4];
+/// let shared = cuda_mem::shared_array![u32; 8];
+/// // SAFETY: as the contract says (one block of one thread on the host).
+/// unsafe {
+///     histogram_tiles::<u8, u32, 1>(samples.as_ptr(), 5, |x| even_bin(x, 0, 255, false, 4), 4, counts.as_mut_ptr(), shared.as_slice());
+/// }
+/// assert_eq!(counts, [2, 1, 0, 1]); // 255 is outside [0, 255)
+/// ```
+#[inline(always)]
+pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
+    input: *const T,
+    len: usize,
+    bin: impl Fn(T) -> Option<u32>,
+    bins: u32,
+    counts: *mut C,
+    shared: SharedSlice<'_, u32>,
+) where
+    T: crate::copy::device_copy::DeviceCopy,
+    C: AtomicInteger + From<u32>,
+{
+    let rank = block_thread_rank() as usize;
+    let bins = bins as usize;
+    let global = |b: usize| {
+        // SAFETY: `b < bins` (`bin`'s contract), a counter of `counts`,
+        // accessed atomically only while the kernel runs.
+        unsafe { DeviceAtomic::from_ptr(counts.add(b)) }
+    };
+    if bins <= shared.len() {
+        let mut b = rank;
+        while b < bins {
+            shared.store(b, 0);
+            b += BLOCK;
+        }
+        sync_threads();
+        grid_stride(len).for_each_unrolled::<4>(|i| {
+            // SAFETY: `i < len`; the caller vouches for the memory.
+            if let Some(b) = bin(unsafe { input.add(i).read() }) {
+                shared.add(b as usize, 1);
+            }
+        });
+        sync_threads();
+        let mut b = rank;
+        while b < bins {
+            let c = shared.load(b);
+            if c != 0 {
+                global(b).fetch_add(C::from(c), Scope::Device);
+            }
+            b += BLOCK;
+        }
+    } else {
+        grid_stride(len).for_each_unrolled::<4>(|i| {
+            // SAFETY: `i < len`; the caller vouches for the memory.
+            if let Some(b) = bin(unsafe { input.add(i).read() }) {
+                global(b as usize).fetch_add(C::from(1), Scope::Device);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_bins_are_exact_for_integers_and_clamped_for_floats() {
+        assert_eq!(even_bin(u64::MAX - 1, 0, u64::MAX, false, 1000), Some(999));
+        assert_eq!(
+            even_bin(u64::MAX, 0, u64::MAX, true, 1 << 20),
+            Some((1 << 20) - 1)
+        );
+        assert_eq!(even_bin(i64::MIN, i64::MIN, i64::MAX, false, 2), Some(0));
+        assert_eq!(even_bin(0i64, i64::MIN, i64::MAX, false, 2), Some(1));
+        for x in 0..=255u8 {
+            assert_eq!(even_bin(x, 0, 255, true, 256), Some(u32::from(x)));
+        }
+        for bins in [1u32, 3, 7, 256] {
+            for x in 0..100u32 {
+                let b = even_bin(x, 0, 100, false, bins).unwrap();
+                assert_eq!(b, x * bins / 100);
+                let f = even_bin(x as f32 + 0.5, 0.0, 100.0, false, bins).unwrap();
+                assert!(f < bins);
+            }
+        }
+        assert_eq!(even_bin(1.0f32, 0.0, 1.0, false, 4), None);
+        assert_eq!(even_bin(1.0f32, 0.0, 1.0, true, 4), Some(3));
+    }
+
+    #[test]
+    fn range_bins_find_the_last_level_at_or_below() {
+        let levels = [-5i32, 0, 3, 3, 10];
+        let at = |k: usize| levels[k];
+        for x in -10..15 {
+            let want = (levels[0] <= x && x < levels[4])
+                .then(|| (0..4).rev().find(|&k| levels[k] <= x).unwrap() as u32);
+            assert_eq!(range_bin(x, 5, at), want, "{x}");
+        }
+        assert_eq!(range_bin(1, 1, |_| 0), None);
+    }
+
+    #[test]
+    fn both_paths_count_the_same() {
+        let samples: Vec<u16> = (0..1000u32).map(|i| (i * 7919 % 300) as u16).collect();
+        let shared = crate::shared_array![u32; 64];
+        let (mut small, mut large) = ([0u64; 30], [0u64; 70]);
+        // SAFETY: one block of one thread; the counters are ours.
+        unsafe {
+            histogram_tiles::<u16, u64, 1>(
+                samples.as_ptr(),
+                1000,
+                |x| even_bin(x, 0, 300, false, 30),
+                30,
+                small.as_mut_ptr(),
+                shared.as_slice(),
+            );
+            histogram_tiles::<u16, u64, 1>(
+                samples.as_ptr(),
+                1000,
+                |x| even_bin(x, 0, 300, false, 70),
+                70,
+                large.as_mut_ptr(),
+                shared.as_slice(),
+            );
+        }
+        let want = |bins: u32| {
+            let mut c = vec![0u64; bins as usize];
+            for &x in &samples {
+                c[(u32::from(x) * bins / 300) as usize] += 1;
+            }
+            c
+        };
+        assert_eq!(small.to_vec(), want(30));
+        assert_eq!(large.to_vec(), want(70));
+    }
+}
