@@ -3,7 +3,8 @@
 //! and 2^28 elements: the sum of `u32`, the max of `f32`, the exclusive sum
 //! of `u32`, the inclusive sum of `f32`, the 256-bin histogram of `u8`
 //! (CUB only: Thrust has none), and the radix sorts of `u32` keys and of
-//! `(u32, u32)` pairs. Each side's result is checked
+//! `(u32, u32)` pairs; and, where `python3` has torch, `torch.sort` and
+//! `torch.cumsum` at the same sizes. Each side's result is checked
 //! against the host before it is timed. GPU time by events on the bench's
 //! stream, median of the repetitions, the sides alternating: ours includes
 //! its stream-ordered temporaries (and the scan's zeroed tile states); CUB
@@ -281,6 +282,107 @@ fn histogram(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, see
     );
 }
 
+/// PyTorch's side of the torch rows, run by `python3` when it has torch:
+/// prints `sort <µs>` (`torch.sort` of random `int32`, which also returns
+/// the indices) and `cumsum <µs>` (`torch.cumsum` of random `float32`),
+/// medians of CUDA-event timings, for `2^argv[1]` elements.
+const TORCH: &str = r#"
+import sys, statistics, torch
+n = 1 << int(sys.argv[1])
+keys = torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, device="cuda")
+x = torch.rand(n, dtype=torch.float32, device="cuda")
+def us(f):
+    for _ in range(3): f()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(15):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); f(); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(times)
+print("sort", us(lambda: torch.sort(keys)))
+print("cumsum", us(lambda: torch.cumsum(x, 0)))
+"#;
+
+/// The torch rows at `2^log`: ours (`sort_pairs` of `i32` keys with their
+/// `u32` indices, as `torch.sort` returns both; the inclusive sum of `f32`)
+/// against PyTorch in the same run, when `python3` has torch (else one
+/// line says why not).
+fn torch(b: &mut Bench, ctx: &Arc<CudaContext>, log: u32, seed: &mut u64) {
+    let out = std::process::Command::new("python3")
+        .args(["-c", TORCH, &log.to_string()])
+        .output();
+    let text = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr);
+            println!(
+                "algo: torch rows skipped: {}",
+                why.lines().last().unwrap_or("")
+            );
+            return;
+        }
+        Err(e) => {
+            println!("algo: torch rows skipped: python3: {e}");
+            return;
+        }
+    };
+    let figure = |name: &str| {
+        text.lines().find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        })
+    };
+    let (Some(torch_sort), Some(torch_cumsum)) = (figure("sort "), figure("cumsum ")) else {
+        println!("algo: torch rows skipped: unexpected output {text:?}");
+        return;
+    };
+    let n = 1usize << log;
+    let s = b.stream.clone();
+    let keys: Vec<i32> = (0..n).map(|_| next(seed) as i32).collect();
+    let pristine = DeviceBuffer::from_slice(ctx, &keys).unwrap();
+    let order = DeviceBuffer::from_slice(ctx, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+    let mut k = DeviceBuffer::<i32>::zeroed(ctx, n).unwrap();
+    let mut v = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    let runs: Vec<f64> = (0..b.reps.max(3))
+        .map(|_| {
+            k.copy_from_async(&pristine, &s).unwrap();
+            v.copy_from_async(&order, &s).unwrap();
+            ctx.synchronize().unwrap();
+            b.gpu_ms_once(|| {
+                algo::sort_pairs(&mut k, &mut v, algo::SortOrder::Ascending, &s).unwrap()
+            })
+        })
+        .collect();
+    let ours_sort = crate::harness::median(runs) * 1e3;
+    let x: Vec<f32> = (0..n)
+        .map(|_| (next(seed) >> 40) as f32 / (1u32 << 24) as f32)
+        .collect();
+    let xs = DeviceBuffer::from_slice(ctx, &x).unwrap();
+    let mut ys = DeviceBuffer::<f32>::zeroed(ctx, n).unwrap();
+    let ours_cumsum = b.gpu_ms(|| algo::inclusive_scan(&xs, &mut ys, Sum, &s).unwrap()) * 1e3;
+    b.push(
+        "algo",
+        format!("sort i32 keys with indices 2^{log} (torch.sort)"),
+        "µs",
+        ours_sort,
+        torch_sort,
+        "torch.sort",
+        false,
+        None,
+    );
+    b.push(
+        "algo",
+        format!("inclusive sum f32 2^{log} (torch.cumsum)"),
+        "µs",
+        ours_cumsum,
+        torch_cumsum,
+        "torch.cumsum",
+        false,
+        None,
+    );
+}
+
 pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
     let lib = match AlgoLib::build(ctx) {
         Ok(lib) => lib,
@@ -403,5 +505,6 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
         }
         histogram(b, ctx, &lib, log, &mut seed);
         sorts(b, ctx, &lib, log, &mut seed);
+        torch(b, ctx, log, &mut seed);
     }
 }
