@@ -37,7 +37,8 @@
 //!   `K` of `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a pass of a stable LSD
 //!   radix sort (`radix_counts`, `radix_scatter`; the host sums the counts
 //!   with `cuda_mem_scan_sum_u32` between them), and `cuda_mem_gather_bytes`
-//!   (`sort_pairs`' values by their keys' final indices).
+//!   (`sort_pairs`' values by their keys' final indices), and
+//!   `cuda_mem_segment_marks` (the segments of a segmented sort).
 //!
 //! - `cuda_mem_histogram_even_<C>_<T>(input, len, bins, lower, upper,
 //!   closed, counts)` and `cuda_mem_histogram_range_<C>_<T>(input, len, levels,
@@ -59,7 +60,9 @@ mod device {
         select_tile, HistogramSample, RadixScratch, ScanKind, ScanScratch, SelectScratch,
         TileStatus, RADIX_BINS,
     };
-    use cuda_mem::device::{block_rank, block_thread_rank, grid_stride, DeviceAtomic, SharedArray};
+    use cuda_mem::device::{
+        block_rank, block_thread_rank, grid_stride, DeviceAtomic, Scope, SharedArray,
+    };
 
     /// Threads per block, in every kernel (the host launches this many).
     const BLOCK: usize = 256;
@@ -362,6 +365,33 @@ mod device {
         i64, cuda_mem_radix_counts_i64, cuda_mem_radix_scatter_i64;
         f32, cuda_mem_radix_counts_f32, cuda_mem_radix_scatter_f32;
         f64, cuda_mem_radix_counts_f64, cuda_mem_radix_scatter_f64;
+    }
+
+    /// Marks the starts of segments `1..count - 1` of a segmented sort:
+    /// `marks[offsets[k]] += 1` for each `offsets[k] < len` (atomically:
+    /// empty segments share a start), so that an inclusive sum of `marks`
+    /// (zeroed first) gives each element its segment. Any grid.
+    ///
+    /// # Safety
+    /// `offsets` holds `count` offsets; `marks` `len` counters, accessed
+    /// only atomically while the kernel runs.
+    #[no_mangle]
+    pub unsafe extern "ptx-kernel" fn cuda_mem_segment_marks(
+        offsets: *const u32,
+        count: u64,
+        marks: *mut u32,
+        len: u64,
+    ) {
+        let inner = (count as usize).saturating_sub(2);
+        for k in grid_stride(inner) {
+            // SAFETY: `k + 1 < count`; an offset below `len` is a counter.
+            unsafe {
+                let at = offsets.add(k + 1).read();
+                if u64::from(at) < len {
+                    DeviceAtomic::from_ptr(marks.add(at as usize)).fetch_add(1, Scope::Device);
+                }
+            }
+        }
     }
 
     /// `dst[i] = src[indices[i]]` for `len` elements of `size` bytes

@@ -6,7 +6,8 @@
 //! kind and on unaligned views, on many streams at once, inside a graph;
 //! the NaN and signed-zero order of the float operators; compactions
 //! (`select_flagged`, `unique`, `run_length_encode`); and sorts of every
-//! key type, ascending and descending, keys alone and stable pairs; and
+//! key type, ascending and descending, keys alone and stable pairs, and
+//! segmented sorts; and
 //! histograms (even and by levels) of every sample type. The host
 //! references fold with the same `cuda_mem::device::ops` operators (whose
 //! float definitions are unit-tested against `total_cmp`), so integer and
@@ -1099,4 +1100,83 @@ fn histograms_match_the_host_for_every_sample_type() {
     check_histograms::<i64>(&ctx, &stream, &mut rng);
     check_histograms::<f32>(&ctx, &stream, &mut rng);
     check_histograms::<f64>(&ctx, &stream, &mut rng);
+}
+
+/// `segmented_sort` and `segmented_sort_pairs` over random segments (empty
+/// ones among them, one segment, many small ones) against the host's
+/// stable sort of each segment.
+fn check_segmented<K: Key>(
+    ctx: &Arc<cuda_mem::CudaContext>,
+    stream: &Arc<CudaStream>,
+    rng: &mut Rng,
+) {
+    use algo::SortOrder;
+    for &n in &[0usize, 1, 2, 100, 4099, 100_003] {
+        for shape in 0..3 {
+            let mut offsets = vec![0u32];
+            while (*offsets.last().unwrap() as usize) < n {
+                let step = match shape {
+                    0 => n,
+                    1 => rng.below(5),
+                    _ => rng.below(3000),
+                };
+                offsets.push((*offsets.last().unwrap() as usize + step).min(n) as u32);
+            }
+            if n == 0 {
+                offsets.push(0);
+            }
+            let keys: Vec<K> = (0..n).map(|_| K::random_key(rng, true)).collect();
+            for order in [SortOrder::Ascending, SortOrder::Descending] {
+                let what = format!(
+                    "{} x {n}, {} segments, {order:?}",
+                    K::NAME,
+                    offsets.len() - 1
+                );
+                let mut want: Vec<(K, u32)> = keys.iter().copied().zip(0..).collect();
+                for w in offsets.windows(2) {
+                    let seg = &mut want[w[0] as usize..w[1] as usize];
+                    match order {
+                        SortOrder::Ascending => seg.sort_by(|a, b| K::order(&a.0, &b.0)),
+                        SortOrder::Descending => seg.sort_by(|a, b| K::order(&b.0, &a.0)),
+                    }
+                }
+                let bits = |v: &[K]| v.iter().map(|&k| k.key_bits()).collect::<Vec<_>>();
+                let want_keys: Vec<K> = want.iter().map(|p| p.0).collect();
+                let offs = DeviceBuffer::from_slice(ctx, &offsets).unwrap();
+                let mut k = DeviceBuffer::from_slice(ctx, &keys).unwrap();
+                algo::segmented_sort(&mut k, &offs, order, stream).unwrap();
+                assert_eq!(
+                    bits(&k.to_vec().unwrap()),
+                    bits(&want_keys),
+                    "segmented_sort of {what}"
+                );
+                let mut k = DeviceBuffer::from_slice(ctx, &keys).unwrap();
+                let mut v =
+                    DeviceBuffer::from_slice(ctx, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+                algo::segmented_sort_pairs(&mut k, &mut v, &offs, order, stream).unwrap();
+                assert_eq!(
+                    bits(&k.to_vec().unwrap()),
+                    bits(&want_keys),
+                    "segmented_sort_pairs keys of {what}"
+                );
+                let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
+                assert_eq!(
+                    v.to_vec().unwrap(),
+                    want_values,
+                    "segmented_sort_pairs values of {what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn segmented_sorts_match_the_host() {
+    let mut rng = Rng::from_env("algo_segmented");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    check_segmented::<u32>(&ctx, &stream, &mut rng);
+    check_segmented::<i16>(&ctx, &stream, &mut rng);
+    check_segmented::<f64>(&ctx, &stream, &mut rng);
 }

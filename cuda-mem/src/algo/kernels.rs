@@ -97,7 +97,7 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
     per_type
         .chain(radix)
         .chain(histograms)
-        .chain(std::iter::once("cuda_mem_gather_bytes".to_string()))
+        .chain(["cuda_mem_gather_bytes", "cuda_mem_segment_marks"].map(String::from))
 }
 
 /// The PTX of one kernel of the shipped file: the header and the module's

@@ -5,7 +5,8 @@
 //! [`unique`], [`run_length_encode`]), histograms ([`histogram_even`],
 //! [`histogram_range`]) and radix sorts ([`sort`], [`sort_pairs`]:
 //! stable, values of any `DeviceCopy` type; keys of every integer type and
-//! `f32` / `f64`), on every
+//! `f32` / `f64`; and per segment, [`segmented_sort`],
+//! [`segmented_sort_pairs`]), on every
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
 //! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
 //! `select`, `histogram`, `sort`), the types and operators they are shipped for (`element`),
@@ -83,4 +84,4 @@ pub use select::{
     run_length_encode, run_length_encode_into, select_flagged, select_flagged_into, unique,
     unique_into,
 };
-pub use sort::{sort, sort_pairs, SortKey, SortOrder};
+pub use sort::{segmented_sort, segmented_sort_pairs, sort, sort_pairs, SortKey, SortOrder};

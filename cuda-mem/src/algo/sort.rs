@@ -15,7 +15,7 @@ use crate::algo::element::sealed::Sealed;
 use crate::algo::kernels::{kernel, launch, Temporary, BLOCK};
 use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
-use crate::buffers::ops::MemoryMut;
+use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
@@ -293,16 +293,26 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
     // SAFETY: the keys claimed on `stream`; the indices a temporary of
     // `len` `u32`s.
     unsafe { radix_sort::<K>(state, stream, key_at, len, order, Some(indices.addr())) }?;
-    let size = size_of::<V>();
-    let moved = Temporary::new(state, stream, len * size)?;
-    let (gather, resident) = kernel(state, "gather", "bytes")?;
-    let (mut src, mut idx, mut dst, mut n, mut bytes) = (
-        value_at,
-        indices.addr(),
-        moved.addr(),
-        len as u64,
-        size as u64,
-    );
+    // SAFETY: the values claimed on `stream`, `len` of them; the indices a
+    // permutation of `0..len` written by the sort.
+    unsafe { permute(state, stream, value_at, indices.addr(), len, size_of::<V>()) }
+}
+
+/// `dst[i] = src[indices[i]]` for `len` elements of `size` bytes.
+///
+/// # Safety
+/// `src` and `dst` hold `len` elements of `size` bytes, `indices` `len`
+/// indices below `len`, all ordered on `stream`; `dst` overlaps neither.
+unsafe fn gather(
+    state: &ContextState,
+    stream: &CudaStream,
+    (src, indices, dst): (u64, u64, u64),
+    len: usize,
+    size: usize,
+) -> Result<()> {
+    let (function, resident) = kernel(state, "gather", "bytes")?;
+    let (mut src, mut idx, mut dst, mut n, mut bytes) =
+        (src, indices, dst, len as u64, size as u64);
     let params: &mut [*mut c_void] = &mut [
         (&mut src as *mut u64).cast(),
         (&mut idx as *mut u64).cast(),
@@ -311,12 +321,231 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
         (&mut bytes as *mut u64).cast(),
     ];
     let grid = (len.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
-    // SAFETY: `(src, indices, dst, len, size)`: the values claimed on
-    // `stream`, the indices a permutation of `0..len` written by the sort,
-    // the temporary of `len` values.
-    unsafe { launch(stream, &gather, grid, params) }?;
-    // SAFETY: both hold `len` values, ordered on `stream`.
-    unsafe { copy(value_at, moved.addr(), len * size, stream) }
+    // SAFETY: `(src, indices, dst, len, size)`, the caller's buffers.
+    unsafe { launch(stream, &function, grid, params) }
+}
+
+/// Reorders the `len` elements of `size` bytes at `at` by `indices`
+/// (`at[i] = old at[indices[i]]`), through a temporary.
+///
+/// # Safety
+/// As for [`gather`], with `at` both source and destination.
+unsafe fn permute(
+    state: &ContextState,
+    stream: &CudaStream,
+    at: u64,
+    indices: u64,
+    len: usize,
+    size: usize,
+) -> Result<()> {
+    let moved = Temporary::new(state, stream, len * size)?;
+    // SAFETY: the caller's buffers, into a temporary of `len` elements.
+    unsafe { gather(state, stream, (at, indices, moved.addr()), len, size) }?;
+    // SAFETY: both hold `len` elements, ordered on `stream`.
+    unsafe { copy(at, moved.addr(), len * size, stream) }
+}
+
+/// Queues a segmented sort: the keys at `keys` (and the values, if any,
+/// `(address, size)`) sorted within each segment of `offsets` (`count`
+/// offsets, so `count - 1` segments).
+///
+/// The segments become keys of their own: each element's segment (an
+/// inclusive sum of marks at the segments' starts), then a stable sort by
+/// key and a stable sort of the segments in that order, whose composed
+/// permutation moves keys and values.
+///
+/// # Safety
+/// `keys` holds `len` keys (and the values `len` values), `offsets`
+/// `count` `u32`s, all ordered on `stream`; `len < 2^32`.
+unsafe fn segmented<K: SortKey>(
+    state: &ContextState,
+    stream: &CudaStream,
+    (keys, len): (u64, usize),
+    (offsets, count): (u64, usize),
+    order: SortOrder,
+    values: Option<(u64, usize)>,
+) -> Result<()> {
+    if len < 2 {
+        return Ok(());
+    }
+    if count < 3 {
+        // One segment (or none): a plain sort.
+        let indices = Temporary::new(state, stream, len * 4)?;
+        let with = values.map(|_| indices.addr());
+        // SAFETY: the caller's keys; the indices a temporary.
+        unsafe { radix_sort::<K>(state, stream, keys, len, order, with) }?;
+        if let Some((at, size)) = values {
+            // SAFETY: the caller's values; the sort's permutation.
+            unsafe { permute(state, stream, at, indices.addr(), len, size) }?;
+        }
+        return Ok(());
+    }
+    // Each element's segment.
+    let segments = Temporary::new(state, stream, len * 4)?;
+    segments.zero(len * 4)?;
+    let (marks, resident) = kernel(state, "segment", "marks")?;
+    let (mut from, mut n, mut at, mut total) = (offsets, count as u64, segments.addr(), len as u64);
+    let params: &mut [*mut c_void] = &mut [
+        (&mut from as *mut u64).cast(),
+        (&mut n as *mut u64).cast(),
+        (&mut at as *mut u64).cast(),
+        (&mut total as *mut u64).cast(),
+    ];
+    let grid = (count.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
+    // SAFETY: `(offsets, count, marks, len)`: the caller's offsets, the
+    // zeroed temporary of `len` counters.
+    unsafe { launch(stream, &marks, grid, params) }?;
+    // SAFETY: the temporary of `len` `u32`s, in place.
+    unsafe { enqueue_scan::<u32, Sum>(state, len, at, at, true, Sum, stream) }?;
+    // By key, stably: `by_key[i]` is the input index of the i-th key.
+    let by_key = Temporary::new(state, stream, len * 4)?;
+    // SAFETY: the caller's keys; a temporary of `len` indices.
+    unsafe { radix_sort::<K>(state, stream, keys, len, order, Some(by_key.addr())) }?;
+    // The segments in that order, sorted stably: `by_segment[i]` is the
+    // position, in key order, of the i-th element of the result.
+    let in_key_order = Temporary::new(state, stream, len * 4)?;
+    // SAFETY: the segments and the permutation, `len` each, into a temporary.
+    unsafe {
+        gather(
+            state,
+            stream,
+            (at, by_key.addr(), in_key_order.addr()),
+            len,
+            4,
+        )
+    }?;
+    let by_segment = Temporary::new(state, stream, len * 4)?;
+    // SAFETY: the temporary of segments; a temporary of `len` indices.
+    unsafe {
+        radix_sort::<u32>(
+            state,
+            stream,
+            in_key_order.addr(),
+            len,
+            SortOrder::Ascending,
+            Some(by_segment.addr()),
+        )
+    }?;
+    // SAFETY: the keys in key order, moved into segment order.
+    unsafe { permute(state, stream, keys, by_segment.addr(), len, size_of::<K>()) }?;
+    if let Some((at, size)) = values {
+        // The input index of each result element: `by_key[by_segment[i]]`.
+        let composed = Temporary::new(state, stream, len * 4)?;
+        // SAFETY: two permutations of `0..len`, into a temporary.
+        unsafe {
+            gather(
+                state,
+                stream,
+                (by_key.addr(), by_segment.addr(), composed.addr()),
+                len,
+                4,
+            )
+        }?;
+        // SAFETY: the caller's values, by the composed permutation.
+        unsafe { permute(state, stream, at, composed.addr(), len, size) }?;
+    }
+    Ok(())
+}
+
+/// The offsets of a segmented sort, checked.
+fn segment_offsets(
+    offsets: crate::engine::Elems<'_, u32>,
+) -> Result<crate::engine::Elems<'_, u32>> {
+    let offsets = contiguous(offsets)?;
+    if offsets.len() == 0 {
+        return Err(Error::InvalidArgument(
+            "a segmented sort needs at least one offset (segments + 1 of them: the first 0, the \
+             last the number of keys)",
+        ));
+    }
+    Ok(offsets)
+}
+
+/// Queues the sort of each segment of `keys` on its own, on `stream`:
+/// segment `s` is `keys[offsets[s]..offsets[s + 1]]` (`offsets` a device
+/// buffer of `segments + 1` ascending offsets, from 0 to `keys.len()`).
+/// Orders as [`sort`]. Offsets that do not start at 0, end at the length
+/// or ascend give an unspecified order of the keys (never a write outside
+/// them).
+///
+/// ```no_run
+/// use cuda_mem::algo::SortOrder;
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut keys = cuda_mem::DeviceBuffer::from_slice(&ctx, &[3u32, 1, 2, 9, 8])?;
+/// let offsets = cuda_mem::DeviceBuffer::from_slice(&ctx, &[0u32, 3, 5])?;
+/// cuda_mem::algo::segmented_sort(&mut keys, &offsets, SortOrder::Ascending, &stream)?;
+/// assert_eq!(keys.to_vec()?, [1, 2, 3, 8, 9]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn segmented_sort<K: SortKey>(
+    keys: &mut (impl MemoryMut<K> + ?Sized),
+    offsets: &(impl Memory<u32> + ?Sized),
+    order: SortOrder,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let (k, o) = (checked(keys.elems())?, segment_offsets(offsets.elems())?);
+    let (len, count, state) = (k.len(), o.len(), &k.mem.state);
+    let (key_at, offsets_at) = (k.claim(stream)?.addr(), o.claim(stream)?.addr());
+    // SAFETY: both claimed on `stream`; fewer than 2^32 keys.
+    unsafe {
+        segmented::<K>(
+            state,
+            stream,
+            (key_at, len),
+            (offsets_at, count),
+            order,
+            None,
+        )
+    }
+}
+
+/// [`segmented_sort`] moving `values` (any `DeviceCopy` type, as many as
+/// the keys) with their keys; stable within each segment.
+///
+/// ```no_run
+/// use cuda_mem::algo::SortOrder;
+/// use cuda_mem::prelude::*;
+/// let ctx = cuda_mem::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut keys = cuda_mem::DeviceBuffer::from_slice(&ctx, &[2i32, 1, 5, 4])?;
+/// let mut tags = cuda_mem::DeviceBuffer::from_slice(&ctx, &[*b"a", *b"b", *b"c", *b"d"])?;
+/// let offsets = cuda_mem::DeviceBuffer::from_slice(&ctx, &[0u32, 2, 4])?;
+/// cuda_mem::algo::segmented_sort_pairs(&mut keys, &mut tags, &offsets, SortOrder::Descending, &stream)?;
+/// assert_eq!(tags.to_vec()?, [*b"a", *b"b", *b"c", *b"d"]);
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
+    keys: &mut (impl MemoryMut<K> + ?Sized),
+    values: &mut (impl MemoryMut<V> + ?Sized),
+    offsets: &(impl Memory<u32> + ?Sized),
+    order: SortOrder,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let (k, v) = (checked(keys.elems())?, contiguous(values.elems())?);
+    if v.len() != k.len() {
+        return Err(Error::LengthMismatch {
+            expected: k.len(),
+            actual: v.len(),
+        });
+    }
+    let o = segment_offsets(offsets.elems())?;
+    let (len, count, state) = (k.len(), o.len(), &k.mem.state);
+    let (key_at, value_at) = (k.claim(stream)?.addr(), v.claim(stream)?.addr());
+    let offsets_at = o.claim(stream)?.addr();
+    let values = (size_of::<V>() > 0).then_some((value_at, size_of::<V>()));
+    // SAFETY: the three claimed on `stream`; fewer than 2^32 keys.
+    unsafe {
+        segmented::<K>(
+            state,
+            stream,
+            (key_at, len),
+            (offsets_at, count),
+            order,
+            values,
+        )
+    }
 }
 
 #[cfg(test)]
