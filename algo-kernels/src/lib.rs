@@ -189,6 +189,7 @@ mod device {
         exchange_f64: f64, EXCHANGE8;
         ticket: u32, 1;
         radix_shared: u32, RADIX_SHARED;
+        radix_bins: u32, RADIX_BINS;
         histogram_shared: u32, HISTOGRAM_SHARED;
     }
 
@@ -301,7 +302,7 @@ mod device {
                 blocks: u64,
                 per_block: u64,
             ) {
-                let shared = radix_shared();
+                let shared = radix_bins();
                 let flip = if descending != 0 { u64::MAX } else { 0 };
                 // SAFETY: the caller's contract.
                 unsafe {

@@ -1,5 +1,6 @@
 //! Heaviest: the first index of the heaviest of 2^22 + 7 particles (a
-//! derived 28-byte struct), two ways, and `cuda_mem::algo` on a field.
+//! derived 28-byte struct), two ways; `cuda_mem::algo` on a field; and the
+//! particles sorted by that field.
 //!
 //!     cargo run --release --example heaviest
 //!
@@ -11,6 +12,8 @@
 //! - `cuda_mem::algo::max_index` does the same over the masses alone (an
 //!   `f32` buffer), and `cuda_mem::algo::sum` and an inclusive scan give
 //!   the total and running masses.
+//! - `cuda_mem::algo::sort_pairs` sorts the particles (the derived struct
+//!   as the values) by mass, heaviest first, stably.
 //!
 //! Several particles share the largest mass (the masses are drawn from a
 //! small set), so "the first" matters. Every result is checked against the
@@ -106,6 +109,22 @@ fn main() -> Result<(), Box<dyn Error>> {
     checks.check(
         wrong == 0,
         format_args!("algo::inclusive_scan: {wrong} of {N} running masses outside the bound"),
+    );
+
+    // The particles sorted by mass, heaviest first: the masses as keys,
+    // the derived structs as values (stable: equal masses keep their order).
+    let mut keys = DeviceBuffer::from_slice(&ctx, &masses)?;
+    let mut sorted = DeviceBuffer::from_slice(&ctx, &host)?;
+    algo::sort_pairs(&mut keys, &mut sorted, algo::SortOrder::Descending, &stream)?;
+    let mut want: Vec<(f32, Particle)> = masses.iter().copied().zip(host.iter().copied()).collect();
+    want.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let got = sorted.to_vec()?;
+    let misplaced = got.iter().zip(&want).filter(|(g, w)| **g != w.1).count();
+    checks.check(
+        misplaced == 0 && got[0] == host[first],
+        format_args!(
+            "algo::sort_pairs (Particle by mass, descending): {misplaced} of {N} out of place"
+        ),
     );
     checks.finish();
     Ok(())

@@ -36,11 +36,14 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
     }
     let (kernel, _) = kernel(state, &format!("scan_{}", O::NAME), T::NAME)?;
     let tiles = len.div_ceil(BLOCK as usize * items(size_of::<T>()));
-    let grid = u32::try_from(tiles).map_err(|_| {
-        Error::InvalidArgument(
-            "a scan of more than 2^32 tiles (2^44 elements of 4 bytes); scan it in parts",
-        )
-    })?;
+    // CUDA's grid limit along x: 2^31 - 1 blocks.
+    let grid = u32::try_from(tiles)
+        .ok()
+        .filter(|&g| g <= i32::MAX as u32)
+        .ok_or(Error::InvalidArgument(
+            "a scan of 2^31 tiles or more (2^43 elements of 4 bytes), past CUDA's grid limit; \
+             scan it in parts",
+        ))?;
     let scratch = lookback_state::<T>(state, stream, tiles)?;
     let mut init = if inclusive {
         op.identity()

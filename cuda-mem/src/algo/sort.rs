@@ -370,15 +370,15 @@ unsafe fn segmented<K: SortKey>(
     }
     if count < 3 {
         // One segment (or none): a plain sort.
+        let Some((at, size)) = values else {
+            // SAFETY: the caller's keys.
+            return unsafe { radix_sort::<K>(state, stream, keys, len, order, None) };
+        };
         let indices = Temporary::new(state, stream, len * 4)?;
-        let with = values.map(|_| indices.addr());
         // SAFETY: the caller's keys; the indices a temporary.
-        unsafe { radix_sort::<K>(state, stream, keys, len, order, with) }?;
-        if let Some((at, size)) = values {
-            // SAFETY: the caller's values; the sort's permutation.
-            unsafe { permute(state, stream, at, indices.addr(), len, size) }?;
-        }
-        return Ok(());
+        unsafe { radix_sort::<K>(state, stream, keys, len, order, Some(indices.addr())) }?;
+        // SAFETY: the caller's values; the sort's permutation.
+        return unsafe { permute(state, stream, at, indices.addr(), len, size) };
     }
     // Each element's segment.
     let segments = Temporary::new(state, stream, len * 4)?;

@@ -25,12 +25,14 @@
 
 use crate::copy::device_copy::DeviceCopy;
 
-/// An associative and commutative operation on `T` with an identity:
-/// `apply(identity(), x) == x` and the order in which values are combined
-/// does not change the result (up to float rounding for sums). The
-/// device-wide reductions and scans combine values in an order of their
-/// own; an operator that is not commutative gets unspecified results (never
-/// undefined behaviour).
+/// An associative operation on `T` with an identity: `apply(identity(),
+/// x) == x == apply(x, identity())`. The device-wide reductions
+/// ([`reduce_tiles`](super::wide::reduce_tiles)) combine values in an
+/// order of their own, so they need it commutative too; the scans
+/// ([`scan_tile`](super::wide::scan_tile)) keep the elements' order, so an
+/// associative one will do. An operator that breaks its contract gets
+/// unspecified results (up to float rounding for sums), never undefined
+/// behaviour.
 ///
 /// ```
 /// use cuda_mem::device::ops::Operator;

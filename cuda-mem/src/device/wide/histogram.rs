@@ -57,7 +57,10 @@ macro_rules! float_samples {
                 if !inside {
                     return None;
                 }
-                let bin = ((self - lower) / (upper - lower) * bins as $t) as u32;
+                // In halves, so that a range as wide as the type (whose
+                // width overflows to infinity) still splits; exact, as
+                // halving is, above the subnormals.
+                let bin = ((self * 0.5 - lower * 0.5) / (upper * 0.5 - lower * 0.5) * bins as $t) as u32;
                 Some(if bin < bins { bin } else { bins - 1 })
             }
         }
@@ -211,6 +214,9 @@ mod tests {
             }
         }
         assert_eq!(even_bin(1.0f32, 0.0, 1.0, false, 4), None);
+        // A range as wide as the type: its width overflows, its halves do not.
+        assert_eq!(even_bin(0.0f32, f32::MIN, f32::MAX, false, 4), Some(2));
+        assert_eq!(even_bin(f32::MIN, f32::MIN, f32::MAX, false, 4), Some(0));
         assert_eq!(even_bin(1.0f32, 0.0, 1.0, true, 4), Some(3));
     }
 

@@ -245,11 +245,22 @@ impl<'a, T: DeviceCopy> TileStatus<'a, T> {
             }
             // The nearest inclusive prefix in the window ends the look-back.
             let stop = warp::ballot(kind == INCLUSIVE).trailing_zeros() as usize;
-            let mine_counts = lane <= stop;
-            let window =
-                warp::reduce_with(if mine_counts { value } else { op.identity() }, |a, b| {
-                    op.apply(a, b)
-                });
+            // The window's values in tile order (a higher lane is an earlier
+            // tile): a tree over shuffles from higher lanes, so `op` need
+            // not commute.
+            let mut window = if lane <= stop { value } else { op.identity() };
+            let mut step = 1;
+            while step < lanes {
+                let higher = warp::shfl_down(window, step as u32);
+                let higher = if lane + step < lanes {
+                    higher
+                } else {
+                    op.identity()
+                };
+                window = op.apply(higher, window);
+                step *= 2;
+            }
+            let window = warp::shfl_idx(window, 0);
             prefix = op.apply(window, prefix);
             if stop < lanes {
                 break;

@@ -76,8 +76,9 @@ const fn padded(i: usize) -> usize {
 /// publishes its inclusive prefix, and writes its part of `output`.
 ///
 /// The grid has exactly one block per tile, `len.div_ceil(BLOCK * ITEMS)`
-/// of them, and `status` that many tiles. `op` is associative and
-/// commutative; `init` starts the scan (the identity for a plain inclusive
+/// of them, and `status` that many tiles. `op` is associative (it need not
+/// commute: every combination keeps the elements' order); `init` starts
+/// the scan (the identity for a plain inclusive
 /// scan, 0 for an exclusive sum).
 ///
 /// # Safety
