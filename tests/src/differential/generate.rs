@@ -270,7 +270,8 @@ fn algo_target(rng: &mut Rng, shape: &Shape) -> Option<Target> {
 }
 
 /// A random `cuda_mem::algo` operation on live `u32` slots: a scan (into
-/// another buffer or in place) or a reduction into one element.
+/// another buffer or in place), a reduction into one element, or a sort in
+/// place.
 fn algo(rng: &mut Rng, model: &Model, live: &[usize], streams: &[Strm]) -> Option<Op> {
     let shape = |s: usize| model.shape(s).expect("live slot");
     let words: Vec<usize> = live
@@ -295,6 +296,14 @@ fn algo(rng: &mut Rng, model: &Model, live: &[usize], streams: &[Strm]) -> Optio
             src_target,
             dst,
             at: rng.below(shape(dst).len()),
+            stream,
+        });
+    }
+    if rng.below(4) == 0 {
+        return Some(Op::Sort {
+            slot: src,
+            target: src_target,
+            descending: rng.below(2) == 0,
             stream,
         });
     }

@@ -163,6 +163,9 @@ impl Model {
                     && s.elements(src_target).is_some()
                     && contiguous(&s, src_target)
             }
+            Op::Sort { slot, target, .. } => shape(slot).is_some_and(|s| {
+                s.elem == Elem::U32 && s.elements(target).is_some() && contiguous(&s, target)
+            }),
             Op::Check { slot, target, way } => shape(slot).is_some_and(|s| {
                 s.elements(target).is_some() && s.read_ways(target == Target::Whole).contains(&way)
             }),
@@ -294,6 +297,21 @@ impl Model {
                 let total = values.iter().fold(0u32, |a, &b| a.wrapping_add(b));
                 let known = known.iter().all(|&k| k);
                 self.set_words(dst, Target::Range(at, at + 1), &[total], &[known]);
+            }
+            Op::Sort {
+                slot,
+                target,
+                descending,
+                ..
+            } => {
+                let (mut values, known) = self.words(slot, target);
+                values.sort_unstable();
+                if descending {
+                    values.reverse();
+                }
+                // Where an undefined word lands is unknown: then none is.
+                let all = known.iter().all(|&k| k);
+                self.set_words(slot, target, &values, &vec![all; values.len()]);
             }
             Op::Prefetch { .. } | Op::Advise { .. } | Op::Check { .. } | Op::SyncAll => {}
         }

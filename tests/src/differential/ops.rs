@@ -337,6 +337,18 @@ pub enum Op {
         /// Stream.
         stream: Strm,
     },
+    /// `cuda_mem::algo::sort` of `target` of the `u32` slot `slot` in
+    /// place (a contiguous target), ascending or descending, on `stream`.
+    Sort {
+        /// Slot.
+        slot: usize,
+        /// Elements.
+        target: Target,
+        /// Descending, else ascending.
+        descending: bool,
+        /// Stream.
+        stream: Strm,
+    },
     /// Reads `target` back and compares it with the model.
     Check {
         /// Slot.
@@ -370,6 +382,7 @@ impl Op {
             Op::Shrink { .. } => "shrink",
             Op::Scan { .. } => "algo scan",
             Op::Reduce { .. } => "algo reduce_into",
+            Op::Sort { .. } => "algo sort",
             Op::Check { .. } => "check",
             Op::SyncAll => "sync all",
         }
@@ -387,6 +400,7 @@ impl Op {
             | Op::Copy { stream, .. }
             | Op::Scan { stream, .. }
             | Op::Reduce { stream, .. }
+            | Op::Sort { stream, .. }
             | Op::Prefetch { stream, .. } => Some(stream),
             _ => None,
         }
@@ -429,6 +443,7 @@ impl Op {
                 dst, dst_target, ..
             } => Some((dst, dst_target)),
             Op::Reduce { dst, at, .. } => Some((dst, Target::Range(at, at + 1))),
+            Op::Sort { slot, target, .. } => Some((slot, target)),
             _ => None,
         }
     }
