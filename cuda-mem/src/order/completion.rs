@@ -96,7 +96,13 @@ impl Completion {
     /// ```
     pub fn of_stream(stream: &Arc<CudaStream>) -> Result<Self> {
         check_orderable(stream)?;
-        Self::of_streams(std::slice::from_ref(stream))
+        // `check_orderable` asked the driver: the stream captures nothing,
+        // or records a graph for cuda-mem, which the registry knows without
+        // a second driver call.
+        if crate::order::capture::is_recording(stream) {
+            return Err(capturing());
+        }
+        Self::callbacks(std::slice::from_ref(stream))
     }
 
     /// The completion of the work queued so far on every stream of
@@ -109,13 +115,15 @@ impl Completion {
         }
         for stream in streams {
             if is_capturing(stream)? {
-                return Err(Error::UnsupportedStream(
-                    "it is capturing a CUDA graph, where a completion callback would be a node \
-                     of the graph; await the graph's launch instead (Completion::of_stream on \
-                     the stream it is launched on)",
-                ));
+                return Err(capturing());
             }
         }
+        Self::callbacks(streams)
+    }
+
+    /// A completion woken by a callback queued on each of `streams`
+    /// (none capturing: checked by the callers).
+    fn callbacks(streams: &[Arc<CudaStream>]) -> Result<Self> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 pending: streams.len(),
@@ -216,6 +224,15 @@ impl std::fmt::Debug for Completion {
             .field("complete", &self.is_complete())
             .finish()
     }
+}
+
+/// The refusal of a completion on a capturing stream.
+fn capturing() -> Error {
+    Error::UnsupportedStream(
+        "it is capturing a CUDA graph, where a completion callback would be a node of the \
+         graph; await the graph's launch instead (Completion::of_stream on the stream it is \
+         launched on)",
+    )
 }
 
 #[cfg(test)]
