@@ -131,14 +131,13 @@ impl Module {
         declared: Declared,
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
-        let ctx = stream.context();
-        let function = match self.cached(ctx, kernel, signature, declared) {
-            Some(function) => function,
-            None => {
-                let state = ContextState::of(ctx)?;
-                self.function(&state, kernel, signature, Some(declared), Some(stream))?
-            }
-        };
+        let function = self.function(
+            stream.context(),
+            kernel,
+            signature,
+            Some(declared),
+            Some(stream),
+        )?;
         Ok(Launch {
             stream,
             function,

@@ -178,13 +178,16 @@ impl Module {
         self.loaded.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The function `kernel` in `state`'s context, after checking (once)
-    /// that its signature fingerprint in the PTX is `signature`.
-    /// A launch on `stream` checks the stream before loading or checking
-    /// anything (the synchronous copy of the check must not meet a capture).
+    /// The function `kernel` in the context `ctx`, after checking (once per
+    /// context) that its signature fingerprint in the PTX is `signature`
+    /// and its parameters are `declared`. Every launch but the first in a
+    /// context finds it with one lookup under the module's lock and needs
+    /// no context state. The first looks the state up, and a launch on
+    /// `stream` checks the stream before loading or checking anything (the
+    /// synchronous copy of the check must not meet a capture).
     pub(super) fn function(
         &'static self,
-        state: &ContextState,
+        ctx: &Arc<CudaContext>,
         kernel: &'static str,
         signature: u64,
         declared: Option<Declared>,
@@ -192,23 +195,24 @@ impl Module {
     ) -> Result<sys::CUfunction> {
         let abi = declared.map(|d| (d.abi, d.block));
         let mut loaded = self.lock();
-        let key = state.ctx.cu_ctx();
+        let key = ctx.cu_ctx();
         let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
         if let Some(function) = found.and_then(|i| loaded[i].checked(kernel, signature, abi)) {
             return Ok(function);
         }
+        let state = ContextState::of(ctx)?;
         if let Some(stream) = stream {
             state.check_stream(stream)?;
         }
         let index = match found {
             Some(index) => index,
             None => {
-                loaded.push(self.load(state)?);
+                loaded.push(self.load(&state)?);
                 loaded.len() - 1
             }
         };
         let entry = &mut loaded[index];
-        let function = self.check(state, entry.module, kernel, signature, declared)?;
+        let function = self.check(&state, entry.module, kernel, signature, declared)?;
         entry.kernels.push(Checked {
             name: kernel,
             signature,
@@ -216,22 +220,6 @@ impl Module {
             function,
         });
         Ok(function)
-    }
-
-    /// The function `kernel` in the context `ctx` if a launch with the same
-    /// fingerprint and declared parameters has checked it there before: the
-    /// path of every launch but the first, which needs no context state.
-    pub(super) fn cached(
-        &self,
-        ctx: &CudaContext,
-        kernel: &'static str,
-        signature: u64,
-        declared: Declared,
-    ) -> Option<sys::CUfunction> {
-        let key = ctx.cu_ctx();
-        let loaded = self.lock();
-        let found = loaded.iter().find(|l| l.ctx.cu_ctx() == key)?;
-        found.checked(kernel, signature, Some((declared.abi, declared.block)))
     }
 
     /// Loads the PTX into `state`'s context.
@@ -366,9 +354,7 @@ impl Module {
         signature: u64,
         ctx: &Arc<CudaContext>,
     ) -> Result<()> {
-        let state = ContextState::of(ctx)?;
-        self.function(&state, kernel, signature, None, None)
-            .map(drop)
+        self.function(ctx, kernel, signature, None, None).map(drop)
     }
 }
 
@@ -387,8 +373,8 @@ impl Module {
         block_size: Option<u32>,
         dynamic_shared: u32,
     ) -> Result<Occupancy> {
+        let function = self.function(ctx, kernel, signature, None, None)?;
         let state = ContextState::of(ctx)?;
-        let function = self.function(&state, kernel, signature, None, None)?;
         let invalid = |_| {
             Error::InvalidArgument(
                 "a block size of 1 to 1024 threads and dynamic shared memory the device can give a block",
