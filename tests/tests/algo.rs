@@ -580,8 +580,8 @@ fn floats_order_nan_and_signed_zeros() {
     }
 }
 
-/// Every buffer kind, through `impl Memory`: the sum and the inclusive
-/// scan of the same random data.
+/// Every buffer kind, through `impl Memory`: the sum, the sort, `unique`
+/// and the inclusive scan of the same random data.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_buffer_kind() {
@@ -593,14 +593,29 @@ fn every_buffer_kind() {
     let data: Vec<i64> = (0..n).map(|_| i64::random(&mut rng, false)).collect();
     let want_sum = data.iter().fold(0i64, |a, &b| a.wrapping_add(b));
     let want_scan = host_scan(&data, Sum, 0, true);
+    let mut want_sorted = data.clone();
+    want_sorted.sort_unstable();
+    let mut want_unique = want_sorted.clone();
+    want_unique.dedup();
     for_each_kind!(&ctx, &stream, &pool, &data, |buf, name| {
         assert_eq!(algo::sum(&buf).unwrap(), want_sum, "{name}");
+        algo::sort(&mut buf, algo::SortOrder::Ascending, &stream).unwrap();
+        assert_eq!(buf.to_vec().unwrap(), want_sorted, "sort, {name}");
+        let mut runs = DeviceBuffer::<i64>::zeroed(&ctx, n).unwrap();
+        let k = algo::unique(&buf, &mut runs, &stream).unwrap();
+        assert_eq!(
+            runs.to_vec().unwrap()[..k],
+            want_unique[..],
+            "unique, {name}"
+        );
+        buf.copy_from_host(&data).unwrap();
         algo::inclusive_scan_in_place(&mut buf, Sum, &stream).unwrap();
         assert_eq!(buf.to_vec().unwrap(), want_scan, "{name}");
     });
 }
 
-/// Scans and reductions of 16 buffers on 8 streams at once, each checked.
+/// Scans, reductions and sorts of 16 buffers on 8 streams at once, each
+/// checked.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn many_streams_at_once() {
@@ -620,14 +635,22 @@ fn many_streams_at_once() {
     let mut sums: Vec<_> = (0..16)
         .map(|_| DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap())
         .collect();
-    for (k, (buf, sum)) in bufs.iter_mut().zip(&mut sums).enumerate() {
+    let mut sorted: Vec<_> = inputs
+        .iter()
+        .map(|d| DeviceBuffer::from_slice(&ctx, d).unwrap())
+        .collect();
+    for (k, ((buf, sum), other)) in bufs.iter_mut().zip(&mut sums).zip(&mut sorted).enumerate() {
         let s = &streams[k % 8];
         algo::reduce_into(&*buf, Sum, sum, s).unwrap();
         algo::exclusive_scan_in_place(buf, Sum, s).unwrap();
+        algo::sort(other, algo::SortOrder::Descending, s).unwrap();
     }
     for (k, data) in inputs.iter().enumerate() {
         let want_sum = data.iter().fold(0u32, |a, &b| a.wrapping_add(b));
         assert_eq!(sums[k].to_vec().unwrap(), [want_sum], "buffer {k}");
+        let mut want = data.clone();
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(sorted[k].to_vec().unwrap(), want, "sorted buffer {k}");
         assert_eq!(
             bufs[k].to_vec().unwrap(),
             host_scan(data, Sum, 0, false),
