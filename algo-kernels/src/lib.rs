@@ -281,12 +281,21 @@ mod device {
     /// Elements per thread of a radix sort pass's tile.
     const RADIX_ITEMS: usize = 8;
     /// A radix pass's shared memory: the warps' digit counts, the block's
-    /// next places, the tile's counts and the keys' ranks.
-    const RADIX_SHARED: usize = (BLOCK / 32 + 2) * RADIX_BINS + BLOCK * RADIX_ITEMS;
+    /// next places, the tile's counts and first places, the keys' ranks
+    /// and the tile's values in sorted order (its keys: `radix_keys`).
+    const RADIX_SHARED: usize = (BLOCK / 32 + 3) * RADIX_BINS + 2 * BLOCK * RADIX_ITEMS;
+    /// A radix pass's tile of keys.
+    const RADIX_TILE: usize = BLOCK * RADIX_ITEMS;
 
     /// The kernels of a radix sort pass over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $counts:ident, $scatter:ident;)*) => {$(
+        ($($t:ty, $counts:ident, $scatter:ident, $tile:ident;)*) => {$(
+            /// The tile of keys of a radix pass, in their sorted order.
+            #[inline(always)]
+            fn $tile() -> SharedArray<$t, RADIX_TILE> {
+                cuda_mem::shared_array![$t; RADIX_TILE]
+            }
+
             /// A block's digit counts of one pass (`radix_counts`).
             ///
             /// # Safety
@@ -340,10 +349,25 @@ mod device {
                 let Some((next, rest)) = rest.split_at(RADIX_BINS) else {
                     return;
                 };
-                let Some((tile_counts, ranks)) = rest.split_at(RADIX_BINS) else {
+                let Some((tile_counts, rest)) = rest.split_at(RADIX_BINS) else {
                     return;
                 };
-                let scratch = RadixScratch { warp_counts, next, tile_counts, ranks };
+                let Some((tile_starts, rest)) = rest.split_at(RADIX_BINS) else {
+                    return;
+                };
+                let Some((ranks, values)) = rest.split_at(RADIX_TILE) else {
+                    return;
+                };
+                let tile = $tile();
+                let scratch = RadixScratch {
+                    warp_counts,
+                    next,
+                    tile_counts,
+                    tile_starts,
+                    ranks,
+                    keys: tile.as_slice(),
+                    values,
+                };
                 let flip = if descending != 0 { u64::MAX } else { 0 };
                 // SAFETY: the caller's contract.
                 unsafe {
@@ -356,16 +380,16 @@ mod device {
         )*};
     }
     radix_kernels! {
-        u8, cuda_mem_radix_counts_u8, cuda_mem_radix_scatter_u8;
-        i8, cuda_mem_radix_counts_i8, cuda_mem_radix_scatter_i8;
-        u16, cuda_mem_radix_counts_u16, cuda_mem_radix_scatter_u16;
-        i16, cuda_mem_radix_counts_i16, cuda_mem_radix_scatter_i16;
-        u32, cuda_mem_radix_counts_u32, cuda_mem_radix_scatter_u32;
-        i32, cuda_mem_radix_counts_i32, cuda_mem_radix_scatter_i32;
-        u64, cuda_mem_radix_counts_u64, cuda_mem_radix_scatter_u64;
-        i64, cuda_mem_radix_counts_i64, cuda_mem_radix_scatter_i64;
-        f32, cuda_mem_radix_counts_f32, cuda_mem_radix_scatter_f32;
-        f64, cuda_mem_radix_counts_f64, cuda_mem_radix_scatter_f64;
+        u8, cuda_mem_radix_counts_u8, cuda_mem_radix_scatter_u8, radix_tile_u8;
+        i8, cuda_mem_radix_counts_i8, cuda_mem_radix_scatter_i8, radix_tile_i8;
+        u16, cuda_mem_radix_counts_u16, cuda_mem_radix_scatter_u16, radix_tile_u16;
+        i16, cuda_mem_radix_counts_i16, cuda_mem_radix_scatter_i16, radix_tile_i16;
+        u32, cuda_mem_radix_counts_u32, cuda_mem_radix_scatter_u32, radix_tile_u32;
+        i32, cuda_mem_radix_counts_i32, cuda_mem_radix_scatter_i32, radix_tile_i32;
+        u64, cuda_mem_radix_counts_u64, cuda_mem_radix_scatter_u64, radix_tile_u64;
+        i64, cuda_mem_radix_counts_i64, cuda_mem_radix_scatter_i64, radix_tile_i64;
+        f32, cuda_mem_radix_counts_f32, cuda_mem_radix_scatter_f32, radix_tile_f32;
+        f64, cuda_mem_radix_counts_f64, cuda_mem_radix_scatter_f64, radix_tile_f64;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:

@@ -177,8 +177,7 @@ pub unsafe fn radix_counts<K: RadixKey, const BLOCK: usize>(
 }
 
 /// The block's shared memory for [`radix_scatter`].
-#[derive(Clone, Copy)]
-pub struct RadixScratch<'a> {
+pub struct RadixScratch<'a, K> {
     /// Each warp's running count of each digit in the tile, then its
     /// first place: `RADIX_BINS` per warp.
     pub warp_counts: SharedSlice<'a, u32>,
@@ -186,10 +185,23 @@ pub struct RadixScratch<'a> {
     pub next: SharedSlice<'a, u32>,
     /// The tile's count of each digit: `RADIX_BINS`.
     pub tile_counts: SharedSlice<'a, u32>,
+    /// The tile's first place of each digit: `RADIX_BINS`.
+    pub tile_starts: SharedSlice<'a, u32>,
     /// Each key's rank among the keys of its digit in its warp's part of
     /// the tile: `BLOCK * ITEMS`.
     pub ranks: SharedSlice<'a, u32>,
+    /// The tile's keys in their sorted order: `BLOCK * ITEMS`.
+    pub keys: SharedSlice<'a, K>,
+    /// Their values: `BLOCK * ITEMS` (unused for keys alone).
+    pub values: SharedSlice<'a, u32>,
 }
+
+impl<K> Clone for RadixScratch<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K> Copy for RadixScratch<'_, K> {}
 
 /// Writes this block's keys (and a `u32` value each) to their places of
 /// the pass at `shift`: the block's first place for each digit comes from
@@ -197,7 +209,9 @@ pub struct RadixScratch<'a> {
 /// a digit the keys keep their input order (the sort is stable). Each warp
 /// ranks its rows of 32 consecutive keys with `match_any` and running
 /// per-warp digit counts; the warps' counts are summed per digit across
-/// the block, tile after tile.
+/// the block, tile after tile. The tile's keys then go through shared
+/// memory in their sorted order, so that consecutive threads write
+/// consecutive places (coalesced stores within each digit's run).
 ///
 /// `values_in` null: the values are the keys' input indices (the first
 /// pass of `sort_pairs`); `values_out` null: keys only.
@@ -227,7 +241,7 @@ pub unsafe fn radix_scatter<K: RadixKey, const BLOCK: usize, const ITEMS: usize>
     offsets: *const u32,
     blocks: usize,
     per_block: usize,
-    scratch: RadixScratch<'_>,
+    scratch: RadixScratch<'_, K>,
 ) {
     let lanes = const { super::warp_lanes(BLOCK) };
     let warps = BLOCK.div_ceil(lanes);
@@ -304,6 +318,30 @@ pub unsafe fn radix_scatter<K: RadixKey, const BLOCK: usize, const ITEMS: usize>
             d += BLOCK;
         }
         sync_threads();
+        // The tile's first place of each digit: warp 0 sums the counts,
+        // a run of digits per lane.
+        if warp == 0 {
+            let per = RADIX_BINS.div_ceil(lanes);
+            let (from, to) = (
+                (lane * per).min(RADIX_BINS),
+                ((lane + 1) * per).min(RADIX_BINS),
+            );
+            let mut mine = 0;
+            let mut d = from;
+            while d < to {
+                mine += scratch.tile_counts.load(d);
+                d += 1;
+            }
+            let mut running = warp::exclusive_scan(mine, 0, |a, b| a + b);
+            let mut d = from;
+            while d < to {
+                scratch.tile_starts.store(d, running);
+                running += scratch.tile_counts.load(d);
+                d += 1;
+            }
+        }
+        sync_threads();
+        // Into shared memory in the tile's sorted order...
         let mut j = 0;
         while j < ITEMS {
             let i = first + j * lanes + lane;
@@ -311,25 +349,39 @@ pub unsafe fn radix_scatter<K: RadixKey, const BLOCK: usize, const ITEMS: usize>
                 // SAFETY: `i < end <= len` (read again: an L2 hit).
                 let key = unsafe { keys_in.add(i).read() };
                 let d = digit(key, shift, flip);
-                let place = (scratch.next.load(d)
+                let at = (scratch.tile_starts.load(d)
                     + scratch.warp_counts.load(counts(d))
                     + scratch.ranks.load(i - tile_first)) as usize;
-                // SAFETY: `place < len` (the places of a pass are a
-                // permutation of `0..len`), written by this thread alone;
-                // `i < len` for the value read.
-                unsafe {
-                    keys_out.add(place).write(key);
-                    if !values_out.is_null() {
-                        let value = if values_in.is_null() {
-                            i as u32
-                        } else {
-                            values_in.add(i).read()
-                        };
-                        values_out.add(place).write(value);
-                    }
+                scratch.keys.store(at, key);
+                if !values_out.is_null() {
+                    let value = if values_in.is_null() {
+                        i as u32
+                    } else {
+                        // SAFETY: `i < len`, a value of the caller's.
+                        unsafe { values_in.add(i).read() }
+                    };
+                    scratch.values.store(at, value);
                 }
             }
             j += 1;
+        }
+        sync_threads();
+        // ... and out, consecutive threads to consecutive places.
+        let here = (end - tile_first).min(tile);
+        let mut r = rank;
+        while r < here {
+            let key = scratch.keys.load(r);
+            let d = digit(key, shift, flip);
+            let place = (scratch.next.load(d) + r as u32 - scratch.tile_starts.load(d)) as usize;
+            // SAFETY: `place < len` (the places of a pass are a permutation
+            // of `0..len`), written by this thread alone.
+            unsafe {
+                keys_out.add(place).write(key);
+                if !values_out.is_null() {
+                    values_out.add(place).write(scratch.values.load(r));
+                }
+            }
+            r += BLOCK;
         }
         sync_threads();
         let mut d = rank;
@@ -358,17 +410,23 @@ mod tests {
         let (mut a, mut b) = (keys.to_vec(), keys.to_vec());
         let (mut va, mut vb) = (vec![0u32; len], vec![0u32; len]);
         let bins = crate::shared_array![u32; 256];
-        let (warp_counts, next, tile_counts, ranks) = (
+        let (warp_counts, next, tile_counts, tile_starts, ranks, values) = (
+            crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 8],
+            crate::shared_array![u32; 8],
         );
+        let tile_keys = crate::shared_array![K; 8];
         let scratch = RadixScratch {
             warp_counts: warp_counts.as_slice(),
             next: next.as_slice(),
             tile_counts: tile_counts.as_slice(),
+            tile_starts: tile_starts.as_slice(),
             ranks: ranks.as_slice(),
+            keys: tile_keys.as_slice(),
+            values: values.as_slice(),
         };
         for pass in 0..K::BYTES {
             let shift = pass * RADIX_BITS;
