@@ -33,10 +33,10 @@
 //!   `cuda_mem_rle_gather_<T>(input, len, starts, runs, values, counts)`
 //!   turns the runs' starts into their values and lengths.
 //!
-//! - `cuda_mem_radix_counts_<K>` and `cuda_mem_radix_scatter_<K>` for
-//!   `K` of `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a pass of a stable LSD
-//!   radix sort (`radix_counts`, `radix_scatter`; the host sums the counts
-//!   with `cuda_mem_scan_sum_u32` between them), and `cuda_mem_gather_bytes`
+//! - `cuda_mem_radix_histogram_<K>` and `cuda_mem_radix_onesweep_<K>` for
+//!   `K` of `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a stable LSD radix sort
+//!   (`radix_histogram`: every pass's digit totals at once; then per pass
+//!   `radix_onesweep`, one block per tile), and `cuda_mem_gather_bytes`
 //!   (`sort_pairs`' values by their keys' final indices), and
 //!   `cuda_mem_segment_marks` (the segments of a segmented sort).
 //!
@@ -56,7 +56,7 @@
 mod device {
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
     use cuda_mem::device::wide::{
-        histogram_tiles, radix_counts, radix_scatter, range_bin, reduce_tiles, scan_tile,
+        histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
         select_tile, HistogramSample, RadixScratch, ScanKind, ScanScratch, SelectScratch,
         TileStatus, RADIX_BINS,
     };
@@ -189,7 +189,7 @@ mod device {
         exchange_f64: f64, EXCHANGE8;
         ticket: u32, 1;
         radix_shared: u32, RADIX_SHARED;
-        radix_bins: u32, RADIX_BINS;
+        radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
         histogram_shared: u32, HISTOGRAM_SHARED;
     }
 
@@ -286,60 +286,61 @@ mod device {
     const RADIX_SHARED: usize = (BLOCK / 32 + 3) * RADIX_BINS + 2 * BLOCK * RADIX_ITEMS;
     /// A radix pass's tile of keys.
     const RADIX_TILE: usize = BLOCK * RADIX_ITEMS;
+    /// The histogram's counters: every pass's bins (8 passes of 64-bit keys).
+    const RADIX_HISTOGRAM_BINS: usize = 8 * RADIX_BINS;
 
-    /// The kernels of a radix sort pass over keys of one type.
+    /// The kernels of a radix sort over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $counts:ident, $scatter:ident, $tile:ident;)*) => {$(
+        ($($t:ty, $histogram:ident, $onesweep:ident, $tile:ident;)*) => {$(
             /// The tile of keys of a radix pass, in their sorted order.
             #[inline(always)]
             fn $tile() -> SharedArray<$t, RADIX_TILE> {
                 cuda_mem::shared_array![$t; RADIX_TILE]
             }
 
-            /// A block's digit counts of one pass (`radix_counts`).
+            /// Every pass's digit totals (`radix_histogram`), added to
+            /// `totals` (zeroed first). Any grid.
             ///
             /// # Safety
-            /// `input` holds `len` keys; `counts` `RADIX_BINS * blocks`
-            /// `u32`s; the grid has `blocks` blocks of `BLOCK` threads.
+            /// `input` holds `len` keys; `totals` `passes * RADIX_BINS`
+            /// counters, accessed only atomically; `passes` at most the
+            /// key's bytes.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $counts(
+            pub unsafe extern "ptx-kernel" fn $histogram(
                 input: *const $t,
                 len: u64,
-                shift: u32,
                 descending: u32,
-                counts: *mut u32,
-                blocks: u64,
-                per_block: u64,
+                passes: u32,
+                totals: *mut u32,
             ) {
-                let shared = radix_bins();
+                let bins = radix_histogram_bins();
                 let flip = if descending != 0 { u64::MAX } else { 0 };
                 // SAFETY: the caller's contract.
                 unsafe {
-                    radix_counts::<$t, BLOCK>(
-                        input, len as usize, shift, flip, counts, blocks as usize,
-                        BLOCK * RADIX_ITEMS, per_block as usize, shared.as_slice(),
-                    );
+                    radix_histogram::<$t, BLOCK>(input, len as usize, flip, passes, totals, bins.as_slice());
                 }
             }
 
-            /// A block's stable scatter of one pass (`radix_scatter`).
+            /// One tile of one pass (`radix_onesweep`): one block per tile.
             ///
             /// # Safety
-            /// As `radix_scatter`'s: `offsets` the exclusive sum of the
-            /// pass's counts; outputs of `len` elements overlapping no
-            /// input; `values_in` / `values_out` may be null.
+            /// As `radix_onesweep`'s: `totals` this pass's digit totals;
+            /// `status` the sort's look-back state, zeroed before its first
+            /// pass; `counter` zeroed before this pass; outputs of `len`
+            /// elements overlapping no input; `values_in` / `values_out`
+            /// may be null.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $scatter(
+            pub unsafe extern "ptx-kernel" fn $onesweep(
                 keys_in: *const $t,
                 keys_out: *mut $t,
                 values_in: *const u32,
                 values_out: *mut u32,
                 len: u64,
-                shift: u32,
+                pass: u32,
                 descending: u32,
-                offsets: *const u32,
-                blocks: u64,
-                per_block: u64,
+                totals: *const u32,
+                status: *mut u64,
+                counter: *mut u32,
             ) {
                 let shared = radix_shared();
                 let all = shared.as_slice();
@@ -358,7 +359,7 @@ mod device {
                 let Some((ranks, values)) = rest.split_at(RADIX_TILE) else {
                     return;
                 };
-                let tile = $tile();
+                let (tile, ticket) = ($tile(), ticket());
                 let scratch = RadixScratch {
                     warp_counts,
                     next,
@@ -367,29 +368,31 @@ mod device {
                     ranks,
                     keys: tile.as_slice(),
                     values,
+                    ticket: ticket.as_slice(),
                 };
                 let flip = if descending != 0 { u64::MAX } else { 0 };
                 // SAFETY: the caller's contract.
                 unsafe {
-                    radix_scatter::<$t, BLOCK, RADIX_ITEMS>(
-                        keys_in, keys_out, values_in, values_out, len as usize, shift, flip,
-                        offsets, blocks as usize, per_block as usize, scratch,
+                    let counter = DeviceAtomic::from_ptr(counter);
+                    radix_onesweep::<$t, BLOCK, RADIX_ITEMS>(
+                        keys_in, keys_out, values_in, values_out, len as usize, pass, flip,
+                        totals, status, counter, scratch,
                     );
                 }
             }
         )*};
     }
     radix_kernels! {
-        u8, cuda_mem_radix_counts_u8, cuda_mem_radix_scatter_u8, radix_tile_u8;
-        i8, cuda_mem_radix_counts_i8, cuda_mem_radix_scatter_i8, radix_tile_i8;
-        u16, cuda_mem_radix_counts_u16, cuda_mem_radix_scatter_u16, radix_tile_u16;
-        i16, cuda_mem_radix_counts_i16, cuda_mem_radix_scatter_i16, radix_tile_i16;
-        u32, cuda_mem_radix_counts_u32, cuda_mem_radix_scatter_u32, radix_tile_u32;
-        i32, cuda_mem_radix_counts_i32, cuda_mem_radix_scatter_i32, radix_tile_i32;
-        u64, cuda_mem_radix_counts_u64, cuda_mem_radix_scatter_u64, radix_tile_u64;
-        i64, cuda_mem_radix_counts_i64, cuda_mem_radix_scatter_i64, radix_tile_i64;
-        f32, cuda_mem_radix_counts_f32, cuda_mem_radix_scatter_f32, radix_tile_f32;
-        f64, cuda_mem_radix_counts_f64, cuda_mem_radix_scatter_f64, radix_tile_f64;
+        u8, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, radix_tile_u8;
+        i8, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, radix_tile_i8;
+        u16, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, radix_tile_u16;
+        i16, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, radix_tile_i16;
+        u32, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, radix_tile_u32;
+        i32, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, radix_tile_i32;
+        u64, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, radix_tile_u64;
+        i64, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, radix_tile_i64;
+        f32, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, radix_tile_f32;
+        f64, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, radix_tile_f64;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:

@@ -59,7 +59,7 @@ pub fn kernel_ptx(name: &str) -> Option<String> {
 /// ```
 pub fn kernel_names() -> impl Iterator<Item = String> {
     let radix = RADIX_TYPES.into_iter().flat_map(|t| {
-        ["radix_counts", "radix_scatter"]
+        ["radix_histogram", "radix_onesweep"]
             .into_iter()
             .map(move |k| format!("cuda_mem_{k}_{t}"))
     });

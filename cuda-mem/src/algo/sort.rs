@@ -1,8 +1,8 @@
 //! Sorting: [`sort`] (keys in place) and [`sort_pairs`] (keys with values
 //! of any `DeviceCopy` type, stable), ascending or descending, by a stable
-//! LSD radix sort, 8 bits per pass (`device::wide::{radix_counts,
-//! radix_scatter}`), with the exclusive sum of each pass's digit counts by
-//! the scan kernel. Keys: `u8`-`u64`, `i8`-`i64`, `f32`, `f64`; floats in
+//! LSD radix sort, 8 bits per pass, in the onesweep shape
+//! (`device::wide::{radix_histogram, radix_onesweep}`: every pass's digit
+//! totals in one read, then one read and one write of the keys per pass). Keys: `u8`-`u64`, `i8`-`i64`, `f32`, `f64`; floats in
 //! the total order of `f32::total_cmp` (`-NaN < -inf < ... < -0.0 < +0.0
 //! < ... < +inf < +NaN`), reversed when descending.
 
@@ -19,7 +19,7 @@ use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
-use crate::device::wide::{RadixKey, RADIX_BINS, RADIX_BITS};
+use crate::device::wide::{radix_status_bytes, RadixKey, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
 
 /// Elements per thread of a radix pass's tile (`algo-kernels/`'s
@@ -71,14 +71,6 @@ pub enum SortOrder {
     Descending,
 }
 
-/// How a sort of `len` keys is cut: `(blocks, tiles per block)`.
-fn partition(len: usize, resident: u32) -> (u32, usize) {
-    let tiles = len.div_ceil(BLOCK as usize * ITEMS).max(1);
-    let blocks = tiles.min(resident.max(1) as usize);
-    let per_block = tiles.div_ceil(blocks);
-    (tiles.div_ceil(per_block) as u32, per_block)
-}
-
 /// `cuMemcpyDtoDAsync` of `bytes` bytes.
 ///
 /// # Safety
@@ -93,9 +85,11 @@ unsafe fn copy(dst: u64, src: u64, bytes: usize, stream: &CudaStream) -> Result<
         .op("cuMemcpyDtoDAsync")
 }
 
-/// Queues the radix passes over `len` keys at `keys` (sorted in place), and,
-/// with `indices`, writes each sorted key's input index there (`len`
-/// `u32`s).
+/// Queues the radix sort of `len` keys at `keys` (in place), and, with
+/// `indices`, writes each sorted key's input index there (`len` `u32`s):
+/// every pass's digit totals in one read of the keys, then one onesweep
+/// kernel per pass (one block per tile, a per-digit look-back), the keys
+/// going back and forth between `keys` and a temporary.
 ///
 /// # Safety
 /// `keys` holds `len` keys and `indices` (if any) room for `len` `u32`s,
@@ -108,22 +102,45 @@ unsafe fn radix_sort<K: SortKey>(
     order: SortOrder,
     indices: Option<u64>,
 ) -> Result<()> {
-    let (counts_kernel, _) = kernel(state, "radix_counts", K::NAME)?;
-    let (scatter, resident) = kernel(state, "radix_scatter", K::NAME)?;
-    let (blocks, per_block) = partition(len, resident);
+    let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
+    let (onesweep, _) = kernel(state, "radix_onesweep", K::NAME)?;
+    let passes = K::BYTES;
+    let tiles = len.div_ceil(BLOCK as usize * ITEMS).max(1);
     let size = size_of::<K>();
     let other = Temporary::new(state, stream, len * size)?;
-    let counts = Temporary::new(state, stream, RADIX_BINS * blocks as usize * 4)?;
+    // The digit totals of every pass, the pass counters, then the
+    // look-back state (zeroed once: its words carry their pass).
+    let totals_bytes = passes as usize * RADIX_BINS * 4;
+    let counters_bytes = 64;
+    let status_bytes = radix_status_bytes(tiles);
+    let scratch = Temporary::new(state, stream, totals_bytes + counters_bytes + status_bytes)?;
+    scratch.zero(totals_bytes + counters_bytes + status_bytes)?;
+    let totals = scratch.addr();
+    let counters = totals + totals_bytes as u64;
+    let status = counters + counters_bytes as u64;
     let spare = match indices {
         Some(_) => Some(Temporary::new(state, stream, len * 4)?),
         None => None,
     };
     let descending = u32::from(order == SortOrder::Descending);
-    let (mut from, mut to) = (keys, other.addr());
+    {
+        let (mut input, mut n, mut desc, mut p, mut at) =
+            (keys, len as u64, descending, passes, totals);
+        let params: &mut [*mut c_void] = &mut [
+            (&mut input as *mut u64).cast(),
+            (&mut n as *mut u64).cast(),
+            (&mut desc as *mut u32).cast(),
+            (&mut p as *mut u32).cast(),
+            (&mut at as *mut u64).cast(),
+        ];
+        let grid = (len.div_ceil(BLOCK as usize * 4) as u32).clamp(1, resident.max(1));
+        // SAFETY: `(input, len, descending, passes, totals)`: `len` keys;
+        // the zeroed totals of every pass.
+        unsafe { launch(stream, &histogram, grid, params) }?;
+    }
     // The values' two buffers, so that the last pass writes `indices`:
     // pass `p` writes `indices` when `passes - 1 - p` is even, else the
     // spare, and reads what pass `p - 1` wrote (the first pass makes them).
-    let passes = K::BYTES;
     let values_of = |p: u32| match (indices, &spare) {
         (Some(out), Some(spare)) => {
             if (passes - 1 - p).is_multiple_of(2) {
@@ -134,61 +151,32 @@ unsafe fn radix_sort<K: SortKey>(
         }
         _ => 0,
     };
+    let (mut from, mut to) = (keys, other.addr());
     for pass in 0..passes {
-        let shift = pass * RADIX_BITS;
-        let (mut input, mut n, mut shift32, mut desc, mut at, mut nblocks, mut per) = (
-            from,
-            len as u64,
-            shift,
-            descending,
-            counts.addr(),
-            u64::from(blocks),
-            per_block as u64,
-        );
-        let params: &mut [*mut c_void] = &mut [
-            (&mut input as *mut u64).cast(),
-            (&mut n as *mut u64).cast(),
-            (&mut shift32 as *mut u32).cast(),
-            (&mut desc as *mut u32).cast(),
-            (&mut at as *mut u64).cast(),
-            (&mut nblocks as *mut u64).cast(),
-            (&mut per as *mut u64).cast(),
-        ];
-        // SAFETY: `(input, len, shift, descending, counts, blocks,
-        // per_block)`: `len` keys; `RADIX_BINS * blocks` counts.
-        unsafe { launch(stream, &counts_kernel, blocks, params) }?;
-        // SAFETY: the counts, a temporary of this call's, in place.
-        unsafe {
-            enqueue_scan::<u32, Sum>(
-                state,
-                RADIX_BINS * blocks as usize,
-                counts.addr(),
-                counts.addr(),
-                false,
-                Sum,
-                stream,
-            )
-        }?;
         let values_in = if pass == 0 { 0 } else { values_of(pass - 1) };
         let (mut keys_in, mut keys_out, mut values_in, mut values_out) =
             (from, to, values_in, values_of(pass));
+        let (mut n, mut p, mut desc) = (len as u64, pass, descending);
+        let mut pass_totals = totals + u64::from(pass) * (RADIX_BINS * 4) as u64;
+        let (mut at, mut counter) = (status, counters + u64::from(pass) * 4);
         let params: &mut [*mut c_void] = &mut [
             (&mut keys_in as *mut u64).cast(),
             (&mut keys_out as *mut u64).cast(),
             (&mut values_in as *mut u64).cast(),
             (&mut values_out as *mut u64).cast(),
             (&mut n as *mut u64).cast(),
-            (&mut shift32 as *mut u32).cast(),
+            (&mut p as *mut u32).cast(),
             (&mut desc as *mut u32).cast(),
+            (&mut pass_totals as *mut u64).cast(),
             (&mut at as *mut u64).cast(),
-            (&mut nblocks as *mut u64).cast(),
-            (&mut per as *mut u64).cast(),
+            (&mut counter as *mut u64).cast(),
         ];
-        // SAFETY: `(keys_in, keys_out, values_in, values_out, len, shift,
-        // descending, offsets, blocks, per_block)`: distinct buffers of
-        // `len` keys (and `u32` values; 0 is null: the indices on the first
-        // pass, none for keys alone); the offsets just summed.
-        unsafe { launch(stream, &scatter, blocks, params) }?;
+        // SAFETY: `(keys_in, keys_out, values_in, values_out, len, pass,
+        // descending, totals, status, counter)`: distinct buffers of `len`
+        // keys (and `u32` values; 0 is null: the indices on the first pass,
+        // none for keys alone); this pass's totals; the state zeroed before
+        // the first pass; this pass's zeroed counter; one block per tile.
+        unsafe { launch(stream, &onesweep, tiles as u32, params) }?;
         (from, to) = (to, from);
     }
     if from != keys {
@@ -545,26 +533,5 @@ pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
             order,
             values,
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn partitions_cover_every_tile_with_no_empty_block() {
-        for len in [0usize, 1, 2048, 2049, 1 << 20, (1 << 28) + 3] {
-            for resident in [1u32, 7, 1056] {
-                let (blocks, per) = partition(len, resident);
-                let tiles = len.div_ceil(2048).max(1);
-                assert!(blocks as usize * per >= tiles, "{len} {resident}");
-                assert!(
-                    (blocks as usize - 1) * per < tiles,
-                    "{len} {resident}: an empty block"
-                );
-                assert!(blocks <= resident.max(1));
-            }
-        }
     }
 }

@@ -13,11 +13,13 @@
 //! - [`select_tile`]: one tile of a single-pass stream compaction (the
 //!   elements that pass a test, in order: `select_flagged`, `unique`, the
 //!   runs of run-length encoding), the same look-back over the counts.
-//! - [`radix_counts`] and [`radix_scatter`]: a pass of a stable LSD radix
-//!   sort, 8 bits at a time, over [`RadixKey`]s (integers and floats in an
-//!   order-preserving `u64`; floats in `total_cmp`'s order): a block's
-//!   digit counts, and its stable ranking (`match_any` per row of a warp)
-//!   and scatter.
+//! - [`radix_histogram`] and [`radix_onesweep`]: a stable LSD radix sort,
+//!   8 bits at a time, over [`RadixKey`]s (integers and floats in an
+//!   order-preserving `u64`; floats in `total_cmp`'s order): every pass's
+//!   digit totals in one read, then per pass one tile per block: its
+//!   stable ranking (`match_any` per row of a warp), a per-digit
+//!   look-back over the tiles before, and the scatter through shared
+//!   memory.
 //! - [`histogram_tiles`]: a block's share of a histogram (shared-memory
 //!   counters when the bins fit, then one atomic add per bin), with the
 //!   bin rules [`even_bin`] and [`range_bin`].
@@ -38,7 +40,8 @@ mod select;
 pub use histogram::{even_bin, histogram_tiles, range_bin, HistogramSample};
 pub use lookback::TileStatus;
 pub use radix::{
-    block_range, radix_counts, radix_scatter, RadixKey, RadixScratch, RADIX_BINS, RADIX_BITS,
+    radix_histogram, radix_onesweep, radix_status_bytes, RadixKey, RadixScratch, RADIX_BINS,
+    RADIX_BITS,
 };
 pub use reduce::{reduce_slice, reduce_tiles};
 pub use scan::{scan_tile, ScanKind, ScanScratch};

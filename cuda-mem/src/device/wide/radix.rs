@@ -1,20 +1,25 @@
-//! The blocks of a stable LSD radix sort, 8 bits per pass: [`RadixKey`]
-//! (the order-preserving bits of a key), [`radix_counts`] (a block's digit
-//! counts) and [`radix_scatter`] (a block's stable ranking and scatter).
+//! The blocks of a stable LSD radix sort, 8 bits per pass, in the
+//! "onesweep" shape (one read and one write of the keys per pass):
+//! [`RadixKey`] (the order-preserving bits of a key), [`radix_histogram`]
+//! (every pass's digit totals, in one read before the passes) and
+//! [`radix_onesweep`] (one tile of one pass: its stable ranking, a
+//! per-digit decoupled look-back over the tiles before it, and the
+//! scatter through shared memory).
 //!
-//! One pass over digit `shift..shift + 8` of `len` keys with `blocks`
-//! blocks: block `b` owns the tiles `b * per_block .. (b + 1) * per_block`
-//! ([`block_range`]); [`radix_counts`] writes its count of each digit `d`
-//! to `counts[d * blocks + b]`; an exclusive sum of `counts` (digit-major,
-//! then block) gives each block's first place for each digit; and
-//! [`radix_scatter`] writes the block's keys there, in their input order
-//! within each digit. Keys go to `out`, with a `u32` value each (their
-//! input index on the first pass of `sort_pairs`).
+//! A pass over digit `shift..shift + 8` of `len` keys has one block per
+//! tile of `BLOCK * ITEMS` keys, taking tiles in order from a counter. A
+//! key's place is the number of keys of smaller digits (from the
+//! histogram), plus those of its digit in earlier tiles (the look-back),
+//! plus those before it in its tile (the ranking): stable. Keys go out
+//! with a `u32` value each (their input index on the first pass of
+//! `sort_pairs`).
 
 use crate::copy::device_copy::DeviceCopy;
+use crate::device::atomic::{DeviceAtomic, Scope};
+use crate::device::grid_stride::grid_stride;
 use crate::device::shared::SharedSlice;
 use crate::device::sync::sync_threads;
-use crate::device::thread::{block_rank, block_thread_rank};
+use crate::device::thread::block_thread_rank;
 use crate::device::warp;
 
 /// Digits per pass: 8 bits.
@@ -97,95 +102,133 @@ fn digit<K: RadixKey>(key: K, shift: u32, flip: u64) -> usize {
     (((key.ordered() ^ flip) >> shift) as usize) & (RADIX_BINS - 1)
 }
 
-/// The elements block `block` owns in a pass over `len` elements by
-/// `blocks` blocks of tiles of `tile` elements, `per_block` tiles each:
-/// `(first, end)`.
-///
-/// ```
-/// use cuda_mem::device::wide::block_range;
-/// assert_eq!(block_range(1, 10_000, 2048, 3), (6144, 10_000));
-/// ```
-#[inline(always)]
-pub const fn block_range(
-    block: usize,
-    len: usize,
-    tile: usize,
-    per_block: usize,
-) -> (usize, usize) {
-    let first = block * per_block * tile;
-    let end = first + per_block * tile;
-    let first = if first < len { first } else { len };
-    (first, if end < len { end } else { len })
-}
-
-/// Counts the digits at `shift` of this block's keys ([`block_range`]) in
-/// `bins` (shared, [`RADIX_BINS`] elements) and writes count `d` to
-/// `counts[d * grid_blocks + block]`. Every thread of the block calls it.
+/// Counts every pass's digits of `len` keys (a grid-stride share of
+/// them) into `bins` (shared, `passes * RADIX_BINS` counters), then adds
+/// them to `totals[pass * RADIX_BINS + digit]` (zeroed by the host first).
+/// Every thread of the block calls it.
 ///
 /// # Safety
 /// `input` holds `len` keys every thread can read, unchanged while the
-/// kernel runs; `counts` has `RADIX_BINS * blocks` elements, this
-/// launch's alone; the grid has `blocks` blocks; `BLOCK` is the launch's
-/// block size.
+/// kernel runs; `totals` has `passes * RADIX_BINS` counters, accessed only
+/// atomically while it runs; `passes <= K::BYTES`; `BLOCK` is the
+/// launch's block size.
 ///
 /// ```
-/// use cuda_mem::device::wide::{radix_counts, RADIX_BINS};
-/// let keys = [3u32, 1, 3, 2];
-/// let mut counts = vec![0u32; RADIX_BINS];
-/// let bins = cuda_mem::shared_array![u32; 256];
+/// use cuda_mem::device::wide::{radix_histogram, RADIX_BINS};
+/// let keys = [0x0102u16, 0x0101, 0x0201];
+/// let mut totals = vec![0u32; 2 * RADIX_BINS];
+/// let bins = cuda_mem::shared_array![u32; 512];
 /// // SAFETY: as the contract says (one block of one thread on the host).
-/// unsafe { radix_counts::<u32, 1>(keys.as_ptr(), 4, 0, 0, counts.as_mut_ptr(), 1, 4, 1, bins.as_slice()) };
-/// assert_eq!(&counts[..4], [0, 1, 1, 2]);
+/// unsafe { radix_histogram::<u16, 1>(keys.as_ptr(), 3, 0, 2, totals.as_mut_ptr(), bins.as_slice()) };
+/// assert_eq!((totals[1], totals[2]), (2, 1)); // low bytes 0x02, 0x01, 0x01
+/// assert_eq!((totals[RADIX_BINS + 1], totals[RADIX_BINS + 2]), (2, 1)); // high bytes
 /// ```
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub unsafe fn radix_counts<K: RadixKey, const BLOCK: usize>(
+pub unsafe fn radix_histogram<K: RadixKey, const BLOCK: usize>(
     input: *const K,
     len: usize,
-    shift: u32,
     flip: u64,
-    counts: *mut u32,
-    blocks: usize,
-    tile: usize,
-    per_block: usize,
+    passes: u32,
+    totals: *mut u32,
     bins: SharedSlice<'_, u32>,
 ) {
     let rank = block_thread_rank() as usize;
-    let block = block_rank();
-    let mut d = rank;
-    while d < RADIX_BINS {
-        bins.store(d, 0);
-        d += BLOCK;
+    let all = passes as usize * RADIX_BINS;
+    let mut b = rank;
+    while b < all {
+        bins.store(b, 0);
+        b += BLOCK;
     }
     sync_threads();
-    let (first, end) = block_range(block, len, tile, per_block);
-    let mut i = first + rank;
-    while i < end {
-        // SAFETY: `i < end <= len`; the caller vouches for the memory.
+    grid_stride(len).for_each_unrolled::<4>(|i| {
+        // SAFETY: `i < len`; the caller vouches for the memory.
         let key = unsafe { input.add(i).read() };
-        bins.add(digit(key, shift, flip), 1);
-        i += BLOCK;
-    }
+        let mut pass = 0;
+        while pass < passes {
+            bins.add(
+                pass as usize * RADIX_BINS + digit(key, pass * RADIX_BITS, flip),
+                1,
+            );
+            pass += 1;
+        }
+    });
     sync_threads();
-    let mut d = rank;
-    while d < RADIX_BINS {
-        // SAFETY: `d * blocks + block < RADIX_BINS * blocks`; this block
-        // alone writes its column.
-        unsafe { counts.add(d * blocks + block).write(bins.load(d)) };
-        d += BLOCK;
+    let mut b = rank;
+    while b < all {
+        let c = bins.load(b);
+        if c != 0 {
+            // SAFETY: `b < passes * RADIX_BINS`, a counter of `totals`,
+            // accessed atomically only.
+            unsafe { DeviceAtomic::from_ptr(totals.add(b)) }.fetch_add(c, Scope::Device);
+        }
+        b += BLOCK;
     }
 }
 
-/// The block's shared memory for [`radix_scatter`].
+/// The look-back state of a pass: one 64-bit word per tile and digit, the
+/// flag (2 bits), the pass it belongs to (8 bits) and the count. Zeroed
+/// once per sort: a word of an earlier pass reads as not published yet.
+#[derive(Clone, Copy)]
+struct DigitStatus {
+    words: *mut u64,
+    epoch: u64,
+}
+
+/// Not published yet.
+const EMPTY: u64 = 0;
+/// The tile's own count.
+const AGGREGATE: u64 = 1;
+/// The count of the tiles up to and including this one.
+const INCLUSIVE: u64 = 2;
+
+impl DigitStatus {
+    #[inline(always)]
+    fn word(&self, entry: usize) -> &DeviceAtomic<u64> {
+        // SAFETY: the caller of `radix_onesweep` gives `tiles * RADIX_BINS`
+        // words, and `entry` is below that; accessed atomically only.
+        unsafe { DeviceAtomic::from_ptr(self.words.add(entry)) }
+    }
+
+    #[inline(always)]
+    fn publish(&self, entry: usize, flag: u64, count: u64) {
+        self.word(entry)
+            .store((flag << 62) | (self.epoch << 54) | count, Scope::Device);
+    }
+
+    /// The entry once published in this pass: `(flag, count)`.
+    #[inline(always)]
+    fn wait(&self, entry: usize) -> (u64, u64) {
+        loop {
+            let word = self.word(entry).load(Scope::Device);
+            let (flag, epoch) = (word >> 62, (word >> 54) & 0xff);
+            if flag != EMPTY && epoch == self.epoch {
+                return (flag, word & ((1 << 54) - 1));
+            }
+        }
+    }
+}
+
+/// The bytes of the look-back state of a pass over `tiles` tiles (8 per
+/// tile and digit), zeroed once per sort.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::wide::radix_status_bytes(2), 2 * 256 * 8);
+/// ```
+pub const fn radix_status_bytes(tiles: usize) -> usize {
+    tiles * RADIX_BINS * 8
+}
+
+/// The block's shared memory for [`radix_onesweep`].
 pub struct RadixScratch<'a, K> {
     /// Each warp's running count of each digit in the tile, then its
     /// first place: `RADIX_BINS` per warp.
     pub warp_counts: SharedSlice<'a, u32>,
-    /// The block's next place for each digit: `RADIX_BINS`.
+    /// The tile's first place in the output for each digit: `RADIX_BINS`.
     pub next: SharedSlice<'a, u32>,
     /// The tile's count of each digit: `RADIX_BINS`.
     pub tile_counts: SharedSlice<'a, u32>,
-    /// The tile's first place of each digit: `RADIX_BINS`.
+    /// The tile's first place of each digit within the tile, and the
+    /// pass's totals' sum before each digit: `RADIX_BINS`.
     pub tile_starts: SharedSlice<'a, u32>,
     /// Each key's rank among the keys of its digit in its warp's part of
     /// the tile: `BLOCK * ITEMS`.
@@ -194,6 +237,8 @@ pub struct RadixScratch<'a, K> {
     pub keys: SharedSlice<'a, K>,
     /// Their values: `BLOCK * ITEMS` (unused for keys alone).
     pub values: SharedSlice<'a, u32>,
+    /// The tile's index: one.
+    pub ticket: SharedSlice<'a, u32>,
 }
 
 impl<K> Clone for RadixScratch<'_, K> {
@@ -203,15 +248,41 @@ impl<K> Clone for RadixScratch<'_, K> {
 }
 impl<K> Copy for RadixScratch<'_, K> {}
 
-/// Writes this block's keys (and a `u32` value each) to their places of
-/// the pass at `shift`: the block's first place for each digit comes from
-/// `offsets` (the exclusive sum of [`radix_counts`]'s `counts`), and within
-/// a digit the keys keep their input order (the sort is stable). Each warp
-/// ranks its rows of 32 consecutive keys with `match_any` and running
-/// per-warp digit counts; the warps' counts are summed per digit across
-/// the block, tile after tile. The tile's keys then go through shared
-/// memory in their sorted order, so that consecutive threads write
-/// consecutive places (coalesced stores within each digit's run).
+/// The exclusive sum of `RADIX_BINS` counts (`count(d)`) into `into`, by
+/// warp 0 (a run of digits per lane), for the block after a barrier.
+#[inline(always)]
+fn sum_bins(into: SharedSlice<'_, u32>, lanes: usize, count: impl Fn(usize) -> u32) {
+    let rank = block_thread_rank() as usize;
+    if rank < lanes {
+        let per = RADIX_BINS.div_ceil(lanes);
+        let (from, to) = (
+            (rank * per).min(RADIX_BINS),
+            ((rank + 1) * per).min(RADIX_BINS),
+        );
+        let mut mine = 0u32;
+        let mut d = from;
+        while d < to {
+            mine = mine.wrapping_add(count(d));
+            d += 1;
+        }
+        let mut running = warp::exclusive_scan(mine, 0, |a: u32, b| a.wrapping_add(b));
+        let mut d = from;
+        while d < to {
+            into.store(d, running);
+            running = running.wrapping_add(count(d));
+            d += 1;
+        }
+    }
+}
+
+/// Sorts one tile of one pass (digit at `pass * 8`) of `len` keys into
+/// `keys_out` (and `u32` values into `values_out`): the block takes the
+/// next tile from `counter`; each warp ranks its rows of 32 consecutive
+/// keys with `match_any` and running per-warp digit counts; the tile's
+/// count of each digit is published, and each digit looks back (one
+/// thread per digit) over the tiles before for the number of its keys
+/// there; the keys then go through shared memory in their sorted order, so
+/// that consecutive threads write consecutive places. Stable.
 ///
 /// `values_in` null: the values are the keys' input indices (the first
 /// pass of `sort_pairs`); `values_out` null: keys only.
@@ -221,178 +292,189 @@ impl<K> Copy for RadixScratch<'_, K> {}
 ///   thread can read, unchanged while the kernel runs; `keys_out` (and
 ///   `values_out`, unless null) have `len` elements, this launch's alone,
 ///   overlapping neither input.
-/// - `offsets` holds the exclusive sum of this pass's counts
-///   (`RADIX_BINS * blocks`, digit-major) over the same `len`, `shift`,
-///   `flip`, `tile` (`BLOCK * ITEMS`) and `per_block`; the grid has
-///   `blocks` blocks.
+/// - `totals` holds this pass's `RADIX_BINS` digit totals of these keys
+///   ([`radix_histogram`] with the same `flip`).
+/// - `status` holds [`radix_status_bytes`]`(tiles)` bytes, 8-aligned,
+///   zeroed before the sort's first pass and used by no other launch
+///   meanwhile, `pass < 256`; `counter` was 0 when this pass started and
+///   is this launch's alone. The grid has one block per tile,
+///   `len.div_ceil(BLOCK * ITEMS)`.
 /// - Every thread of the block calls it, `BLOCK` is the launch's block
 ///   size (below 32 or a multiple of it), `len` is below 2^32, and
 ///   `scratch` has the lengths [`RadixScratch`] states.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub unsafe fn radix_scatter<K: RadixKey, const BLOCK: usize, const ITEMS: usize>(
+pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize>(
     keys_in: *const K,
     keys_out: *mut K,
     values_in: *const u32,
     values_out: *mut u32,
     len: usize,
-    shift: u32,
+    pass: u32,
     flip: u64,
-    offsets: *const u32,
-    blocks: usize,
-    per_block: usize,
+    totals: *const u32,
+    status: *mut u64,
+    counter: &DeviceAtomic<u32>,
     scratch: RadixScratch<'_, K>,
 ) {
     let lanes = const { super::warp_lanes(BLOCK) };
     let warps = BLOCK.div_ceil(lanes);
     let rank = block_thread_rank() as usize;
     let (lane, warp) = (rank % lanes, rank / lanes);
-    let block = block_rank();
     let tile = BLOCK * ITEMS;
-    let mut d = rank;
-    while d < RADIX_BINS {
-        // SAFETY: `d * blocks + block` is inside `offsets`.
-        scratch
-            .next
-            .store(d, unsafe { offsets.add(d * blocks + block).read() });
-        d += BLOCK;
+    let shift = pass * RADIX_BITS;
+    let status = DigitStatus {
+        words: status,
+        epoch: u64::from(pass) + 1,
+    };
+    if rank == 0 {
+        scratch.ticket.store(0, counter.fetch_add(1, Scope::Device));
     }
-    let (first_of_block, end) = block_range(block, len, tile, per_block);
+    sync_threads();
+    let t = scratch.ticket.load(0) as usize;
+    let tile_first = t * tile;
+    let end = len.min(tile_first + tile);
+    let first = tile_first + warp * lanes * ITEMS;
     let below = warp::lanemask_lt();
     let counts = |d: usize| warp * RADIX_BINS + d;
-    let mut tile_first = first_of_block;
-    while tile_first < end {
-        let first = tile_first + warp * lanes * ITEMS;
-        let mut d = lane;
-        while d < RADIX_BINS {
-            scratch.warp_counts.store(counts(d), 0);
-            d += lanes;
+
+    // Rank each row: the lanes with the same digit, before this one, after
+    // the row's earlier in the warp. (The ranks go to shared memory, not
+    // to an array: a loop with barriers may not be unrolled, and the array
+    // would go to local memory.)
+    let mut d = lane;
+    while d < RADIX_BINS {
+        scratch.warp_counts.store(counts(d), 0);
+        d += lanes;
+    }
+    warp::sync_warp();
+    let mut j = 0;
+    while j < ITEMS {
+        let i = first + j * lanes + lane;
+        let valid = i < end;
+        let d = if valid {
+            // SAFETY: `i < end <= len`.
+            digit(unsafe { keys_in.add(i).read() }, shift, flip)
+        } else {
+            0
+        };
+        let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
+        let base = if valid {
+            scratch.warp_counts.load(counts(d))
+        } else {
+            0
+        };
+        scratch
+            .ranks
+            .store(i - tile_first, base + (peers & below).count_ones());
+        warp::sync_warp();
+        if valid && peers.trailing_zeros() as usize == lane {
+            scratch
+                .warp_counts
+                .store(counts(d), base + peers.count_ones());
         }
         warp::sync_warp();
-        // Rank each row: the lanes with the same digit, before this one,
-        // after the row's earlier in the warp. (The ranks go to shared
-        // memory, not to an array: a loop with barriers may not be
-        // unrolled, and the array would go to local memory.)
-        let mut j = 0;
-        while j < ITEMS {
-            let i = first + j * lanes + lane;
-            let valid = i < end;
-            let d = if valid {
-                // SAFETY: `i < end <= len`.
-                digit(unsafe { keys_in.add(i).read() }, shift, flip)
-            } else {
-                0
-            };
-            let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
-            let base = if valid {
-                scratch.warp_counts.load(counts(d))
-            } else {
-                0
-            };
-            scratch
-                .ranks
-                .store(i - tile_first, base + (peers & below).count_ones());
-            warp::sync_warp();
-            if valid && peers.trailing_zeros() as usize == lane {
-                scratch
-                    .warp_counts
-                    .store(counts(d), base + peers.count_ones());
-            }
-            warp::sync_warp();
-            j += 1;
+        j += 1;
+    }
+    sync_threads();
+    // Per digit: each warp's first place in the tile, the tile's count,
+    // published at once; then the look-back over the tiles before.
+    let mut d = rank;
+    while d < RADIX_BINS {
+        let mut running = 0;
+        let mut w = 0;
+        while w < warps {
+            let at = w * RADIX_BINS + d;
+            let c = scratch.warp_counts.load(at);
+            scratch.warp_counts.store(at, running);
+            running += c;
+            w += 1;
         }
-        sync_threads();
-        // Per digit: each warp's first place in the tile, and the tile's count.
-        let mut d = rank;
-        while d < RADIX_BINS {
-            let mut running = 0;
-            let mut w = 0;
-            while w < warps {
-                let at = w * RADIX_BINS + d;
-                let c = scratch.warp_counts.load(at);
-                scratch.warp_counts.store(at, running);
-                running += c;
-                w += 1;
-            }
-            scratch.tile_counts.store(d, running);
-            d += BLOCK;
-        }
-        sync_threads();
-        // The tile's first place of each digit: warp 0 sums the counts,
-        // a run of digits per lane.
-        if warp == 0 {
-            let per = RADIX_BINS.div_ceil(lanes);
-            let (from, to) = (
-                (lane * per).min(RADIX_BINS),
-                ((lane + 1) * per).min(RADIX_BINS),
-            );
-            let mut mine = 0;
-            let mut d = from;
-            while d < to {
-                mine += scratch.tile_counts.load(d);
-                d += 1;
-            }
-            let mut running = warp::exclusive_scan(mine, 0, |a, b| a + b);
-            let mut d = from;
-            while d < to {
-                scratch.tile_starts.store(d, running);
-                running += scratch.tile_counts.load(d);
-                d += 1;
-            }
-        }
-        sync_threads();
-        // Into shared memory in the tile's sorted order...
-        let mut j = 0;
-        while j < ITEMS {
-            let i = first + j * lanes + lane;
-            if i < end {
-                // SAFETY: `i < end <= len` (read again: an L2 hit).
-                let key = unsafe { keys_in.add(i).read() };
-                let d = digit(key, shift, flip);
-                let at = (scratch.tile_starts.load(d)
-                    + scratch.warp_counts.load(counts(d))
-                    + scratch.ranks.load(i - tile_first)) as usize;
-                scratch.keys.store(at, key);
-                if !values_out.is_null() {
-                    let value = if values_in.is_null() {
-                        i as u32
-                    } else {
-                        // SAFETY: `i < len`, a value of the caller's.
-                        unsafe { values_in.add(i).read() }
-                    };
-                    scratch.values.store(at, value);
+        scratch.tile_counts.store(d, running);
+        let mine = u64::from(running);
+        if t == 0 {
+            status.publish(d, INCLUSIVE, mine);
+            scratch.next.store(d, 0);
+        } else {
+            status.publish(t * RADIX_BINS + d, AGGREGATE, mine);
+            let mut before = 0u64;
+            let mut p = t;
+            while p > 0 {
+                p -= 1;
+                let (flag, count) = status.wait(p * RADIX_BINS + d);
+                before += count;
+                if flag == INCLUSIVE {
+                    break;
                 }
             }
-            j += 1;
+            status.publish(t * RADIX_BINS + d, INCLUSIVE, before + mine);
+            scratch.next.store(d, before as u32);
         }
-        sync_threads();
-        // ... and out, consecutive threads to consecutive places.
-        let here = (end - tile_first).min(tile);
-        let mut r = rank;
-        while r < here {
-            let key = scratch.keys.load(r);
+        d += BLOCK;
+    }
+    sync_threads();
+    // The pass's keys of smaller digits (the totals' exclusive sum), and
+    // the tile's first place of each digit within the tile.
+    // SAFETY: `d < RADIX_BINS`, inside the pass's totals.
+    sum_bins(scratch.tile_starts, lanes, |d| unsafe {
+        totals.add(d).read()
+    });
+    sync_threads();
+    let mut d = rank;
+    while d < RADIX_BINS {
+        let global = scratch.tile_starts.load(d);
+        scratch
+            .next
+            .store(d, scratch.next.load(d).wrapping_add(global));
+        d += BLOCK;
+    }
+    sync_threads();
+    sum_bins(scratch.tile_starts, lanes, |d| scratch.tile_counts.load(d));
+    sync_threads();
+    // Into shared memory in the tile's sorted order...
+    let mut j = 0;
+    while j < ITEMS {
+        let i = first + j * lanes + lane;
+        if i < end {
+            // SAFETY: `i < end <= len` (read again: an L2 hit).
+            let key = unsafe { keys_in.add(i).read() };
             let d = digit(key, shift, flip);
-            let place = (scratch.next.load(d) + r as u32 - scratch.tile_starts.load(d)) as usize;
-            // SAFETY: `place < len` (the places of a pass are a permutation
-            // of `0..len`), written by this thread alone.
-            unsafe {
-                keys_out.add(place).write(key);
-                if !values_out.is_null() {
-                    values_out.add(place).write(scratch.values.load(r));
-                }
+            let at = (scratch.tile_starts.load(d)
+                + scratch.warp_counts.load(counts(d))
+                + scratch.ranks.load(i - tile_first)) as usize;
+            scratch.keys.store(at, key);
+            if !values_out.is_null() {
+                let value = if values_in.is_null() {
+                    i as u32
+                } else {
+                    // SAFETY: `i < len`, a value of the caller's.
+                    unsafe { values_in.add(i).read() }
+                };
+                scratch.values.store(at, value);
             }
-            r += BLOCK;
         }
-        sync_threads();
-        let mut d = rank;
-        while d < RADIX_BINS {
-            scratch
-                .next
-                .store(d, scratch.next.load(d) + scratch.tile_counts.load(d));
-            d += BLOCK;
+        j += 1;
+    }
+    sync_threads();
+    // ... and out, consecutive threads to consecutive places.
+    let here = end.saturating_sub(tile_first);
+    let mut r = rank;
+    while r < here {
+        let key = scratch.keys.load(r);
+        let d = digit(key, shift, flip);
+        let place = scratch
+            .next
+            .load(d)
+            .wrapping_add(r as u32 - scratch.tile_starts.load(d)) as usize;
+        // SAFETY: `place < len` (the places of a pass are a permutation of
+        // `0..len`), written by this thread alone.
+        unsafe {
+            keys_out.add(place).write(key);
+            if !values_out.is_null() {
+                values_out.add(place).write(scratch.values.load(r));
+            }
         }
-        sync_threads();
-        tile_first += tile;
+        r += BLOCK;
     }
 }
 
@@ -400,23 +482,38 @@ pub unsafe fn radix_scatter<K: RadixKey, const BLOCK: usize, const ITEMS: usize>
 mod tests {
     use super::*;
 
-    /// A whole sort on the host model (one block of one thread, many
-    /// tiles): every pass's counts, their exclusive sum, the scatter. The
+    /// A whole sort on the host model (tiles of one-thread blocks, one
+    /// after the other): the histogram once, then each pass's tiles. The
     /// values are the input indices, so stability shows.
     fn sort<K: RadixKey, const ITEMS: usize>(keys: &[K], descending: bool) -> (Vec<K>, Vec<u32>) {
         let len = keys.len();
-        let per_block = len.div_ceil(ITEMS).max(1);
+        let tiles = len.div_ceil(ITEMS).max(1);
         let flip = if descending { u64::MAX } else { 0 };
+        let passes = K::BYTES;
+        let mut totals = vec![0u32; passes as usize * RADIX_BINS];
+        let bins = crate::shared_array![u32; 2048];
+        // SAFETY: one block; `len` keys; room for every pass's totals.
+        unsafe {
+            radix_histogram::<K, 1>(
+                keys.as_ptr(),
+                len,
+                flip,
+                passes,
+                totals.as_mut_ptr(),
+                bins.as_slice(),
+            );
+        }
+        let mut status = vec![0u64; radix_status_bytes(tiles) / 8];
         let (mut a, mut b) = (keys.to_vec(), keys.to_vec());
         let (mut va, mut vb) = (vec![0u32; len], vec![0u32; len]);
-        let bins = crate::shared_array![u32; 256];
-        let (warp_counts, next, tile_counts, tile_starts, ranks, values) = (
+        let (warp_counts, next, tile_counts, tile_starts, ranks, values, ticket) = (
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 8],
             crate::shared_array![u32; 8],
+            crate::shared_array![u32; 1],
         );
         let tile_keys = crate::shared_array![K; 8];
         let scratch = RadixScratch {
@@ -427,48 +524,33 @@ mod tests {
             ranks: ranks.as_slice(),
             keys: tile_keys.as_slice(),
             values: values.as_slice(),
+            ticket: ticket.as_slice(),
         };
-        for pass in 0..K::BYTES {
-            let shift = pass * RADIX_BITS;
-            let mut counts = vec![0u32; RADIX_BINS];
-            // SAFETY: the contract: one block, `len` keys, room for the counts.
-            unsafe {
-                radix_counts::<K, 1>(
-                    a.as_ptr(),
-                    len,
-                    shift,
-                    flip,
-                    counts.as_mut_ptr(),
-                    1,
-                    ITEMS,
-                    per_block,
-                    bins.as_slice(),
-                );
-            }
-            let mut sum = 0;
-            for c in counts.iter_mut() {
-                (*c, sum) = (sum, sum + *c);
-            }
+        for pass in 0..passes {
+            let counter = DeviceAtomic::new(0u32);
             let values_in = if pass == 0 {
                 core::ptr::null()
             } else {
                 va.as_ptr()
             };
-            // SAFETY: the contract: this pass's offsets, distinct buffers.
-            unsafe {
-                radix_scatter::<K, 1, ITEMS>(
-                    a.as_ptr(),
-                    b.as_mut_ptr(),
-                    values_in,
-                    vb.as_mut_ptr(),
-                    len,
-                    shift,
-                    flip,
-                    counts.as_ptr(),
-                    1,
-                    per_block,
-                    scratch,
-                );
+            for _ in 0..tiles {
+                // SAFETY: the contract: this pass's totals, the state zeroed
+                // once for the sort, a fresh counter, distinct buffers.
+                unsafe {
+                    radix_onesweep::<K, 1, ITEMS>(
+                        a.as_ptr(),
+                        b.as_mut_ptr(),
+                        values_in,
+                        vb.as_mut_ptr(),
+                        len,
+                        pass,
+                        flip,
+                        totals.as_ptr().add(pass as usize * RADIX_BINS),
+                        status.as_mut_ptr(),
+                        &counter,
+                        scratch,
+                    );
+                }
             }
             core::mem::swap(&mut a, &mut b);
             core::mem::swap(&mut va, &mut vb);
@@ -533,5 +615,25 @@ mod tests {
         for x in [-3i16, 0, i16::MIN, i16::MAX] {
             assert_eq!(i16::from_ordered(x.ordered()), x);
         }
+    }
+
+    /// A word of an earlier pass is not this pass's: the look-back waits.
+    #[test]
+    fn status_words_carry_their_pass() {
+        let mut words = [0u64; 2];
+        let first = DigitStatus {
+            words: words.as_mut_ptr(),
+            epoch: 1,
+        };
+        first.publish(0, INCLUSIVE, 7);
+        assert_eq!(first.wait(0), (INCLUSIVE, 7));
+        let second = DigitStatus {
+            words: words.as_mut_ptr(),
+            epoch: 2,
+        };
+        second.publish(1, AGGREGATE, 3);
+        assert_eq!(second.wait(1), (AGGREGATE, 3));
+        let w = words[0];
+        assert_eq!((w >> 54) & 0xff, 1, "the first pass's word");
     }
 }
