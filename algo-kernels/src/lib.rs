@@ -162,6 +162,41 @@ mod device {
         }
     }
 
+    /// One tile of a compaction (`select_tile`) over the scan's `state`
+    /// layout (the counter, then the tiles' `TileStatus`), 8 elements per
+    /// thread.
+    ///
+    /// # Safety
+    /// As `select_tile`'s; `state` zeroed, 16-aligned, this launch's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn compact<T: Copy + cuda_mem::DeviceCopy, U: cuda_mem::DeviceCopy>(
+        input: *const T,
+        len: u64,
+        keep: impl Fn(usize, T) -> bool,
+        emit: impl Fn(usize, T) -> U,
+        output: *mut U,
+        selected: *mut u64,
+        state: *mut u8,
+    ) {
+        let (counts, ticket) = (partials_u32(), ticket());
+        let scratch = SelectScratch {
+            counts: counts.as_slice(),
+            ticket: ticket.as_slice(),
+        };
+        let len = len as usize;
+        let tiles = len.div_ceil(BLOCK * ITEMS8).max(1);
+        // SAFETY: the caller's contract: a zeroed counter, then the zeroed
+        // state of `tiles` tiles, 16-aligned.
+        unsafe {
+            let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
+            let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
+            select_tile::<T, U, BLOCK, ITEMS8>(
+                input, len, keep, emit, output, selected, status, counter, scratch,
+            );
+        }
+    }
+
     /// The shared arrays of the kernels, declared once per type and length
     /// (a `shared_array!` place is one `.shared` symbol of the module,
     /// which every kernel using it gets a copy of per block).
@@ -524,7 +559,7 @@ mod device {
                 }
             }
         };
-        (@select $t:ty, $items:expr, $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident) => {
+        (@select $t:ty, $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident) => {
             /// One tile of `select_flagged`: the elements whose flag is not
             /// 0, in order, and (the last tile) how many.
             ///
@@ -542,18 +577,9 @@ mod device {
                 selected: *mut u64,
                 state: *mut u8,
             ) {
-                let (counts, ticket) = (partials_u32(), ticket());
-                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
-                let len = len as usize;
-                let tiles = len.div_ceil(BLOCK * $items).max(1);
                 // SAFETY: the caller's contract; `i < len` in `keep`.
                 unsafe {
-                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
-                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
-                    select_tile::<$t, $t, BLOCK, { $items }>(
-                        input, len, |i, _| flags.add(i).read() != 0, |_, x| x,
-                        output, selected, status, counter, scratch,
-                    );
+                    compact(input, len, |i, _| flags.add(i).read() != 0, |_, x| x, output, selected, state);
                 }
             }
 
@@ -570,18 +596,12 @@ mod device {
                 selected: *mut u64,
                 state: *mut u8,
             ) {
-                let (counts, ticket) = (partials_u32(), ticket());
-                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
-                let len = len as usize;
-                let tiles = len.div_ceil(BLOCK * $items).max(1);
                 // SAFETY: the caller's contract; `0 < i < len` for the
                 // element before.
                 unsafe {
-                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
-                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
-                    select_tile::<$t, $t, BLOCK, { $items }>(
+                    compact(
                         input, len, |i, x| i == 0 || x != input.add(i - 1).read(), |_, x| x,
-                        output, selected, status, counter, scratch,
+                        output, selected, state,
                     );
                 }
             }
@@ -600,17 +620,11 @@ mod device {
                 runs: *mut u64,
                 state: *mut u8,
             ) {
-                let (counts, ticket) = (partials_u32(), ticket());
-                let scratch = SelectScratch { counts: counts.as_slice(), ticket: ticket.as_slice() };
-                let len = len as usize;
-                let tiles = len.div_ceil(BLOCK * $items).max(1);
                 // SAFETY: as for `unique`.
                 unsafe {
-                    let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
-                    let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
-                    select_tile::<$t, u32, BLOCK, { $items }>(
+                    compact(
                         input, len, |i, x| i == 0 || x != input.add(i - 1).read(), |i, _| i as u32,
-                        starts, runs, status, counter, scratch,
+                        starts, runs, state,
                     );
                 }
             }
@@ -690,7 +704,7 @@ mod device {
             select: $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident
         ) => {
             // 8 per thread whatever the size, as the arg reductions.
-            kernels!(@select $t, ITEMS8, $select_flagged, $unique, $rle_heads, $rle_gather);
+            kernels!(@select $t, $select_flagged, $unique, $rle_heads, $rle_gather);
             kernels!(@reduce $t, $items, $partials, $sum, Sum);
             kernels!(@reduce $t, $items, $partials, $min, Min);
             kernels!(@reduce $t, $items, $partials, $max, Max);

@@ -267,6 +267,35 @@ fn check_scan_output<T: Elem>(
     }
 }
 
+/// Runs the scan with `op` (inclusive or not) from `input` into `target`
+/// and in place over `in_place`, and returns the host's scan of `data`.
+fn scan_both<T: Elem, O: BuiltinOp<T>>(
+    (input, mut target, in_place, inclusive): (
+        &DeviceBuffer<T>,
+        cuda_mem::ViewMut<'_, T>,
+        &mut DeviceBuffer<T>,
+        bool,
+    ),
+    op: O,
+    data: &[T],
+    stream: &Arc<CudaStream>,
+) -> Vec<T>
+where
+    Sum: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    if inclusive {
+        algo::inclusive_scan(input, &mut target, op, stream).unwrap();
+        algo::inclusive_scan_in_place(in_place, op, stream).unwrap();
+        host_scan(data, op, op.identity(), true)
+    } else {
+        algo::exclusive_scan(input, &mut target, op, stream).unwrap();
+        algo::exclusive_scan_in_place(in_place, op, stream).unwrap();
+        host_scan(data, op, op.exclusive_start(), false)
+    }
+}
+
 /// Every scan of `data` against the host: out of place into a poisoned
 /// output (a view one element into a larger buffer, whose first and last
 /// elements must stay untouched), and in place.
@@ -293,38 +322,12 @@ fn check_scans<T: Elem>(
             let mut out = DeviceBuffer::from_slice(ctx, &vec![poison; n + 2]).unwrap();
             let mut in_place = DeviceBuffer::from_slice(ctx, data).unwrap();
             let want = {
-                let mut target = out.slice_mut(1..=n).unwrap();
-                match (op_name, inclusive) {
-                    ("sum", true) => {
-                        algo::inclusive_scan(&input, &mut target, Sum, stream).unwrap();
-                        algo::inclusive_scan_in_place(&mut in_place, Sum, stream).unwrap();
-                        host_scan(data, Sum, Sum.identity(), true)
-                    }
-                    ("sum", false) => {
-                        algo::exclusive_scan(&input, &mut target, Sum, stream).unwrap();
-                        algo::exclusive_scan_in_place(&mut in_place, Sum, stream).unwrap();
-                        host_scan(data, Sum, BuiltinOp::<T>::exclusive_start(Sum), false)
-                    }
-                    ("min", true) => {
-                        algo::inclusive_scan(&input, &mut target, Min, stream).unwrap();
-                        algo::inclusive_scan_in_place(&mut in_place, Min, stream).unwrap();
-                        host_scan(data, Min, Min.identity(), true)
-                    }
-                    ("min", false) => {
-                        algo::exclusive_scan(&input, &mut target, Min, stream).unwrap();
-                        algo::exclusive_scan_in_place(&mut in_place, Min, stream).unwrap();
-                        host_scan(data, Min, Min.identity(), false)
-                    }
-                    ("max", true) => {
-                        algo::inclusive_scan(&input, &mut target, Max, stream).unwrap();
-                        algo::inclusive_scan_in_place(&mut in_place, Max, stream).unwrap();
-                        host_scan(data, Max, Max.identity(), true)
-                    }
-                    _ => {
-                        algo::exclusive_scan(&input, &mut target, Max, stream).unwrap();
-                        algo::exclusive_scan_in_place(&mut in_place, Max, stream).unwrap();
-                        host_scan(data, Max, Max.identity(), false)
-                    }
+                let target = out.slice_mut(1..=n).unwrap();
+                let run = (&input, target, &mut in_place, inclusive);
+                match op_name {
+                    "sum" => scan_both(run, Sum, data, stream),
+                    "min" => scan_both(run, Min, data, stream),
+                    _ => scan_both(run, Max, data, stream),
                 }
             };
             let got = out.to_vec().unwrap();

@@ -187,6 +187,22 @@ unsafe fn radix_sort<K: SortKey>(
     Ok(())
 }
 
+/// The keys and the values of a sort of pairs, checked: as many values as
+/// keys.
+fn paired<'k, 'v, K: DeviceCopy, V: DeviceCopy>(
+    keys: crate::engine::Elems<'k, K>,
+    values: crate::engine::Elems<'v, V>,
+) -> Result<(crate::engine::Elems<'k, K>, crate::engine::Elems<'v, V>)> {
+    let (k, v) = (checked(keys)?, contiguous(values)?);
+    if v.len() != k.len() {
+        return Err(Error::LengthMismatch {
+            expected: k.len(),
+            actual: v.len(),
+        });
+    }
+    Ok((k, v))
+}
+
 /// The keys' elements, checked.
 fn checked<T: DeviceCopy>(
     elems: crate::engine::Elems<'_, T>,
@@ -259,13 +275,7 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
     order: SortOrder,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let (k, v) = (checked(keys.elems())?, contiguous(values.elems())?);
-    if v.len() != k.len() {
-        return Err(Error::LengthMismatch {
-            expected: k.len(),
-            actual: v.len(),
-        });
-    }
+    let (k, v) = paired(keys.elems(), values.elems())?;
     let len = k.len();
     let state = &k.mem.state;
     let (key_at, value_at) = (k.claim(stream)?.addr(), v.claim(stream)?.addr());
@@ -511,13 +521,7 @@ pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
     order: SortOrder,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let (k, v) = (checked(keys.elems())?, contiguous(values.elems())?);
-    if v.len() != k.len() {
-        return Err(Error::LengthMismatch {
-            expected: k.len(),
-            actual: v.len(),
-        });
-    }
+    let (k, v) = paired(keys.elems(), values.elems())?;
     let o = segment_offsets(offsets.elems())?;
     let (len, count, state) = (k.len(), o.len(), &k.mem.state);
     let (key_at, value_at) = (k.claim(stream)?.addr(), v.claim(stream)?.addr());

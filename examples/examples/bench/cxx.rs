@@ -37,6 +37,58 @@ fn nvcc() -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
+/// What every nvcc build of the bench needs: nvcc, the device's `-arch`
+/// flag, a fresh temporary directory named for `what`, and `nvcc
+/// --version`'s last line.
+struct Nvcc {
+    path: PathBuf,
+    arch: String,
+    dir: PathBuf,
+    version: String,
+}
+
+impl Nvcc {
+    fn find(ctx: &Arc<CudaContext>, what: &str) -> Result<Self, String> {
+        let path = nvcc().ok_or("nvcc not found (set NVCC or CUDA_HOME)")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e}"))?;
+        let dir = std::env::temp_dir().join(format!("cuda-mem-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let version = Command::new(&path)
+            .arg("--version")
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Ok(Self {
+            path,
+            arch: format!("-arch=sm_{major}{minor}"),
+            dir,
+            version,
+        })
+    }
+
+    /// Writes `source` as `name` in the directory and builds it into a
+    /// shared library `lib<stem>.so` there (`-O3`, the device's arch).
+    fn shared_library(&self, name: &str, source: &str) -> Result<PathBuf, String> {
+        let path = self.dir.join(name);
+        std::fs::write(&path, source).map_err(|e| e.to_string())?;
+        let stem = name.trim_end_matches(".cu");
+        let library = self.dir.join(format!("lib{stem}.so"));
+        run(Command::new(&self.path)
+            .args(["-O3", &self.arch, "-shared", "-Xcompiler", "-fPIC", "-o"])
+            .arg(&library)
+            .arg(&path))?;
+        Ok(library)
+    }
+}
+
 /// The twins loaded in a context, CUB's library, and what ptxas said.
 pub struct Cxx {
     module: Arc<CudaModule>,
@@ -51,42 +103,26 @@ impl Cxx {
     /// architecture in a temporary directory and loads them, or says why
     /// not.
     pub fn build(ctx: &Arc<CudaContext>) -> Result<Self, String> {
-        let nvcc = nvcc().ok_or("nvcc not found (set NVCC or CUDA_HOME)")?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(|e| format!("compute capability: {e}"))?;
-        let arch = format!("-arch=sm_{major}{minor}");
-        let dir = std::env::temp_dir().join(format!("cuda-mem-parity-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let version = Command::new(&nvcc)
-            .arg("--version")
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .rfind(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .unwrap_or_default();
+        let nvcc = Nvcc::find(ctx, "parity")?;
+        let (arch, dir) = (&nvcc.arch, &nvcc.dir);
         let source = dir.join("parity.cu");
         std::fs::write(&source, TWINS).map_err(|e| e.to_string())?;
         let cubin = dir.join("parity.cubin");
-        run(Command::new(&nvcc)
-            .args(["-O3", &arch, "-cubin", "-o"])
+        run(Command::new(&nvcc.path)
+            .args(["-O3", arch, "-cubin", "-o"])
             .arg(&cubin)
             .arg(&source))?;
         let image = std::fs::read(&cubin).map_err(|e| e.to_string())?;
         let module = ctx
             .load_module(Ptx::from_binary(image))
             .map_err(|e| format!("loading the twins' cubin: {e}"))?;
-        let cub = Cub::build(&nvcc, &arch, &dir)
+        let cub = Cub::build(&nvcc)
             .map_err(|e| println!("parity: CUB rows skipped: {e}"))
             .ok();
         Ok(Self {
             module,
             cub,
-            version,
+            version: nvcc.version,
         })
     }
 
@@ -137,14 +173,8 @@ pub struct Cub {
 }
 
 impl Cub {
-    fn build(nvcc: &Path, arch: &str, dir: &Path) -> Result<Self, String> {
-        let source = dir.join("cub.cu");
-        std::fs::write(&source, CUB).map_err(|e| e.to_string())?;
-        let library = dir.join("libparitycub.so");
-        run(Command::new(nvcc)
-            .args(["-O3", arch, "-shared", "-Xcompiler", "-fPIC", "-o"])
-            .arg(&library)
-            .arg(&source))?;
+    fn build(nvcc: &Nvcc) -> Result<Self, String> {
+        let library = nvcc.shared_library("cub.cu", CUB)?;
         // SAFETY: the library just built from `cub.cu`: C functions with the
         // signatures below, no initialisation code of its own beyond the CUDA
         // runtime's.
@@ -234,37 +264,9 @@ impl AlgoLib {
     /// Builds `algo.cu` with nvcc for the device's architecture and loads
     /// it, or says why not.
     pub fn build(ctx: &Arc<CudaContext>) -> Result<Self, String> {
-        let nvcc = nvcc().ok_or("nvcc not found (set NVCC or CUDA_HOME)")?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(|e| format!("compute capability: {e}"))?;
-        let dir = std::env::temp_dir().join(format!("cuda-mem-algo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let source = dir.join("algo.cu");
-        std::fs::write(&source, ALGO).map_err(|e| e.to_string())?;
-        let library = dir.join("libalgo.so");
-        run(Command::new(&nvcc)
-            .args([
-                "-O3",
-                &format!("-arch=sm_{major}{minor}"),
-                "-shared",
-                "-Xcompiler",
-                "-fPIC",
-                "-o",
-            ])
-            .arg(&library)
-            .arg(&source))?;
-        let version = Command::new(&nvcc)
-            .arg("--version")
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .rfind(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .unwrap_or_default();
+        let nvcc = Nvcc::find(ctx, "algo")?;
+        let library = nvcc.shared_library("algo.cu", ALGO)?;
+        let version = nvcc.version;
         // SAFETY: the library just built from `algo.cu`: C functions with
         // the signatures below, no initialisation code of its own beyond the
         // CUDA runtime's.

@@ -20,7 +20,9 @@ use core::marker::PhantomData;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::atomic::{DeviceAtomic, Scope};
 use crate::device::ops::Operator;
-use crate::device::sync::fence;
+use crate::device::shared::SharedSlice;
+use crate::device::sync::{fence, sync_threads};
+use crate::device::thread::block_thread_rank;
 use crate::device::warp;
 
 /// No value yet.
@@ -269,6 +271,63 @@ impl<'a, T: DeviceCopy> TileStatus<'a, T> {
         }
         prefix
     }
+}
+
+/// The tile the calling block works on: thread 0 takes the next index
+/// from `counter` (so tiles start in order, and every earlier tile has a
+/// block running or done), and every thread of the block gets it through
+/// `ticket` (shared, one element). A barrier.
+#[inline(always)]
+pub(super) fn take_ticket(counter: &DeviceAtomic<u32>, ticket: SharedSlice<'_, u32>) -> usize {
+    if block_thread_rank() == 0 {
+        ticket.store(0, counter.fetch_add(1, Scope::Device));
+    }
+    sync_threads();
+    ticket.load(0) as usize
+}
+
+/// The block's tile `t`'s exclusive prefix (`op` over the tiles before
+/// it), for every thread of the block: thread 0 publishes the tile's
+/// `aggregate` (the inclusive value for tile 0), warp 0 looks back, its
+/// lane 0 publishes the inclusive value and hands the prefix to the block
+/// through `slot` (shared). Every thread of the block calls it; one
+/// barrier unless `t` is 0.
+///
+/// # Safety
+/// The calling block is the one that holds tile `t` ([`take_ticket`]),
+/// and calls this once for it.
+#[inline(always)]
+pub(super) unsafe fn tile_prefix<T: DeviceCopy, O: Operator<T>>(
+    status: &TileStatus<'_, T>,
+    t: usize,
+    aggregate: T,
+    op: O,
+    slot: (SharedSlice<'_, T>, usize),
+) -> T {
+    let rank = block_thread_rank() as usize;
+    let lanes = warp::lanes_in_warp() as usize;
+    if t == 0 {
+        if rank == 0 {
+            // SAFETY: thread 0 of the one block holding tile 0 publishes it.
+            unsafe { status.publish_inclusive(0, aggregate) };
+        }
+        return op.identity();
+    }
+    if rank == 0 {
+        // SAFETY: thread 0 of the one block holding tile `t`, its
+        // aggregate first, then (below) its inclusive prefix.
+        unsafe { status.publish_aggregate(t, aggregate) };
+    }
+    if rank < lanes {
+        let prefix = status.exclusive_prefix(t, op);
+        if rank == 0 {
+            // SAFETY: as above.
+            unsafe { status.publish_inclusive(t, op.apply(prefix, aggregate)) };
+            slot.0.store(slot.1, prefix);
+        }
+    }
+    sync_threads();
+    slot.0.load(slot.1)
 }
 
 #[cfg(test)]

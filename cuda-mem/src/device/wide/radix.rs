@@ -327,11 +327,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         words: status,
         epoch: u64::from(pass) + 1,
     };
-    if rank == 0 {
-        scratch.ticket.store(0, counter.fetch_add(1, Scope::Device));
-    }
-    sync_threads();
-    let t = scratch.ticket.load(0) as usize;
+    let t = super::lookback::take_ticket(counter, scratch.ticket);
     let tile_first = t * tile;
     let end = len.min(tile_first + tile);
     let first = tile_first + warp * lanes * ITEMS;

@@ -2,14 +2,13 @@
 //! look-back), and the shared memory it needs ([`ScanScratch`]).
 
 use crate::copy::device_copy::DeviceCopy;
-use crate::device::atomic::{DeviceAtomic, Scope};
+use crate::device::atomic::DeviceAtomic;
 use crate::device::block;
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
-use crate::device::sync::sync_threads;
 use crate::device::thread::block_thread_rank;
 use crate::device::warp;
-use crate::device::wide::lookback::TileStatus;
+use crate::device::wide::lookback::{take_ticket, tile_prefix, TileStatus};
 
 /// Which scan: element `i` of the output combines the inputs `0..=i`
 /// (inclusive) or `0..i` (exclusive), after the scan's initial value.
@@ -136,11 +135,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     const { assert!(ITEMS > 0, "a tile has at least one element per thread") };
     let rank = block_thread_rank() as usize;
     let (lane, warp) = (rank % lanes, rank / lanes);
-    if rank == 0 {
-        scratch.ticket.store(0, counter.fetch_add(1, Scope::Device));
-    }
-    sync_threads();
-    let tile = scratch.ticket.load(0) as usize;
+    let tile = take_ticket(counter, scratch.ticket);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
     let whole = first + lanes * ITEMS <= len;
 
@@ -186,30 +181,9 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     );
 
     // The tiles before this one.
-    let slot = ScanScratch::<T>::partials_len(BLOCK) - 1;
-    let prefix = if tile == 0 {
-        if rank == 0 {
-            // SAFETY: thread 0 of the one block holding tile 0 publishes it.
-            unsafe { status.publish_inclusive(0, aggregate) };
-        }
-        op.identity()
-    } else {
-        if rank == 0 {
-            // SAFETY: thread 0 of the one block holding this tile, first
-            // its aggregate, then (below) its inclusive prefix.
-            unsafe { status.publish_aggregate(tile, aggregate) };
-        }
-        if warp == 0 {
-            let prefix = status.exclusive_prefix(tile, op);
-            if lane == 0 {
-                // SAFETY: as above.
-                unsafe { status.publish_inclusive(tile, op.apply(prefix, aggregate)) };
-                scratch.partials.store(slot, prefix);
-            }
-        }
-        sync_threads();
-        scratch.partials.load(slot)
-    };
+    let slot = (scratch.partials, ScanScratch::<T>::partials_len(BLOCK) - 1);
+    // SAFETY: this block holds `tile` (its ticket) and asks once.
+    let prefix = unsafe { tile_prefix(&status, tile, aggregate, op, slot) };
     let start = op.apply(op.apply(init, prefix), before);
 
     // The outputs, into the thread's slots, then back to rows of the warp.

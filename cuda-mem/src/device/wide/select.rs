@@ -3,14 +3,13 @@
 //! `unique` and run-length encoding.
 
 use crate::copy::device_copy::DeviceCopy;
-use crate::device::atomic::{DeviceAtomic, Scope};
+use crate::device::atomic::DeviceAtomic;
 use crate::device::block;
 use crate::device::ops::Sum;
 use crate::device::shared::SharedSlice;
-use crate::device::sync::sync_threads;
 use crate::device::thread::block_thread_rank;
 use crate::device::warp;
-use crate::device::wide::lookback::TileStatus;
+use crate::device::wide::lookback::{take_ticket, tile_prefix, TileStatus};
 
 /// The block's shared memory for [`select_tile`]: the warps' counts and
 /// the tile's prefix (at least [`SelectScratch::counts_len`]), and the
@@ -104,11 +103,7 @@ pub unsafe fn select_tile<T, U, const BLOCK: usize, const ITEMS: usize>(
     const { assert!(ITEMS > 0 && ITEMS <= 32, "1 to 32 elements per thread") };
     let rank = block_thread_rank() as usize;
     let (lane, warp) = (rank % lanes, rank / lanes);
-    if rank == 0 {
-        scratch.ticket.store(0, counter.fetch_add(1, Scope::Device));
-    }
-    sync_threads();
-    let tile = scratch.ticket.load(0) as usize;
+    let tile = take_ticket(counter, scratch.ticket);
     let tiles = len.div_ceil(BLOCK * ITEMS).max(1);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
     let whole = first + lanes * ITEMS <= len;
@@ -142,30 +137,9 @@ pub unsafe fn select_tile<T, U, const BLOCK: usize, const ITEMS: usize>(
     let before_warp = warp::shfl_idx(before_warp, 0);
 
     // The tiles before this one.
-    let slot = SelectScratch::counts_len(BLOCK) - 1;
-    let prefix = if tile == 0 {
-        if rank == 0 {
-            // SAFETY: thread 0 of the one block holding tile 0 publishes it.
-            unsafe { status.publish_inclusive(0, aggregate) };
-        }
-        0
-    } else {
-        if rank == 0 {
-            // SAFETY: thread 0 of the one block holding this tile, its
-            // aggregate first, then (below) its inclusive prefix.
-            unsafe { status.publish_aggregate(tile, aggregate) };
-        }
-        if warp == 0 {
-            let prefix = status.exclusive_prefix(tile, Sum);
-            if lane == 0 {
-                // SAFETY: as above.
-                unsafe { status.publish_inclusive(tile, prefix.wrapping_add(aggregate)) };
-                scratch.counts.store(slot, prefix);
-            }
-        }
-        sync_threads();
-        scratch.counts.load(slot)
-    };
+    let slot = (scratch.counts, SelectScratch::counts_len(BLOCK) - 1);
+    // SAFETY: this block holds `tile` (its ticket) and asks once.
+    let prefix = unsafe { tile_prefix(&status, tile, aggregate, Sum, slot) };
     if tile == tiles - 1 && rank == 0 {
         // SAFETY: the last tile's thread 0 alone writes `selected`.
         unsafe { selected.write(u64::from(prefix.wrapping_add(aggregate))) };
