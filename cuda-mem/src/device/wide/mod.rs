@@ -61,3 +61,31 @@ const fn warp_lanes(block: usize) -> usize {
         32
     }
 }
+
+/// Row `j` of a warp's rows in a tile: the `lanes` consecutive elements
+/// `first + j * lanes ..`, one per lane (each load of a warp coalesced),
+/// `past_end` for the lanes past `len`. The rows' loads are all issued
+/// before any is used.
+///
+/// # Safety
+/// `input` holds `len` elements every thread can read, unchanged while
+/// the kernel runs.
+#[inline(always)]
+unsafe fn load_rows<T: crate::copy::device_copy::DeviceCopy, const ITEMS: usize>(
+    input: *const T,
+    len: usize,
+    (first, lanes, lane): (usize, usize, usize),
+    past_end: T,
+) -> [T; ITEMS] {
+    let whole = first + lanes * ITEMS <= len;
+    core::array::from_fn(|j| {
+        let i = first + j * lanes + lane;
+        if whole || i < len {
+            // SAFETY: `i < len` (a whole warp's rows lie below `len`); the
+            // caller vouches for the memory.
+            unsafe { input.add(i).read() }
+        } else {
+            past_end
+        }
+    })
+}

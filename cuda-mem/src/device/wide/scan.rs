@@ -141,16 +141,9 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
 
     // Load: row `j` of the warp's `lanes * ITEMS` elements is `lanes`
     // consecutive ones, one per lane.
-    let items: [T; ITEMS] = core::array::from_fn(|j| {
-        let i = first + j * lanes + lane;
-        if whole || i < len {
-            // SAFETY: `i < len` (a whole warp's rows lie below `len`); the
-            // caller vouches for the memory.
-            unsafe { input.add(i).read() }
-        } else {
-            op.identity()
-        }
-    });
+    // SAFETY: the caller vouches for `len` elements at `input`.
+    let items: [T; ITEMS] =
+        unsafe { super::load_rows(input, len, (first, lanes, lane), op.identity()) };
     // Into shared memory, where lane `l`'s elements are `l * ITEMS ..` of
     // the warp's rows. Each thread then works on its own `ITEMS` slots
     // there (no array: a loop over an array with an expensive `op` may not

@@ -108,18 +108,12 @@ pub unsafe fn select_tile<T, U, const BLOCK: usize, const ITEMS: usize>(
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
     let whole = first + lanes * ITEMS <= len;
 
-    // Row `j` of the warp: `lanes` consecutive elements, one per lane.
-    let items: [T; ITEMS] = core::array::from_fn(|j| {
-        let i = first + j * lanes + lane;
-        if whole || i < len {
-            // SAFETY: `i < len`; the caller vouches for the memory.
-            unsafe { input.add(i).read() }
-        } else {
-            // SAFETY: zero bytes are a valid `T` (`DeviceCopy`); past the
-            // end, never kept (below).
-            unsafe { core::mem::zeroed() }
-        }
-    });
+    // Row `j` of the warp: `lanes` consecutive elements, one per lane (past
+    // the end, zero bytes: a valid `T`, never kept below).
+    // SAFETY: the caller vouches for `len` elements at `input`; zero
+    // bytes are a `T` (`DeviceCopy`).
+    let items: [T; ITEMS] =
+        unsafe { super::load_rows(input, len, (first, lanes, lane), core::mem::zeroed()) };
     let mut masks = [0u32; ITEMS];
     let mut warp_count = 0u32;
     let mut j = 0;
