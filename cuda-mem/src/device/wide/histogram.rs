@@ -5,6 +5,7 @@
 
 use crate::device::atomic::{AtomicInteger, DeviceAtomic, Scope};
 use crate::device::grid_stride::grid_stride;
+use crate::device::memory::load_global_v4;
 use crate::device::shared::SharedSlice;
 use crate::device::sync::sync_threads;
 use crate::device::thread::block_thread_rank;
@@ -164,12 +165,14 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
             b += BLOCK;
         }
         sync_threads();
-        grid_stride(len).for_each_unrolled::<4>(|i| {
-            // SAFETY: `i < len`; the caller vouches for the memory.
-            if let Some(b) = bin(unsafe { input.add(i).read() }) {
-                shared.add(b as usize, 1);
-            }
-        });
+        // SAFETY: the caller vouches for the memory.
+        unsafe {
+            for_each_sample(input, len, |x| {
+                if let Some(b) = bin(x) {
+                    shared.add(b as usize, 1);
+                }
+            });
+        }
         sync_threads();
         let mut b = rank;
         while b < bins {
@@ -180,13 +183,88 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
             b += BLOCK;
         }
     } else {
-        grid_stride(len).for_each_unrolled::<4>(|i| {
-            // SAFETY: `i < len`; the caller vouches for the memory.
-            if let Some(b) = bin(unsafe { input.add(i).read() }) {
-                global(b as usize).fetch_add(C::from(1), Scope::Device);
-            }
-        });
+        // SAFETY: the caller vouches for the memory.
+        unsafe {
+            for_each_sample(input, len, |x| {
+                if let Some(b) = bin(x) {
+                    global(b as usize).fetch_add(C::from(1), Scope::Device);
+                }
+            });
+        }
     }
+}
+
+/// Calls `f` on this thread's share of the `len` samples at `input` (a
+/// grid-stride share): 16 bytes per load (16 samples of a byte) for the
+/// 16-byte-aligned middle, one sample per load for the head before it and
+/// the tail after it.
+///
+/// # Safety
+/// `input` holds `len` samples in global memory every thread can read,
+/// unchanged while the kernel runs, aligned for `T` (whose size is its
+/// alignment: a primitive).
+#[inline(always)]
+unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
+    input: *const T,
+    len: usize,
+    mut f: impl FnMut(T),
+) {
+    let size = size_of::<T>();
+    let read = |i: usize| {
+        // SAFETY: every index below is below `len`; the caller vouches
+        // for the memory.
+        unsafe { input.add(i).read() }
+    };
+    if size == 0
+        || size > 16
+        || !16usize.is_multiple_of(size)
+        || !(input as usize).is_multiple_of(size)
+    {
+        grid_stride(len).for_each_unrolled::<4>(|i| f(read(i)));
+        return;
+    }
+    let per = 16 / size;
+    let misaligned = (input as usize) % 16;
+    let head = if misaligned == 0 {
+        0
+    } else {
+        ((16 - misaligned) / size).min(len)
+    };
+    let chunks = (len - head) / per;
+    let tail = head + chunks * per;
+    // The head and the tail, a few samples.
+    grid_stride(head + (len - tail))
+        .for_each(|k| f(read(if k < head { k } else { tail + k - head })));
+    grid_stride(chunks).for_each_unrolled::<2>(|c| {
+        // SAFETY: chunk `c` is 16 bytes of the samples, 16-aligned (`head`
+        // samples past `input` is the first boundary), in global memory.
+        let words = unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) };
+        // The samples' bytes by shifts of the four words, each word by name
+        // (an address into `words`, or an index the compiler does not
+        // unroll, would put them in local memory).
+        let mut emit = |bits: u64| {
+            // SAFETY: the sample's bytes are the low `size` bytes of
+            // `bits` (little-endian); any bytes are a `T` (`DeviceCopy`).
+            f(unsafe { core::mem::transmute_copy::<u64, T>(&bits) })
+        };
+        let [w0, w1, w2, w3] = words;
+        if size == 8 {
+            emit(u64::from(w0) | (u64::from(w1) << 32));
+            emit(u64::from(w2) | (u64::from(w3) << 32));
+        } else {
+            let mut word = |w: u32| {
+                let mut at = 0;
+                while at < 4 {
+                    emit(u64::from(w >> (8 * at)));
+                    at += size;
+                }
+            };
+            word(w0);
+            word(w1);
+            word(w2);
+            word(w3);
+        }
+    });
 }
 
 #[cfg(test)]
@@ -265,5 +343,51 @@ mod tests {
         };
         assert_eq!(small.to_vec(), want(30));
         assert_eq!(large.to_vec(), want(70));
+    }
+
+    /// Every alignment of bytes and shorts, every length around the
+    /// 16-byte chunks: the head, the vector middle and the tail together
+    /// count each sample once.
+    #[test]
+    fn unaligned_samples_are_each_counted_once() {
+        let shared = crate::shared_array![u32; 256];
+        let bytes: Vec<u8> = (0..200u32).map(|i| (i * 37 % 256) as u8).collect();
+        let shorts: Vec<u16> = (0..200u32).map(|i| (i * 7919 % 65536) as u16).collect();
+        for offset in 0..17 {
+            for len in [0usize, 1, 5, 15, 16, 17, 33, 100] {
+                let data = &bytes[offset..offset + len];
+                let mut got = [0u32; 256];
+                // SAFETY: one block of one thread; the counters are ours.
+                unsafe {
+                    histogram_tiles::<u8, u32, 1>(
+                        data.as_ptr(),
+                        len,
+                        |x| Some(u32::from(x)),
+                        256,
+                        got.as_mut_ptr(),
+                        shared.as_slice(),
+                    );
+                }
+                let mut want = [0u32; 256];
+                data.iter().for_each(|&x| want[usize::from(x)] += 1);
+                assert_eq!(got, want, "bytes at {offset}, {len}");
+                let data = &shorts[offset..offset + len];
+                let mut got = [0u64; 16];
+                // SAFETY: as above.
+                unsafe {
+                    histogram_tiles::<u16, u64, 1>(
+                        data.as_ptr(),
+                        len,
+                        |x| Some(u32::from(x) % 16),
+                        16,
+                        got.as_mut_ptr(),
+                        shared.as_slice(),
+                    );
+                }
+                let mut want = [0u64; 16];
+                data.iter().for_each(|&x| want[usize::from(x) % 16] += 1);
+                assert_eq!(got, want, "shorts at {offset}, {len}");
+            }
+        }
     }
 }
