@@ -5,7 +5,7 @@
 //! runs them on its own types and [`Operator`](super::ops::Operator)s.
 //!
 //! - [`reduce_tiles`]: a block's share of a two-pass reduction (grid-stride
-//!   over tiles, coalesced loads, many in flight), mapped from each element
+//!   over tiles, 16-byte loads where aligned, many in flight), mapped from each element
 //!   and its index (a count, an arg-min); [`reduce_slice`], the same over a
 //!   kernel's `DeviceSlice` parameter, safe.
 //! - [`scan_tile`]: one tile of a single-pass scan, decoupled look-back

@@ -2,6 +2,7 @@
 
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::block;
+use crate::device::memory::load_global_v4;
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
 use crate::device::slice::DeviceSlice;
@@ -25,10 +26,13 @@ use crate::device::thread::{block_rank, block_thread_rank, grid_blocks};
 /// reduction: `scratch` holds at least `BLOCK / 32` values, rounded up),
 /// with `BLOCK` the launch's block size, below 32 or a multiple of it.
 ///
+/// Whole tiles of 4-, 8- and 16-byte elements at a 16-aligned `input` are
+/// read with 16-byte loads.
+///
 /// # Safety
 /// `input` points to `len` elements that every thread can read (device,
-/// pool, unified or mapped pinned memory) and that nothing writes while
-/// the kernel runs.
+/// pool, unified or mapped pinned memory: global memory) and that nothing
+/// writes while the kernel runs.
 ///
 /// ```
 /// use cuda_mem::device::ops::Sum;
@@ -62,16 +66,46 @@ where
     let (full_tiles, grid) = (len / tile, grid_blocks());
     let mut acc = op.identity();
     let mut t = block_rank();
+    // 16-byte loads when the elements tile 16-byte vectors (4-, 8- and
+    // 16-byte elements, the input 16-aligned): a thread's `ITEMS` elements
+    // are `ITEMS / per` vectors, `BLOCK` vectors apart.
+    let size = size_of::<T>();
+    let per = if matches!(size, 4 | 8 | 16) {
+        16 / size
+    } else {
+        0
+    };
+    let vectors = per > 0 && ITEMS.is_multiple_of(per) && (input as usize).is_multiple_of(16);
     while t < full_tiles {
-        let first = t * tile + rank;
-        // SAFETY: tile `t` is whole, so every `first + j * BLOCK` is below
-        // `len`; the caller vouches for the memory.
-        let items: [T; ITEMS] =
-            core::array::from_fn(|j| unsafe { input.add(first + j * BLOCK).read() });
-        let mut j = 0;
-        while j < ITEMS {
-            acc = op.apply(acc, map(first + j * BLOCK, items[j]));
-            j += 1;
+        if vectors {
+            let base = t * tile;
+            let at = |k: usize| base + ((k / per) * BLOCK + rank) * per + k % per;
+            let mut words = [0u32; 4];
+            let items: [T; ITEMS] = core::array::from_fn(|k| {
+                if k % per == 0 {
+                    // SAFETY: tile `t` is whole, so the vector's 16 bytes are
+                    // elements below `len`, 16-aligned (`input` is); the
+                    // caller vouches for the memory (global).
+                    words = unsafe { load_global_v4(input.add(at(k)).cast::<[u32; 4]>()) };
+                }
+                element(words, k % per)
+            });
+            let mut k = 0;
+            while k < ITEMS {
+                acc = op.apply(acc, map(at(k), items[k]));
+                k += 1;
+            }
+        } else {
+            let first = t * tile + rank;
+            // SAFETY: tile `t` is whole, so every `first + j * BLOCK` is
+            // below `len`; the caller vouches for the memory.
+            let items: [T; ITEMS] =
+                core::array::from_fn(|j| unsafe { input.add(first + j * BLOCK).read() });
+            let mut j = 0;
+            while j < ITEMS {
+                acc = op.apply(acc, map(first + j * BLOCK, items[j]));
+                j += 1;
+            }
         }
         t += grid;
     }
@@ -89,6 +123,30 @@ where
         }
     }
     block::reduce::<U, BLOCK>(acc, |a, b| op.apply(a, b), scratch)
+}
+
+/// Element `e` of a 16-byte vector of `T`s (of 4, 8 or 16 bytes), from the
+/// words by name (an index into them the compiler does not unroll would
+/// put them in local memory).
+#[inline(always)]
+fn element<T: DeviceCopy>(words: [u32; 4], e: usize) -> T {
+    let [a, b, c, d] = words;
+    let pick = |i: usize| match i {
+        0 => a,
+        1 => b,
+        2 => c,
+        _ => d,
+    };
+    let size = size_of::<T>();
+    let parts = [pick(e * size / 4), pick(e * size / 4 + 1), pick(2), pick(3)];
+    let bits: [u32; 4] = match size {
+        4 => [parts[0], 0, 0, 0],
+        8 => [parts[0], parts[1], 0, 0],
+        _ => [a, b, c, d],
+    };
+    // SAFETY: the element's bytes are the first `size` bytes of `bits`
+    // (little-endian), `size <= 16`; any bytes are a `T` (`DeviceCopy`).
+    unsafe { core::mem::transmute_copy::<[u32; 4], T>(&bits) }
 }
 
 /// [`reduce_tiles`] over a kernel's read-only slice parameter: safe, since
@@ -136,47 +194,62 @@ mod tests {
     use crate::device::ops::{Max, Min, Sum};
 
     /// Every size around the tile, on the host model (one block of one
-    /// thread takes every tile): the same results as the iterator folds.
+    /// thread takes every tile), from a 16-aligned start (16-byte loads)
+    /// and from one element further (one element per load): the same
+    /// results as the iterator folds.
     #[test]
     fn the_block_covers_every_element_once() {
         let scratch = crate::shared_array![u64; 1];
         let scratch_i = crate::shared_array![i32; 1];
+        // 16-aligned storage: element 0 starts a vector, element 1 does not.
+        let mut storage: Vec<u128> = vec![0; 300];
         for len in [0usize, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000] {
-            let data: Vec<i32> = (0..len).map(|i| (i as i32 * 7919) % 1013 - 500).collect();
-            // SAFETY: `data` holds `len` elements; nothing writes them.
-            unsafe {
-                let count = reduce_tiles::<i32, u64, _, 1, 16>(
-                    data.as_ptr(),
-                    len,
-                    |_, _| 1u64,
-                    Sum,
-                    scratch.as_slice(),
-                );
-                assert_eq!(count, len as u64);
-                let index_sum = reduce_tiles::<i32, u64, _, 1, 4>(
-                    data.as_ptr(),
-                    len,
-                    |i, _| i as u64,
-                    Sum,
-                    scratch.as_slice(),
-                );
-                assert_eq!(index_sum, (len as u64) * (len as u64).saturating_sub(1) / 2);
-                let lo = reduce_tiles::<i32, i32, _, 1, 16>(
-                    data.as_ptr(),
-                    len,
-                    |_, x| x,
-                    Min,
-                    scratch_i.as_slice(),
-                );
-                assert_eq!(lo, data.iter().copied().min().unwrap_or(i32::MAX));
-                let hi = reduce_tiles::<i32, i32, _, 1, 3>(
-                    data.as_ptr(),
-                    len,
-                    |_, x| x,
-                    Max,
-                    scratch_i.as_slice(),
-                );
-                assert_eq!(hi, data.iter().copied().max().unwrap_or(i32::MIN));
+            for skip in [0usize, 1] {
+                // SAFETY: the storage holds 1200 `i32`s; `skip + len` of them.
+                let data: &mut [i32] = unsafe {
+                    core::slice::from_raw_parts_mut(
+                        storage.as_mut_ptr().cast::<i32>().add(skip),
+                        len,
+                    )
+                };
+                for (i, x) in data.iter_mut().enumerate() {
+                    *x = (i as i32 * 7919) % 1013 - 500;
+                }
+                // SAFETY: `data` holds `len` elements; nothing writes them.
+                unsafe {
+                    let count = reduce_tiles::<i32, u64, _, 1, 16>(
+                        data.as_ptr(),
+                        len,
+                        |_, _| 1u64,
+                        Sum,
+                        scratch.as_slice(),
+                    );
+                    assert_eq!(count, len as u64);
+                    let index_sum = reduce_tiles::<i32, u64, _, 1, 4>(
+                        data.as_ptr(),
+                        len,
+                        |i, _| i as u64,
+                        Sum,
+                        scratch.as_slice(),
+                    );
+                    assert_eq!(index_sum, (len as u64) * (len as u64).saturating_sub(1) / 2);
+                    let lo = reduce_tiles::<i32, i32, _, 1, 16>(
+                        data.as_ptr(),
+                        len,
+                        |_, x| x,
+                        Min,
+                        scratch_i.as_slice(),
+                    );
+                    assert_eq!(lo, data.iter().copied().min().unwrap_or(i32::MAX));
+                    let hi = reduce_tiles::<i32, i32, _, 1, 3>(
+                        data.as_ptr(),
+                        len,
+                        |_, x| x,
+                        Max,
+                        scratch_i.as_slice(),
+                    );
+                    assert_eq!(hi, data.iter().copied().max().unwrap_or(i32::MIN));
+                }
             }
         }
     }
