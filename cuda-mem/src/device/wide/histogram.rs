@@ -32,7 +32,7 @@ pub trait HistogramSample: crate::copy::device_copy::DeviceCopy + PartialOrd {
 }
 
 macro_rules! integer_samples {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $wide:ty, $uwide:ty);*) => {$(
         impl HistogramSample for $t {
             #[inline(always)]
             fn even_bin(self, lower: Self, upper: Self, closed: bool, bins: u32) -> Option<u32> {
@@ -40,14 +40,20 @@ macro_rules! integer_samples {
                 if !inside {
                     return None;
                 }
-                let offset = (self as i128 - lower as i128) as u128;
-                let width = (upper as i128 - lower as i128) as u128 + u128::from(closed);
-                Some((offset * bins as u128 / width) as u32)
+                // In the narrowest type that holds `offset * bins` (64 bits
+                // for samples of up to 32: a division there is far smaller
+                // code on the device than a 128-bit one).
+                let offset = (self as $wide - lower as $wide) as $uwide;
+                let width = (upper as $wide - lower as $wide) as $uwide + <$uwide>::from(closed);
+                Some((offset * bins as $uwide / width) as u32)
             }
         }
     )*};
 }
-integer_samples!(u8, i8, u16, i16, u32, i32, u64, i64);
+integer_samples!(
+    u8, i64, u64; i8, i64, u64; u16, i64, u64; i16, i64, u64; u32, i64, u64; i32, i64, u64;
+    u64, i128, u128; i64, i128, u128
+);
 
 macro_rules! float_samples {
     ($($t:ty),*) => {$(
@@ -158,21 +164,31 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         // accessed atomically only while the kernel runs.
         unsafe { DeviceAtomic::from_ptr(counts.add(b)) }
     };
-    if bins <= shared.len() {
+    // One counting loop for both ways (the code is unrolled sixteen times
+    // for byte samples): shared counters when the bins fit, else the
+    // global ones directly.
+    let private = bins <= shared.len();
+    if private {
         let mut b = rank;
         while b < bins {
             shared.store(b, 0);
             b += BLOCK;
         }
         sync_threads();
-        // SAFETY: the caller vouches for the memory.
-        unsafe {
-            for_each_sample(input, len, |x| {
-                if let Some(b) = bin(x) {
+    }
+    // SAFETY: the caller vouches for the memory.
+    unsafe {
+        for_each_sample(input, len, |x| {
+            if let Some(b) = bin(x) {
+                if private {
                     shared.add(b as usize, 1);
+                } else {
+                    global(b as usize).fetch_add(C::from(1), Scope::Device);
                 }
-            });
-        }
+            }
+        });
+    }
+    if private {
         sync_threads();
         let mut b = rank;
         while b < bins {
@@ -181,15 +197,6 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
                 global(b).fetch_add(C::from(c), Scope::Device);
             }
             b += BLOCK;
-        }
-    } else {
-        // SAFETY: the caller vouches for the memory.
-        unsafe {
-            for_each_sample(input, len, |x| {
-                if let Some(b) = bin(x) {
-                    global(b as usize).fetch_add(C::from(1), Scope::Device);
-                }
-            });
         }
     }
 }
@@ -220,7 +227,7 @@ unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
         || !16usize.is_multiple_of(size)
         || !(input as usize).is_multiple_of(size)
     {
-        grid_stride(len).for_each_unrolled::<4>(|i| f(read(i)));
+        grid_stride(len).for_each(|i| f(read(i)));
         return;
     }
     let per = 16 / size;
