@@ -596,7 +596,10 @@ pub use {
 };
 
 #[cfg(all(feature = "host", feature = "test-hooks"))]
-pub use engine::{fill::__set_fill_tuning, staging::__set_staging};
+pub use engine::{
+    fill::{__fill_grid, __set_fill_tuning},
+    staging::__set_staging,
+};
 
 /// The traits that carry every buffer operation, for a glob import:
 /// `use cuda_mem::prelude::*;` brings [`Memory`] and [`MemoryMut`] (`len`,

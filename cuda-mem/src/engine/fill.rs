@@ -140,6 +140,38 @@ pub fn __set_fill_tuning(short: u32, long: u32, medium: u32, large: u32, floor_p
     }
 }
 
+/// Benchmark hook: the grid `(x, y)` that a fill of `bytes` contiguous
+/// bytes with `value` gets from the fill kernels in `ctx` (which it loads):
+/// the bench's launch-floor row launches an empty kernel with the same grid.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub fn __fill_grid(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    value: &[u8],
+    bytes: u64,
+) -> Result<(u32, u32)> {
+    let state = ContextState::of(ctx)?;
+    let all = kernels(&state)?;
+    let size = value.len();
+    let kernel = if size <= SMALL_PATTERN_MAX {
+        &all.small
+    } else if size <= MEDIUM_PATTERN_MAX {
+        &all.medium
+    } else {
+        &all.large
+    };
+    let (chunks, floor) = tuning(size as u64);
+    let region = Region::linear(0, bytes);
+    Ok(grid(
+        &region,
+        size as u64,
+        kernel.capacity,
+        chunks,
+        floor,
+        kernel.cycling,
+    ))
+}
+
 /// How many blocks of a fill kernel the device runs at once:
 /// `sm_count * per_sm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

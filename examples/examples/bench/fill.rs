@@ -168,9 +168,11 @@ pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
         sized_row::<256>(b, ctx, bytes, batch);
         sized_row::<1000>(b, ctx, bytes, batch);
     }
-    // A 1 MiB fill of 12-byte elements launches 66 blocks (4 chunks of 16
-    // bytes per thread, rounded up to whole pattern periods of 3 chunks).
-    launch_floor(b, ctx, 66, 100);
+    // The grid of a 1 MiB fill of 12-byte elements (66 blocks on an H200:
+    // 4 chunks of 16 bytes per thread, rounded up to whole pattern periods
+    // of 3 chunks), as the fill computes it.
+    let (blocks, _) = cuda_mem::__fill_grid(ctx, &[0; 12], MIB as u64).unwrap();
+    launch_floor(b, ctx, blocks, 100);
 }
 
 /// An empty kernel whose parameters are the small fill kernel's
