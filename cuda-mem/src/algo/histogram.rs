@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::algo::element::sealed::Sealed;
-use crate::algo::kernels::{kernel, launch, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch};
 use crate::algo::reduce::contiguous;
 use crate::algo::sort::SortKey;
 use crate::buffers::ops::{Memory, MemoryMut};
@@ -98,7 +98,7 @@ unsafe fn count(
     // SAFETY: the counters, claimed on `stream` by the caller.
     unsafe { sys::cuMemsetD8Async(at, 0, bytes, stream.cu_stream()).result() }
         .op("cuMemsetD8Async")?;
-    let grid = (len.div_ceil(BLOCK as usize * 4) as u32).clamp(1, resident.max(1));
+    let grid = grid(len, 4, resident);
     // SAFETY: the caller's parameters; any grid.
     unsafe { launch(stream, function, grid, params) }
 }

@@ -152,6 +152,15 @@ pub(super) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(Cuda
     Ok((function, resident))
 }
 
+/// A grid of one block per tile of `items` elements per thread (of
+/// [`BLOCK`] threads) over `len` elements, at least one block and at most
+/// what the device runs at once (`resident`): the first pass of a
+/// reduction, and every kernel that strides over its input.
+pub(super) fn grid(len: usize, items: usize, resident: u32) -> u32 {
+    let tiles = len.div_ceil(BLOCK as usize * items);
+    tiles.clamp(1, resident.max(1) as usize) as u32
+}
+
 /// Queues `function` on `stream` with `grid` blocks of [`BLOCK`] threads.
 ///
 /// # Safety

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{kernel, launch, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, Temporary};
 use crate::buffers::buffer::PoolBuffer;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
@@ -61,13 +61,6 @@ pub(super) const fn items(size: usize) -> usize {
 
 /// Elements per thread of the arg reductions' tiles, whatever the size.
 const ARG_ITEMS: usize = 8;
-
-/// The first pass's grid: one block per tile of `items` elements per
-/// thread, at most what the device runs at once (`resident`).
-fn grid(len: usize, items: usize, resident: u32) -> u32 {
-    let tiles = len.div_ceil(BLOCK as usize * items);
-    tiles.clamp(1, resident.max(1) as usize) as u32
-}
 
 /// Queues a reduction whose first pass is `first(input, len, [value,]
 /// partials)` with `grid` blocks and whose second is

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::Numeric;
-use crate::algo::kernels::{kernel, launch, lookback_state, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, lookback_state, Temporary, BLOCK};
 use crate::algo::reduce::contiguous;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
@@ -328,7 +328,7 @@ fn run_length_encode_impl<T: Numeric>(
             (&mut values as *mut u64).cast(),
             (&mut lengths as *mut u64).cast(),
         ];
-        let grid = (len.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
+        let grid = grid(len, 1, resident);
         // SAFETY: `(input, len, starts, runs, values, counts)`: the starts
         // and their number written by the first pass on this stream, the
         // outputs claimed on it with room for `len` runs.

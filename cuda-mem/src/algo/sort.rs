@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::algo::element::sealed::Sealed;
-use crate::algo::kernels::{kernel, launch, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, Temporary, BLOCK};
 use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
 use crate::buffers::ops::{Memory, MemoryMut};
@@ -133,7 +133,7 @@ unsafe fn radix_sort<K: SortKey>(
             (&mut p as *mut u32).cast(),
             (&mut at as *mut u64).cast(),
         ];
-        let grid = (len.div_ceil(BLOCK as usize * 4) as u32).clamp(1, resident.max(1));
+        let grid = grid(len, 4, resident);
         // SAFETY: `(input, len, descending, passes, totals)`: `len` keys;
         // the zeroed totals of every pass.
         unsafe { launch(stream, &histogram, grid, params) }?;
@@ -318,7 +318,7 @@ unsafe fn gather(
         (&mut n as *mut u64).cast(),
         (&mut bytes as *mut u64).cast(),
     ];
-    let grid = (len.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
+    let grid = grid(len, 1, resident);
     // SAFETY: `(src, indices, dst, len, size)`, the caller's buffers.
     unsafe { launch(stream, &function, grid, params) }
 }
@@ -389,7 +389,7 @@ unsafe fn segmented<K: SortKey>(
         (&mut at as *mut u64).cast(),
         (&mut total as *mut u64).cast(),
     ];
-    let grid = (count.div_ceil(BLOCK as usize) as u32).clamp(1, resident.max(1));
+    let grid = grid(count, 1, resident);
     // SAFETY: `(offsets, count, marks, len)`: the caller's offsets, the
     // zeroed temporary of `len` counters.
     unsafe { launch(stream, &marks, grid, params) }?;
