@@ -90,9 +90,45 @@ fn sizes(rng: &mut Rng) -> Vec<usize> {
     sizes
 }
 
+/// The exact sum of some terms, their magnitude and their count: what an
+/// `f32` sum of them in any order may differ from, and by how much. A scan
+/// check pushes one term per element, so it stays linear in the length.
+#[derive(Clone, Copy, Default)]
+struct SumOf {
+    exact: f64,
+    magnitude: f64,
+    len: usize,
+}
+
+impl SumOf {
+    fn of<T: Elem>(terms: &[T]) -> Self
+    where
+        Sum: BuiltinOp<T>,
+        Min: BuiltinOp<T>,
+        Max: BuiltinOp<T>,
+    {
+        terms.iter().fold(Self::default(), |s, &x| s.push(x))
+    }
+
+    fn push<T: Elem>(self, term: T) -> Self
+    where
+        Sum: BuiltinOp<T>,
+        Min: BuiltinOp<T>,
+        Max: BuiltinOp<T>,
+    {
+        let x = term.to_f64();
+        Self {
+            exact: self.exact + x,
+            magnitude: self.magnitude + x.abs(),
+            len: self.len + 1,
+        }
+    }
+}
+
 /// Whether `got` is what the host's fold gives: bit for bit, or NaN for
-/// NaN, or (an `f32` sum of `terms`) within the error bound of any order.
-fn same<T: Elem>(got: T, want: T, sum_of: Option<&[T]>) -> bool
+/// NaN, or (an `f32` sum of the terms `sum_of` describes) within the error
+/// bound of any order.
+fn same<T: Elem>(got: T, want: T, sum_of: Option<SumOf>) -> bool
 where
     Sum: BuiltinOp<T>,
     Min: BuiltinOp<T>,
@@ -103,10 +139,8 @@ where
     }
     match sum_of {
         Some(terms) if !T::EXACT_SUMS => {
-            let exact: f64 = terms.iter().map(|x| x.to_f64()).sum();
-            let magnitude: f64 = terms.iter().map(|x| x.to_f64().abs()).sum();
-            let bound = terms.len() as f64 * f64::from(f32::EPSILON) * magnitude + 1e-30;
-            (got.to_f64() - exact).abs() <= bound
+            let bound = terms.len as f64 * f64::from(f32::EPSILON) * terms.magnitude + 1e-30;
+            (got.to_f64() - terms.exact).abs() <= bound
         }
         _ => false,
     }
@@ -131,7 +165,7 @@ where
     let want_sum = data.iter().fold(Sum.identity(), |a, &b| Sum.apply(a, b));
     let got = algo::sum(&view).unwrap();
     assert!(
-        same(got, want_sum, Some(data)),
+        same(got, want_sum, Some(SumOf::of(data))),
         "sum of {what}: {got:?}, want {want_sum:?}"
     );
 
@@ -196,7 +230,7 @@ where
     );
     let kept = algo::reduce_to_buffer(&view, Sum, stream).unwrap();
     assert!(
-        same(kept.to_vec().unwrap()[0], want_sum, Some(data)),
+        same(kept.to_vec().unwrap()[0], want_sum, Some(SumOf::of(data))),
         "reduce_to_buffer of {what}"
     );
     let mut index = DeviceBuffer::<u64>::from_slice(ctx, &[7]).unwrap();
@@ -258,12 +292,18 @@ fn check_scan_output<T: Elem>(
     Max: BuiltinOp<T>,
 {
     assert_eq!(got.len(), want.len(), "{what}");
+    let mut terms = SumOf::default();
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let terms = &data[..if inclusive { i + 1 } else { i }];
+        if inclusive {
+            terms = terms.push(data[i]);
+        }
         assert!(
             same(g, w, is_sum.then_some(terms)),
             "{what}: element {i} is {g:?}, want {w:?}"
         );
+        if !inclusive {
+            terms = terms.push(data[i]);
+        }
     }
 }
 
