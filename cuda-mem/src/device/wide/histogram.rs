@@ -125,7 +125,9 @@ pub fn range_bin<T: PartialOrd + Copy>(
 /// loads in flight) into `counts[bin(x)]` for the samples whose `bin` is
 /// `Some` (below `bins`): in `shared` (`u32` counters) when `bins` fits it,
 /// then one atomic add per bin into `counts`; else with an atomic add per
-/// sample. Every thread of the block calls it; `counts` starts at the
+/// sample. For byte samples, the first 256 counters of `shared` (when it
+/// has them) hold instead the bin of every byte value, found once per
+/// block, and the counters are the rest. Every thread of the block calls it; `counts` starts at the
 /// caller's (zero) values and may be shared by every block of the grid.
 ///
 /// # Safety
@@ -164,16 +166,45 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         // accessed atomically only while the kernel runs.
         unsafe { DeviceAtomic::from_ptr(counts.add(b)) }
     };
+    // Byte samples take their bins from a table of all 256 values, made
+    // once per block at the front of `shared`: a shared load per sample
+    // instead of `bin`'s arithmetic (a 64-bit division for an even
+    // histogram, a binary search for a ranged one).
+    let (table, counters) = match shared.split_at(BYTE_VALUES) {
+        Some(split) if size_of::<T>() == 1 => (Some(split.0), split.1),
+        _ => (None, shared),
+    };
+    if let Some(table) = table {
+        let mut v = rank;
+        while v < BYTE_VALUES {
+            let byte = v as u8;
+            // SAFETY: `T` is one byte, and any byte is a `T` (`DeviceCopy`).
+            let x = unsafe { core::mem::transmute_copy::<u8, T>(&byte) };
+            table.store(v, bin(x).unwrap_or(NO_BIN));
+            v += BLOCK;
+        }
+    }
+    let bin = |x: T| match table {
+        Some(table) => {
+            // SAFETY: `T` is one byte here (the table is made only then).
+            let byte = unsafe { core::mem::transmute_copy::<T, u8>(&x) };
+            let b = table.load(usize::from(byte));
+            (b != NO_BIN).then_some(b)
+        }
+        None => bin(x),
+    };
     // One counting loop for both ways (the code is unrolled sixteen times
     // for byte samples): shared counters when the bins fit, else the
     // global ones directly.
-    let private = bins <= shared.len();
+    let private = bins <= counters.len();
     if private {
         let mut b = rank;
         while b < bins {
-            shared.store(b, 0);
+            counters.store(b, 0);
             b += BLOCK;
         }
+    }
+    if private || table.is_some() {
         sync_threads();
     }
     // SAFETY: the caller vouches for the memory.
@@ -181,7 +212,7 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         for_each_sample(input, len, |x| {
             if let Some(b) = bin(x) {
                 if private {
-                    shared.add(b as usize, 1);
+                    counters.add(b as usize, 1);
                 } else {
                     global(b as usize).fetch_add(C::from(1), Scope::Device);
                 }
@@ -192,7 +223,7 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         sync_threads();
         let mut b = rank;
         while b < bins {
-            let c = shared.load(b);
+            let c = counters.load(b);
             if c != 0 {
                 global(b).fetch_add(C::from(c), Scope::Device);
             }
@@ -200,6 +231,13 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         }
     }
 }
+
+/// The values of a byte: the length of the bin table of byte samples.
+const BYTE_VALUES: usize = 256;
+
+/// A byte table's entry for a value outside every bin (`bin` is below
+/// `bins`, a `u32`, so never this).
+const NO_BIN: u32 = u32::MAX;
 
 /// Calls `f` on this thread's share of the `len` samples at `input` (a
 /// grid-stride share): 16 bytes per load (16 samples of a byte) for the
@@ -355,6 +393,47 @@ mod tests {
     /// Every alignment of bytes and shorts, every length around the
     /// 16-byte chunks: the head, the vector middle and the tail together
     /// count each sample once.
+    /// Byte samples through the table of bins, with shared counters (a
+    /// `shared` of 256 + bins), with global ones (256 + fewer), and without
+    /// the table (fewer than 256): the same counts, the ranged bins and
+    /// the values outside every bin included.
+    #[test]
+    fn byte_samples_count_the_same_with_and_without_the_table() {
+        let samples: Vec<i8> = (0..5000i32).map(|i| (i * 7919 % 256 - 128) as i8).collect();
+        let levels = [-100i8, -3, 0, 1, 50, 90];
+        let want = {
+            let mut c = [0u32; 5];
+            for &x in &samples {
+                if let Some(b) = range_bin(x, levels.len(), |i| levels[i]) {
+                    c[b as usize] += 1;
+                }
+            }
+            c
+        };
+        let with_counters = crate::shared_array![u32; 261];
+        let with_table = crate::shared_array![u32; 258];
+        let plain = crate::shared_array![u32; 200];
+        for shared in [
+            with_counters.as_slice(),
+            with_table.as_slice(),
+            plain.as_slice(),
+        ] {
+            let mut counts = [0u32; 5];
+            // SAFETY: one block of one thread; the counters are ours.
+            unsafe {
+                histogram_tiles::<i8, u32, 1>(
+                    samples.as_ptr(),
+                    samples.len(),
+                    |x| range_bin(x, levels.len(), |i| levels[i]),
+                    5,
+                    counts.as_mut_ptr(),
+                    shared,
+                );
+            }
+            assert_eq!(counts, want, "with {} shared counters", shared.len());
+        }
+    }
+
     #[test]
     fn unaligned_samples_are_each_counted_once() {
         let shared = crate::shared_array![u32; 256];
