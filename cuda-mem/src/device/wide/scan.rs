@@ -134,6 +134,14 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     let lanes = const { super::warp_lanes(BLOCK) };
     const { assert!(ITEMS > 0, "a tile has at least one element per thread") };
     let rank = block_thread_rank() as usize;
+    assert!(
+        rank < BLOCK,
+        "scan_tile: BLOCK is not the launch's block size"
+    );
+    let (put, get) = (
+        |slot: usize, value: T| scratch.exchange.store(slot, value),
+        |slot: usize| scratch.exchange.load(slot),
+    );
     let (lane, warp) = (rank % lanes, rank / lanes);
     let tile = take_ticket(counter, scratch.ticket);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
@@ -151,19 +159,17 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     let region = warp * padded(lanes * ITEMS);
     let mut j = 0;
     while j < ITEMS {
-        scratch
-            .exchange
-            .store(region + padded(j * lanes + lane), items[j]);
+        put(region + padded(j * lanes + lane), items[j]);
         j += 1;
     }
     warp::sync_warp();
     let mine = |k: usize| region + padded(lane * ITEMS + k);
 
     // The thread's total, then the block's exclusive scan of the totals.
-    let mut total = scratch.exchange.load(mine(0));
+    let mut total = get(mine(0));
     let mut k = 1;
     while k < ITEMS {
-        total = op.apply(total, scratch.exchange.load(mine(k)));
+        total = op.apply(total, get(mine(k)));
         k += 1;
     }
     let (before, aggregate) = block::exclusive_scan::<T, BLOCK>(
@@ -182,26 +188,43 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     // The outputs, into the thread's slots, then back to rows of the warp.
     let (mut k, mut acc) = (0, start);
     while k < ITEMS {
-        let through_k = op.apply(acc, scratch.exchange.load(mine(k)));
+        let through_k = op.apply(acc, get(mine(k)));
         let value = match kind {
             ScanKind::Inclusive => through_k,
             ScanKind::Exclusive => acc,
         };
-        scratch.exchange.store(mine(k), value);
+        put(mine(k), value);
         acc = through_k;
         k += 1;
     }
     warp::sync_warp();
+    // Whole rows without a test per element (a loop the compiler unrolls),
+    // the last tile's rows with one.
+    let row = |j: usize| {
+        (
+            first + j * lanes + lane,
+            get(region + padded(j * lanes + lane)),
+        )
+    };
     let mut j = 0;
-    while j < ITEMS {
-        let i = first + j * lanes + lane;
-        let value = scratch.exchange.load(region + padded(j * lanes + lane));
-        if whole || i < len {
-            // SAFETY: `i < len`; the caller gives this launch `output`
-            // alone, and this tile's elements to this block.
+    if whole {
+        while j < ITEMS {
+            let (i, value) = row(j);
+            // SAFETY: the warp's rows are inside `len`; the caller gives
+            // this launch `output` alone, and this tile's elements to
+            // this block.
             unsafe { output.add(i).write(value) };
+            j += 1;
         }
-        j += 1;
+    } else {
+        while j < ITEMS {
+            let (i, value) = row(j);
+            if i < len {
+                // SAFETY: as above, `i < len`.
+                unsafe { output.add(i).write(value) };
+            }
+            j += 1;
+        }
     }
 }
 
