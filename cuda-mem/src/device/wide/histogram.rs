@@ -127,8 +127,9 @@ pub fn range_bin<T: PartialOrd + Copy>(
 /// then one atomic add per bin into `counts`; else with an atomic add per
 /// sample. For byte samples, the first 256 counters of `shared` (when it
 /// has them) hold instead the bin of every byte value, found once per
-/// block, and the counters are the rest. Every thread of the block calls it; `counts` starts at the
-/// caller's (zero) values and may be shared by every block of the grid.
+/// block, and the counters are the rest. Every thread of the block calls
+/// it; `counts` starts at the caller's (zero) values and may be shared by
+/// every block of the grid.
 ///
 /// # Safety
 /// `input` holds `len` samples every thread can read, unchanged while the
@@ -390,9 +391,6 @@ mod tests {
         assert_eq!(large.to_vec(), want(70));
     }
 
-    /// Every alignment of bytes and shorts, every length around the
-    /// 16-byte chunks: the head, the vector middle and the tail together
-    /// count each sample once.
     /// Byte samples through the table of bins, with shared counters (a
     /// `shared` of 256 + bins), with global ones (256 + fewer), and without
     /// the table (fewer than 256): the same counts, the ranged bins and
@@ -434,6 +432,9 @@ mod tests {
         }
     }
 
+    /// Every alignment of bytes and shorts, every length around the
+    /// 16-byte chunks: the head, the vector middle and the tail together
+    /// count each sample once.
     #[test]
     fn unaligned_samples_are_each_counted_once() {
         let shared = crate::shared_array![u32; 256];

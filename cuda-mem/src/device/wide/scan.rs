@@ -138,10 +138,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
         rank < BLOCK,
         "scan_tile: BLOCK is not the launch's block size"
     );
-    let (put, get) = (
-        |slot: usize, value: T| scratch.exchange.store(slot, value),
-        |slot: usize| scratch.exchange.load(slot),
-    );
+    let exchange = scratch.exchange;
     let (lane, warp) = (rank % lanes, rank / lanes);
     let tile = take_ticket(counter, scratch.ticket);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
@@ -159,17 +156,17 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     let region = warp * padded(lanes * ITEMS);
     let mut j = 0;
     while j < ITEMS {
-        put(region + padded(j * lanes + lane), items[j]);
+        exchange.store(region + padded(j * lanes + lane), items[j]);
         j += 1;
     }
     warp::sync_warp();
     let mine = |k: usize| region + padded(lane * ITEMS + k);
 
     // The thread's total, then the block's exclusive scan of the totals.
-    let mut total = get(mine(0));
+    let mut total = exchange.load(mine(0));
     let mut k = 1;
     while k < ITEMS {
-        total = op.apply(total, get(mine(k)));
+        total = op.apply(total, exchange.load(mine(k)));
         k += 1;
     }
     let (before, aggregate) = block::exclusive_scan::<T, BLOCK>(
@@ -188,12 +185,12 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     // The outputs, into the thread's slots, then back to rows of the warp.
     let (mut k, mut acc) = (0, start);
     while k < ITEMS {
-        let through_k = op.apply(acc, get(mine(k)));
+        let through_k = op.apply(acc, exchange.load(mine(k)));
         let value = match kind {
             ScanKind::Inclusive => through_k,
             ScanKind::Exclusive => acc,
         };
-        put(mine(k), value);
+        exchange.store(mine(k), value);
         acc = through_k;
         k += 1;
     }
@@ -203,7 +200,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     let row = |j: usize| {
         (
             first + j * lanes + lane,
-            get(region + padded(j * lanes + lane)),
+            exchange.load(region + padded(j * lanes + lane)),
         )
     };
     let mut j = 0;
