@@ -71,9 +71,16 @@ mod device {
     /// Elements per thread of 4- and 8-byte types.
     const ITEMS4: usize = 16;
     const ITEMS8: usize = 8;
-    /// The exchange of a scan tile, in elements of 4 and 8 bytes.
-    const EXCHANGE4: usize = ScanScratch::<u32>::exchange_len(BLOCK, ITEMS4);
-    const EXCHANGE8: usize = ScanScratch::<u64>::exchange_len(BLOCK, ITEMS8);
+    /// Threads per block of the scans (the host launches this many).
+    const SCAN_BLOCK: usize = 128;
+    /// Elements per thread of a scan tile of elements of `size` bytes.
+    const fn scan_items(size: usize) -> usize {
+        if size == 4 {
+            24
+        } else {
+            12
+        }
+    }
     /// The bytes before the look-back state in a scan's `state`: the counter.
     const COUNTER_BYTES: usize = 16;
 
@@ -216,12 +223,6 @@ mod device {
         partials_f32: f32, PARTIALS;
         partials_f64: f64, PARTIALS;
         partials_pair: Pair, PARTIALS;
-        exchange_i32: i32, EXCHANGE4;
-        exchange_u32: u32, EXCHANGE4;
-        exchange_i64: i64, EXCHANGE8;
-        exchange_u64: u64, EXCHANGE8;
-        exchange_f32: f32, EXCHANGE4;
-        exchange_f64: f64, EXCHANGE8;
         ticket: u32, 1;
         radix_shared: u32, RADIX_SHARED;
         radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
@@ -313,24 +314,25 @@ mod device {
         f64, u64, cuda_mem_histogram_even_u64_f64, cuda_mem_histogram_range_u64_f64;
     }
 
-    /// Elements per thread of a radix sort pass's tile.
-    const RADIX_ITEMS: usize = 8;
-    /// A radix pass's shared memory: the warps' digit counts, the block's
-    /// next places, the tile's counts and first places, the keys' ranks
-    /// and the tile's values in sorted order (its keys: `radix_keys`).
-    const RADIX_SHARED: usize = (BLOCK / 32 + 3) * RADIX_BINS + 2 * BLOCK * RADIX_ITEMS;
-    /// A radix pass's tile of keys.
-    const RADIX_TILE: usize = BLOCK * RADIX_ITEMS;
+    /// Elements per thread of a radix sort pass's tile: keys of up to 4
+    /// bytes, and of 8 (the tile's keys in 16 KiB either way).
+    const RADIX_ITEMS4: usize = 16;
+    const RADIX_ITEMS8: usize = 8;
+    /// A radix pass's shared memory: the warps' digit counts, the digits'
+    /// places, and the tile's values in sorted order (its keys:
+    /// `radix_tile_*`; the block scan's sums: `partials_u64`), for the
+    /// larger tile.
+    const RADIX_SHARED: usize = (BLOCK / 32 + 1) * RADIX_BINS + BLOCK * RADIX_ITEMS4;
     /// The histogram's counters: every pass's bins (8 passes of 64-bit keys).
     const RADIX_HISTOGRAM_BINS: usize = 8 * RADIX_BINS;
 
     /// The kernels of a radix sort over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $histogram:ident, $onesweep:ident, $tile:ident;)*) => {$(
+        ($($t:ty, $items:ident, $histogram:ident, $onesweep:ident, $tile:ident;)*) => {$(
             /// The tile of keys of a radix pass, in their sorted order.
             #[inline(always)]
-            fn $tile() -> SharedArray<$t, RADIX_TILE> {
-                cuda_mem::shared_array![$t; RADIX_TILE]
+            fn $tile() -> SharedArray<$t, { BLOCK * $items }> {
+                cuda_mem::shared_array![$t; BLOCK * $items]
             }
 
             /// Every pass's digit totals (`radix_histogram`), added to
@@ -385,22 +387,12 @@ mod device {
                 let Some((next, rest)) = rest.split_at(RADIX_BINS) else {
                     return;
                 };
-                let Some((tile_counts, rest)) = rest.split_at(RADIX_BINS) else {
-                    return;
-                };
-                let Some((tile_starts, rest)) = rest.split_at(RADIX_BINS) else {
-                    return;
-                };
-                let Some((ranks, values)) = rest.split_at(RADIX_TILE) else {
-                    return;
-                };
-                let (tile, ticket) = ($tile(), ticket());
+                let values = rest;
+                let (tile, ticket, sums) = ($tile(), ticket(), partials_u64());
                 let scratch = RadixScratch {
                     warp_counts,
                     next,
-                    tile_counts,
-                    tile_starts,
-                    ranks,
+                    sums: sums.as_slice(),
                     keys: tile.as_slice(),
                     values,
                     ticket: ticket.as_slice(),
@@ -409,7 +401,7 @@ mod device {
                 // SAFETY: the caller's contract.
                 unsafe {
                     let counter = DeviceAtomic::from_ptr(counter);
-                    radix_onesweep::<$t, BLOCK, RADIX_ITEMS>(
+                    radix_onesweep::<$t, BLOCK, $items>(
                         keys_in, keys_out, values_in, values_out, len as usize, pass, flip,
                         totals, status, counter, scratch,
                     );
@@ -418,16 +410,16 @@ mod device {
         )*};
     }
     radix_kernels! {
-        u8, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, radix_tile_u8;
-        i8, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, radix_tile_i8;
-        u16, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, radix_tile_u16;
-        i16, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, radix_tile_i16;
-        u32, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, radix_tile_u32;
-        i32, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, radix_tile_i32;
-        u64, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, radix_tile_u64;
-        i64, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, radix_tile_i64;
-        f32, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, radix_tile_f32;
-        f64, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, radix_tile_f64;
+        u8, RADIX_ITEMS4, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, radix_tile_u8;
+        i8, RADIX_ITEMS4, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, radix_tile_i8;
+        u16, RADIX_ITEMS4, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, radix_tile_u16;
+        i16, RADIX_ITEMS4, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, radix_tile_i16;
+        u32, RADIX_ITEMS4, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, radix_tile_u32;
+        i32, RADIX_ITEMS4, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, radix_tile_i32;
+        u64, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, radix_tile_u64;
+        i64, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, radix_tile_i64;
+        f32, RADIX_ITEMS4, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, radix_tile_f32;
+        f64, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, radix_tile_f64;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:
@@ -658,12 +650,12 @@ mod device {
                 }
             }
         };
-        (@scan $t:ty, $items:expr, $exchange:expr, $exchange_len:expr, $partials:ident, $name:ident, $op:ident) => {
+        (@scan $t:ty, $partials:ident, $name:ident, $op:ident) => {
             /// One tile of a scan with `$op`, per block.
             ///
             /// # Safety
             /// `input` and `output` hold `len` elements (they may be the
-            /// same); the grid has `len.div_ceil(BLOCK * ITEMS)` blocks;
+            /// same); the grid has `len.div_ceil(SCAN_BLOCK * ITEMS)` blocks;
             /// `state` is zeroed, aligned to 16, and this launch's alone,
             /// `COUNTER_BYTES` plus the tiles' `TileStatus` long.
             #[no_mangle]
@@ -675,28 +667,27 @@ mod device {
                 init: $t,
                 state: *mut u8,
             ) {
-                let (exchange, partials, ticket) = ($exchange(), $partials(), ticket());
+                let (partials, ticket) = ($partials(), ticket());
                 let scratch = ScanScratch {
-                    exchange: exchange.as_slice(),
                     partials: partials.as_slice(),
                     ticket: ticket.as_slice(),
                 };
                 let len = len as usize;
-                let tiles = len.div_ceil(BLOCK * $items);
+                let tiles = len.div_ceil(SCAN_BLOCK * scan_items(size_of::<$t>()));
                 let kind = if inclusive != 0 { ScanKind::Inclusive } else { ScanKind::Exclusive };
                 // SAFETY: the caller's contract: a zeroed counter, then the
                 // zeroed state of `tiles` tiles, 16-aligned.
                 unsafe {
                     let counter = DeviceAtomic::from_ptr(state.cast::<u32>());
                     let status = TileStatus::new(state.add(COUNTER_BYTES), tiles);
-                    scan_tile::<$t, $op, BLOCK, { $items }>(
+                    scan_tile::<$t, $op, SCAN_BLOCK, { scan_items(size_of::<$t>()) }>(
                         input, output, len, kind, init, $op, status, counter, scratch,
                     );
                 }
             }
         };
         (
-            $t:ty, $items:expr, $exchange:expr, $exchange_len:expr, $partials:ident,
+            $t:ty, $items:expr, $partials:ident,
             reduce: $sum:ident, $min:ident, $max:ident,
             count: $count:ident,
             arg: $argmin:ident, $argmax:ident, $argmin_final:ident, $argmax_final:ident,
@@ -713,9 +704,9 @@ mod device {
             // elements go to local memory.
             kernels!(@arg $t, ITEMS8, $argmin, $argmin_final, false);
             kernels!(@arg $t, ITEMS8, $argmax, $argmax_final, true);
-            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_sum, Sum);
-            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_min, Min);
-            kernels!(@scan $t, $items, $exchange, $exchange_len, $partials, $scan_max, Max);
+            kernels!(@scan $t, $partials, $scan_sum, Sum);
+            kernels!(@scan $t, $partials, $scan_min, Min);
+            kernels!(@scan $t, $partials, $scan_max, Max);
 
             /// Counts the elements equal to `value`, per block (`u64`s).
             ///
@@ -735,37 +726,37 @@ mod device {
         };
     }
 
-    kernels!(i32, ITEMS4, exchange_i32, EXCHANGE4, partials_i32,
+    kernels!(i32, ITEMS4, partials_i32,
         reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32,
         count: cuda_mem_count_i32,
         arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32, cuda_mem_argmin_final_i32, cuda_mem_argmax_final_i32,
         scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32,
         select: cuda_mem_select_flagged_i32, cuda_mem_unique_i32, cuda_mem_rle_heads_i32, cuda_mem_rle_gather_i32);
-    kernels!(u32, ITEMS4, exchange_u32, EXCHANGE4, partials_u32,
+    kernels!(u32, ITEMS4, partials_u32,
         reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32,
         count: cuda_mem_count_u32,
         arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32, cuda_mem_argmin_final_u32, cuda_mem_argmax_final_u32,
         scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32,
         select: cuda_mem_select_flagged_u32, cuda_mem_unique_u32, cuda_mem_rle_heads_u32, cuda_mem_rle_gather_u32);
-    kernels!(i64, ITEMS8, exchange_i64, EXCHANGE8, partials_i64,
+    kernels!(i64, ITEMS8, partials_i64,
         reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64,
         count: cuda_mem_count_i64,
         arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64, cuda_mem_argmin_final_i64, cuda_mem_argmax_final_i64,
         scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64,
         select: cuda_mem_select_flagged_i64, cuda_mem_unique_i64, cuda_mem_rle_heads_i64, cuda_mem_rle_gather_i64);
-    kernels!(u64, ITEMS8, exchange_u64, EXCHANGE8, partials_u64,
+    kernels!(u64, ITEMS8, partials_u64,
         reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64,
         count: cuda_mem_count_u64,
         arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64, cuda_mem_argmin_final_u64, cuda_mem_argmax_final_u64,
         scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64,
         select: cuda_mem_select_flagged_u64, cuda_mem_unique_u64, cuda_mem_rle_heads_u64, cuda_mem_rle_gather_u64);
-    kernels!(f32, ITEMS4, exchange_f32, EXCHANGE4, partials_f32,
+    kernels!(f32, ITEMS4, partials_f32,
         reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32,
         count: cuda_mem_count_f32,
         arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32, cuda_mem_argmin_final_f32, cuda_mem_argmax_final_f32,
         scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32,
         select: cuda_mem_select_flagged_f32, cuda_mem_unique_f32, cuda_mem_rle_heads_f32, cuda_mem_rle_gather_f32);
-    kernels!(f64, ITEMS8, exchange_f64, EXCHANGE8, partials_f64,
+    kernels!(f64, ITEMS8, partials_f64,
         reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64,
         count: cuda_mem_count_f64,
         arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,

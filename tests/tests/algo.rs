@@ -951,20 +951,32 @@ fn check_sort<K: Key>(
             "sort of {what} wrote outside"
         );
 
-        // Pairs: the indices, and a 12-byte value, each stable.
+        // Pairs: random 4-byte values (carried through the passes), in a
+        // view one element in, and 12-byte ones (moved by the sort's
+        // permutation), each stable.
         let mut k = DeviceBuffer::from_slice(ctx, keys).unwrap();
-        let mut v = DeviceBuffer::from_slice(ctx, &(0..n as u32).collect::<Vec<_>>()).unwrap();
-        algo::sort_pairs(&mut k, &mut v, order, stream).unwrap();
+        let values: Vec<u32> = rng.values(n);
+        let value_poison: [u32; 1] = rng.values(1).try_into().unwrap();
+        let mut host_values = vec![value_poison[0]; n + 2];
+        host_values[1..=n].copy_from_slice(&values);
+        let mut v = DeviceBuffer::from_slice(ctx, &host_values).unwrap();
+        algo::sort_pairs(&mut k, &mut v.slice_mut(1..=n).unwrap(), order, stream).unwrap();
         assert_eq!(
             bits(&k.to_vec().unwrap()),
             bits(&want_keys),
             "sort_pairs keys of {what}"
         );
-        let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
+        let want_values: Vec<u32> = want.iter().map(|p| values[p.1 as usize]).collect();
+        let got_values = v.to_vec().unwrap();
         assert_eq!(
-            v.to_vec().unwrap(),
+            got_values[1..=n],
             want_values,
             "sort_pairs values (stability) of {what}"
+        );
+        assert_eq!(
+            [got_values[0], got_values[n + 1]],
+            [value_poison[0]; 2],
+            "sort_pairs of {what} wrote outside the values"
         );
         let wide: Vec<[u32; 3]> = (0..n as u32).map(|i| [i, !i, i.rotate_left(7)]).collect();
         let mut k = DeviceBuffer::from_slice(ctx, keys).unwrap();

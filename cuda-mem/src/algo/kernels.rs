@@ -173,6 +173,21 @@ pub(super) unsafe fn launch(
     grid: u32,
     params: &mut [*mut c_void],
 ) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { launch_blocks(stream, function, (grid, BLOCK), params) }
+}
+
+/// Queues `function` on `stream` with `grid` blocks of `block` threads
+/// (the kernel's own block size, where it is not [`BLOCK`]).
+///
+/// # Safety
+/// As for [`launch`], and `block` is the size the kernel was built for.
+pub(super) unsafe fn launch_blocks(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    (grid, block): (u32, u32),
+    params: &mut [*mut c_void],
+) -> Result<()> {
     // SAFETY: the caller's contract; the function belongs to the stream's
     // context (loaded through the memory's context state, which
     // `check_stream` matched to the stream).
@@ -180,7 +195,7 @@ pub(super) unsafe fn launch(
         result::launch_kernel(
             function.cu_function(),
             (grid, 1, 1),
-            (BLOCK, 1, 1),
+            (block, 1, 1),
             0,
             stream.cu_stream(),
             params,

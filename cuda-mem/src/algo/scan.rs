@@ -1,6 +1,6 @@
 //! Scans: [`inclusive_scan`] and [`exclusive_scan`] with any
 //! [`BuiltinOp`], out of place or in place, in one pass over the data
-//! (decoupled look-back: each tile of 4096 elements of 4 bytes, 2048 of 8,
+//! (decoupled look-back: each tile of 3072 elements of 4 bytes, 1536 of 8,
 //! is read once and written once).
 
 use std::ffi::c_void;
@@ -9,11 +9,24 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{kernel, launch, lookback_state, BLOCK};
-use crate::algo::reduce::{contiguous, items};
+use crate::algo::kernels::{kernel, launch_blocks, lookback_state};
+use crate::algo::reduce::contiguous;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::error::{Error, Result};
+
+/// Threads per block of the scan kernels (`algo-kernels/`'s `SCAN_BLOCK`).
+const SCAN_BLOCK: u32 = 128;
+
+/// Elements per thread of a scan tile of elements of `size` bytes
+/// (`algo-kernels/`'s `scan_items`).
+const fn scan_items(size: usize) -> usize {
+    if size == 4 {
+        24
+    } else {
+        12
+    }
+}
 
 /// Queues the scan of `len` elements from `input` into `output` (the same
 /// address for in place).
@@ -35,7 +48,7 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
         return Ok(());
     }
     let (kernel, _) = kernel(state, &format!("scan_{}", O::NAME), T::NAME)?;
-    let tiles = len.div_ceil(BLOCK as usize * items(size_of::<T>()));
+    let tiles = len.div_ceil(SCAN_BLOCK as usize * scan_items(size_of::<T>()));
     // CUDA's grid limit along x: 2^31 - 1 blocks.
     let grid = u32::try_from(tiles)
         .ok()
@@ -68,7 +81,7 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
     // SAFETY: `(input, output, len, inclusive, init, state)`; one block per
     // tile; the state zeroed on this stream just before, 256-aligned, this
     // launch's alone.
-    unsafe { launch(stream, &kernel, grid, params) }
+    unsafe { launch_blocks(stream, &kernel, (grid, SCAN_BLOCK), params) }
 }
 
 /// Checks that `output` can take the scan of `input`.

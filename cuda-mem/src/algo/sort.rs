@@ -22,9 +22,15 @@ use crate::device::ops::Sum;
 use crate::device::wide::{radix_status_bytes, RadixKey, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
 
-/// Elements per thread of a radix pass's tile (`algo-kernels/`'s
-/// `RADIX_ITEMS`).
-const ITEMS: usize = 8;
+/// Elements per thread of a radix pass's tile over keys of `size` bytes
+/// (`algo-kernels/`'s `RADIX_ITEMS4` and `RADIX_ITEMS8`).
+const fn items(size: usize) -> usize {
+    if size > 4 {
+        8
+    } else {
+        16
+    }
+}
 
 /// A key type the sort kernels are shipped for: `u8`, `i8`, `u16`, `i16`,
 /// `u32`, `i32`, `u64`, `i64`, `f32`, `f64` (their order: the integers'
@@ -85,27 +91,38 @@ unsafe fn copy(dst: u64, src: u64, bytes: usize, stream: &CudaStream) -> Result<
         .op("cuMemcpyDtoDAsync")
 }
 
-/// Queues the radix sort of `len` keys at `keys` (in place), and, with
-/// `indices`, writes each sorted key's input index there (`len` `u32`s):
-/// every pass's digit totals in one read of the keys, then one onesweep
-/// kernel per pass (one block per tile, a per-digit look-back), the keys
-/// going back and forth between `keys` and a temporary.
+/// What a radix sort moves with its keys, 4 bytes each.
+#[derive(Clone, Copy)]
+enum Values {
+    /// Nothing: keys alone.
+    None,
+    /// Each sorted key's input index, written to the `len` `u32`s here.
+    Indices(u64),
+    /// The `len` 4-byte values here, moved with their keys in place.
+    Carried(u64),
+}
+
+/// Queues the radix sort of `len` keys at `keys` (in place), with
+/// `values` moved along: every pass's digit totals in one read of the
+/// keys, then one onesweep kernel per pass (one block per tile, a
+/// per-digit look-back), the keys (and values) going back and forth
+/// between the caller's memory and a temporary.
 ///
 /// # Safety
-/// `keys` holds `len` keys and `indices` (if any) room for `len` `u32`s,
-/// ordered on `stream`; `len < 2^32`.
+/// `keys` holds `len` keys and the values' memory (if any) `len` `u32`s,
+/// ordered on `stream` and overlapping nothing else; `len < 2^32`.
 unsafe fn radix_sort<K: SortKey>(
     state: &ContextState,
     stream: &CudaStream,
     keys: u64,
     len: usize,
     order: SortOrder,
-    indices: Option<u64>,
+    values: Values,
 ) -> Result<()> {
     let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
     let (onesweep, _) = kernel(state, "radix_onesweep", K::NAME)?;
     let passes = K::BYTES;
-    let tiles = len.div_ceil(BLOCK as usize * ITEMS).max(1);
+    let tiles = len.div_ceil(BLOCK as usize * items(size_of::<K>())).max(1);
     let size = size_of::<K>();
     let other = Temporary::new(state, stream, len * size)?;
     // The digit totals of every pass, the pass counters, then the
@@ -118,7 +135,11 @@ unsafe fn radix_sort<K: SortKey>(
     let totals = scratch.addr();
     let counters = totals + totals_bytes as u64;
     let status = counters + counters_bytes as u64;
-    let spare = match indices {
+    let out = match values {
+        Values::None => None,
+        Values::Indices(at) | Values::Carried(at) => Some(at),
+    };
+    let spare = match out {
         Some(_) => Some(Temporary::new(state, stream, len * 4)?),
         None => None,
     };
@@ -138,10 +159,10 @@ unsafe fn radix_sort<K: SortKey>(
         // the zeroed totals of every pass.
         unsafe { launch(stream, &histogram, grid, params) }?;
     }
-    // The values' two buffers, so that the last pass writes `indices`:
-    // pass `p` writes `indices` when `passes - 1 - p` is even, else the
-    // spare, and reads what pass `p - 1` wrote (the first pass makes them).
-    let values_of = |p: u32| match (indices, &spare) {
+    // The values' two buffers, so that the last pass writes `out`: pass
+    // `p` writes `out` when `passes - 1 - p` is even, else the spare, and
+    // reads what pass `p - 1` wrote.
+    let values_of = |p: u32| match (out, &spare) {
         (Some(out), Some(spare)) => {
             if (passes - 1 - p).is_multiple_of(2) {
                 out
@@ -151,9 +172,25 @@ unsafe fn radix_sort<K: SortKey>(
         }
         _ => 0,
     };
+    // What the first pass reads: nothing for indices (it makes them), the
+    // carried values where they are, or a copy of them when the first
+    // pass writes there (an odd number of passes).
+    let first_values = match (values, &spare) {
+        (Values::Carried(at), Some(spare)) if values_of(0) == at => {
+            // SAFETY: both hold `len` `u32`s, ordered on `stream`.
+            unsafe { copy(spare.addr(), at, len * 4, stream) }?;
+            spare.addr()
+        }
+        (Values::Carried(at), _) => at,
+        _ => 0,
+    };
     let (mut from, mut to) = (keys, other.addr());
     for pass in 0..passes {
-        let values_in = if pass == 0 { 0 } else { values_of(pass - 1) };
+        let values_in = if pass == 0 {
+            first_values
+        } else {
+            values_of(pass - 1)
+        };
         let (mut keys_in, mut keys_out, mut values_in, mut values_out) =
             (from, to, values_in, values_of(pass));
         let (mut n, mut p, mut desc) = (len as u64, pass, descending);
@@ -248,7 +285,7 @@ pub fn sort<K: SortKey>(
         return Ok(());
     }
     // SAFETY: the keys claimed on `stream`; fewer than 2^32.
-    unsafe { radix_sort::<K>(state, stream, at, len, order, None) }
+    unsafe { radix_sort::<K>(state, stream, at, len, order, Values::None) }
 }
 
 /// Queues the sort of `keys` in place on `stream`, and moves `values`
@@ -285,12 +322,30 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
     if size_of::<V>() == 0 {
         // SAFETY: the keys claimed on `stream` (values of no size: nothing
         // to move).
-        return unsafe { radix_sort::<K>(state, stream, key_at, len, order, None) };
+        return unsafe { radix_sort::<K>(state, stream, key_at, len, order, Values::None) };
+    }
+    if size_of::<V>() == 4 {
+        // Values of 4 bytes ride along with their keys through the passes
+        // (as `u32`s: the sort moves their bits, never reads them as `V`).
+        // SAFETY: the keys and the values claimed on `stream`, `len` each,
+        // distinct buffers (one is borrowed mutably, the other too).
+        return unsafe {
+            radix_sort::<K>(state, stream, key_at, len, order, Values::Carried(value_at))
+        };
     }
     let indices = Temporary::new(state, stream, len * 4)?;
     // SAFETY: the keys claimed on `stream`; the indices a temporary of
     // `len` `u32`s.
-    unsafe { radix_sort::<K>(state, stream, key_at, len, order, Some(indices.addr())) }?;
+    unsafe {
+        radix_sort::<K>(
+            state,
+            stream,
+            key_at,
+            len,
+            order,
+            Values::Indices(indices.addr()),
+        )
+    }?;
     // SAFETY: the values claimed on `stream`, `len` of them; the indices a
     // permutation of `0..len` written by the sort.
     unsafe { permute(state, stream, value_at, indices.addr(), len, size_of::<V>()) }
@@ -370,11 +425,20 @@ unsafe fn segmented<K: SortKey>(
         // One segment (or none): a plain sort.
         let Some((at, size)) = values else {
             // SAFETY: the caller's keys.
-            return unsafe { radix_sort::<K>(state, stream, keys, len, order, None) };
+            return unsafe { radix_sort::<K>(state, stream, keys, len, order, Values::None) };
         };
         let indices = Temporary::new(state, stream, len * 4)?;
         // SAFETY: the caller's keys; the indices a temporary.
-        unsafe { radix_sort::<K>(state, stream, keys, len, order, Some(indices.addr())) }?;
+        unsafe {
+            radix_sort::<K>(
+                state,
+                stream,
+                keys,
+                len,
+                order,
+                Values::Indices(indices.addr()),
+            )
+        }?;
         // SAFETY: the caller's values; the sort's permutation.
         return unsafe { permute(state, stream, at, indices.addr(), len, size) };
     }
@@ -398,7 +462,16 @@ unsafe fn segmented<K: SortKey>(
     // By key, stably: `by_key[i]` is the input index of the i-th key.
     let by_key = Temporary::new(state, stream, len * 4)?;
     // SAFETY: the caller's keys; a temporary of `len` indices.
-    unsafe { radix_sort::<K>(state, stream, keys, len, order, Some(by_key.addr())) }?;
+    unsafe {
+        radix_sort::<K>(
+            state,
+            stream,
+            keys,
+            len,
+            order,
+            Values::Indices(by_key.addr()),
+        )
+    }?;
     // The segments in that order, sorted stably: `by_segment[i]` is the
     // position, in key order, of the i-th element of the result.
     let in_key_order = Temporary::new(state, stream, len * 4)?;
@@ -421,7 +494,7 @@ unsafe fn segmented<K: SortKey>(
             in_key_order.addr(),
             len,
             SortOrder::Ascending,
-            Some(by_segment.addr()),
+            Values::Indices(by_segment.addr()),
         )
     }?;
     // SAFETY: the keys in key order, moved into segment order.

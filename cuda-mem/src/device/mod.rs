@@ -149,7 +149,9 @@ pub use shared::{SharedAdd, SharedArray, SharedSlice};
 pub use slice::{
     Align16, DeviceSlice, DeviceSliceMut, GridStrideMut, GridStrideRef, GridStrideZip, ZipInputs,
 };
-pub use sync::{fence, sync_threads, sync_threads_and, sync_threads_count, sync_threads_or};
+pub use sync::{
+    fence, nanosleep, sync_threads, sync_threads_and, sync_threads_count, sync_threads_or,
+};
 pub use thread::{
     block_dim, block_idx, block_rank, block_size, block_thread_rank, global_idx, global_linear_idx,
     global_row, grid_blocks, grid_dim, grid_threads, thread_idx, thread_idx_for, total_threads,

@@ -159,3 +159,34 @@ pub fn fence(scope: Scope) {
         core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
+
+/// Suspends the calling thread for about `nanoseconds` (PTX `nanosleep`,
+/// at most 1 ms; the hardware may wake it earlier or later): the back-off
+/// of a thread that polls a flag another block sets, so that its loads do
+/// not crowd the memory system that the block it waits for is using. On
+/// other targets it returns at once.
+///
+/// ```
+/// // A bounded poll with a growing back-off.
+/// let mut delay = 32;
+/// for _ in 0..3 {
+///     cuda_mem::device::nanosleep(delay);
+///     delay = (delay * 2).min(1024);
+/// }
+/// ```
+#[inline(always)]
+pub fn nanosleep(nanoseconds: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: `nanosleep` suspends the thread only; it touches no memory.
+    unsafe {
+        core::arch::asm!(
+            "nanosleep.u32 {t};",
+            t = in(reg32) nanoseconds,
+            options(nostack, preserves_flags, nomem)
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = nanoseconds;
+    }
+}

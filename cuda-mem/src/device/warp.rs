@@ -650,26 +650,18 @@ pub fn reduce_with<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
 /// ```
 #[inline(always)]
 pub fn inclusive_scan<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
-    let lane = lane_id();
+    if whole_warps() {
+        return inclusive_scan_whole(value, op);
+    }
+    let (lane, mask) = (lane_id(), existing_lanes());
     let mut v = value;
     let mut delta = 1;
-    if whole_warps() {
-        while delta < WARP_SIZE {
-            let other = shfl_up(v, delta);
-            if lane >= delta {
-                v = op(other, v);
-            }
-            delta *= 2;
+    while delta < WARP_SIZE {
+        let other = shfl_up_in(mask, v, delta);
+        if lane >= delta {
+            v = op(other, v);
         }
-    } else {
-        let mask = existing_lanes();
-        while delta < WARP_SIZE {
-            let other = shfl_up_in(mask, v, delta);
-            if lane >= delta {
-                v = op(other, v);
-            }
-            delta *= 2;
-        }
+        delta *= 2;
     }
     v
 }
@@ -687,6 +679,23 @@ pub fn exclusive_scan<T: DeviceCopy>(value: T, identity: T, op: impl Fn(T, T) ->
     scans(value, identity, op).0
 }
 
+/// [`inclusive_scan`] in a whole warp: 5 `shfl.up` steps with the
+/// constant full mask.
+#[inline(always)]
+fn inclusive_scan_whole<T: DeviceCopy>(value: T, op: impl Fn(T, T) -> T) -> T {
+    let lane = lane_id();
+    let mut v = value;
+    let mut delta = 1;
+    while delta < WARP_SIZE {
+        let other = shfl_up(v, delta);
+        if lane >= delta {
+            v = op(other, v);
+        }
+        delta *= 2;
+    }
+    v
+}
+
 /// The exclusive and the inclusive scan of `value` over the warp.
 #[inline(always)]
 pub(crate) fn scans<T: DeviceCopy>(value: T, identity: T, op: impl Fn(T, T) -> T) -> (T, T) {
@@ -696,6 +705,24 @@ pub(crate) fn scans<T: DeviceCopy>(value: T, identity: T, op: impl Fn(T, T) -> T
     } else {
         shfl_up_in(existing_lanes(), inclusive, 1)
     };
+    let exclusive = if lane_id() == 0 { identity } else { before };
+    (exclusive, inclusive)
+}
+
+/// [`scans`] in a block of `BLOCK` threads: where `BLOCK` is a multiple
+/// of 32, the warps are whole at compile time, with no path for partial
+/// warps (which a block size read at run time would add).
+#[inline(always)]
+pub(crate) fn scans_in_block<T: DeviceCopy, const BLOCK: usize>(
+    value: T,
+    identity: T,
+    op: impl Fn(T, T) -> T,
+) -> (T, T) {
+    if !BLOCK.is_multiple_of(WARP_SIZE as usize) {
+        return scans(value, identity, op);
+    }
+    let inclusive = inclusive_scan_whole(value, op);
+    let before = shfl_up(inclusive, 1);
     let exclusive = if lane_id() == 0 { identity } else { before };
     (exclusive, inclusive)
 }

@@ -21,9 +21,14 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::atomic::{DeviceAtomic, Scope};
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
-use crate::device::sync::{fence, sync_threads};
+use crate::device::sync::{fence, nanosleep, sync_threads};
 use crate::device::thread::block_thread_rank;
 use crate::device::warp;
+
+/// The first and the longest pause between polls of an entry not
+/// published yet, in nanoseconds.
+pub(super) const FIRST_PAUSE_NS: u32 = 32;
+pub(super) const LAST_PAUSE_NS: u32 = 512;
 
 /// No value yet.
 const EMPTY: u32 = 0;
@@ -238,7 +243,13 @@ impl<'a, T: DeviceCopy> TileStatus<'a, T> {
                 // Before tile 0: nothing, as if published.
                 None => (INCLUSIVE, op.identity()),
             };
+            // Not published yet: poll again after a growing pause, so that
+            // the polls leave the memory system to the tiles being waited
+            // for.
+            let mut pause = FIRST_PAUSE_NS;
             while warp::any(kind == EMPTY) {
+                nanosleep(pause);
+                pause = (pause * 2).min(LAST_PAUSE_NS);
                 if kind == EMPTY {
                     if let Some(p) = mine {
                         (kind, value) = self.read(p);

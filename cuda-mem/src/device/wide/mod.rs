@@ -62,6 +62,24 @@ const fn warp_lanes(block: usize) -> usize {
     }
 }
 
+/// Calls `f(0)`, `f(1)`, ..., `f(N - 1)` as straight-line code, not a
+/// loop: an array indexed by the step stays in registers, even where the
+/// steps hold warp barriers (a loop with barriers may not be unrolled,
+/// and its array would go to local memory). At most 32 steps, checked at
+/// compile time.
+#[inline(always)]
+fn unrolled<const N: usize>(mut f: impl FnMut(usize)) {
+    const { assert!(N <= 32, "unrolled: at most 32 steps") };
+    macro_rules! steps {
+        ($($k:literal)*) => {$(
+            if $k < N {
+                f($k);
+            }
+        )*};
+    }
+    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
 /// Row `j` of a warp's rows in a tile: the `lanes` consecutive elements
 /// `first + j * lanes ..`, one per lane (each load of a warp coalesced),
 /// `past_end` for the lanes past `len`. The rows' loads are all issued
@@ -78,14 +96,14 @@ unsafe fn load_rows<T: crate::copy::device_copy::DeviceCopy, const ITEMS: usize>
     past_end: T,
 ) -> [T; ITEMS] {
     let whole = first + lanes * ITEMS <= len;
-    core::array::from_fn(|j| {
+    let mut items = [past_end; ITEMS];
+    unrolled::<ITEMS>(|j| {
         let i = first + j * lanes + lane;
         if whole || i < len {
             // SAFETY: `i < len` (a whole warp's rows lie below `len`); the
             // caller vouches for the memory.
-            unsafe { input.add(i).read() }
-        } else {
-            past_end
+            items[j] = unsafe { input.add(i).read() };
         }
-    })
+    });
+    items
 }

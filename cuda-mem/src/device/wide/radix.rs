@@ -18,7 +18,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::atomic::{DeviceAtomic, Scope};
 use crate::device::grid_stride::grid_stride;
 use crate::device::shared::SharedSlice;
-use crate::device::sync::sync_threads;
+use crate::device::sync::{nanosleep, sync_threads};
 use crate::device::thread::block_thread_rank;
 use crate::device::warp;
 
@@ -99,7 +99,12 @@ float_keys!(f32, u32; f64, u64);
 /// ones for a descending sort).
 #[inline(always)]
 fn digit<K: RadixKey>(key: K, shift: u32, flip: u64) -> usize {
-    (((key.ordered() ^ flip) >> shift) as usize) & (RADIX_BINS - 1)
+    if K::BYTES <= 4 {
+        // In 32 bits (`shift < 32` for these keys): half the instructions.
+        ((((key.ordered() as u32) ^ (flip as u32)) >> shift) as usize) & (RADIX_BINS - 1)
+    } else {
+        (((key.ordered() ^ flip) >> shift) as usize) & (RADIX_BINS - 1)
+    }
 }
 
 /// Counts every pass's digits of `len` keys (a grid-stride share of
@@ -198,12 +203,15 @@ impl DigitStatus {
     /// The entry once published in this pass: `(flag, count)`.
     #[inline(always)]
     fn wait(&self, entry: usize) -> (u64, u64) {
+        let mut pause = super::lookback::FIRST_PAUSE_NS;
         loop {
             let word = self.word(entry).load(Scope::Device);
             let (flag, epoch) = (word >> 62, (word >> 54) & 0xff);
             if flag != EMPTY && epoch == self.epoch {
                 return (flag, word & ((1 << 54) - 1));
             }
+            nanosleep(pause);
+            pause = (pause * 2).min(super::lookback::LAST_PAUSE_NS);
         }
     }
 }
@@ -220,19 +228,15 @@ pub const fn radix_status_bytes(tiles: usize) -> usize {
 
 /// The block's shared memory for [`radix_onesweep`].
 pub struct RadixScratch<'a, K> {
-    /// Each warp's running count of each digit in the tile, then its
-    /// first place: `RADIX_BINS` per warp.
+    /// Each warp's running count of each digit in the tile, then the
+    /// first place in the tile of the warp's keys of each digit:
+    /// `RADIX_BINS` per warp.
     pub warp_counts: SharedSlice<'a, u32>,
-    /// The tile's first place in the output for each digit: `RADIX_BINS`.
+    /// For each digit, the place in the output of the tile's first key of
+    /// that digit, less that key's place in the tile: `RADIX_BINS`.
     pub next: SharedSlice<'a, u32>,
-    /// The tile's count of each digit: `RADIX_BINS`.
-    pub tile_counts: SharedSlice<'a, u32>,
-    /// The tile's first place of each digit within the tile, and the
-    /// pass's totals' sum before each digit: `RADIX_BINS`.
-    pub tile_starts: SharedSlice<'a, u32>,
-    /// Each key's rank among the keys of its digit in its warp's part of
-    /// the tile: `BLOCK * ITEMS`.
-    pub ranks: SharedSlice<'a, u32>,
+    /// The block scan's partials: `BLOCK.div_ceil(32)`.
+    pub sums: SharedSlice<'a, u64>,
     /// The tile's keys in their sorted order: `BLOCK * ITEMS`.
     pub keys: SharedSlice<'a, K>,
     /// Their values: `BLOCK * ITEMS` (unused for keys alone).
@@ -248,41 +252,18 @@ impl<K> Clone for RadixScratch<'_, K> {
 }
 impl<K> Copy for RadixScratch<'_, K> {}
 
-/// The exclusive sum of `RADIX_BINS` counts (`count(d)`) into `into`, by
-/// warp 0 (a run of digits per lane), for the block after a barrier.
-#[inline(always)]
-fn sum_bins(into: SharedSlice<'_, u32>, lanes: usize, count: impl Fn(usize) -> u32) {
-    let rank = block_thread_rank() as usize;
-    if rank < lanes {
-        let per = RADIX_BINS.div_ceil(lanes);
-        let (from, to) = (
-            (rank * per).min(RADIX_BINS),
-            ((rank + 1) * per).min(RADIX_BINS),
-        );
-        let mut mine = 0u32;
-        let mut d = from;
-        while d < to {
-            mine = mine.wrapping_add(count(d));
-            d += 1;
-        }
-        let mut running = warp::exclusive_scan(mine, 0, |a: u32, b| a.wrapping_add(b));
-        let mut d = from;
-        while d < to {
-            into.store(d, running);
-            running = running.wrapping_add(count(d));
-            d += 1;
-        }
-    }
-}
-
 /// Sorts one tile of one pass (digit at `pass * 8`) of `len` keys into
 /// `keys_out` (and `u32` values into `values_out`): the block takes the
-/// next tile from `counter`; each warp ranks its rows of 32 consecutive
-/// keys with `match_any` and running per-warp digit counts; the tile's
-/// count of each digit is published, and each digit looks back (one
-/// thread per digit) over the tiles before for the number of its keys
-/// there; the keys then go through shared memory in their sorted order, so
-/// that consecutive threads write consecutive places. Stable.
+/// next tile from `counter`; each warp reads its `ITEMS` rows of 32
+/// consecutive keys once, into registers, and ranks them with
+/// `match_any` and running per-warp digit counts; the tile's count of
+/// each digit is published at once, a block scan gives each digit its
+/// first place in the tile (and, in tile 0, in the pass: tile 0's entries
+/// carry the digits' first places), and each digit looks back (one thread
+/// per digit) over the tiles before for the number of its keys there; the
+/// keys then go through shared memory in their sorted order, so that
+/// consecutive threads write consecutive places. Stable. `ITEMS` is at
+/// most 32.
 ///
 /// `values_in` null: the values are the keys' input indices (the first
 /// pass of `sort_pairs`); `values_out` null: keys only.
@@ -318,6 +299,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     scratch: RadixScratch<'_, K>,
 ) {
     let lanes = const { super::warp_lanes(BLOCK) };
+    const { assert!(ITEMS > 0 && ITEMS <= 32, "1 to 32 keys per thread") };
     let warps = BLOCK.div_ceil(lanes);
     let rank = block_thread_rank() as usize;
     let (lane, warp) = (rank % lanes, rank / lanes);
@@ -334,35 +316,30 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     let below = warp::lanemask_lt();
     let counts = |d: usize| warp * RADIX_BINS + d;
 
+    // The warp's rows, read once: row `j` is `lanes` consecutive keys.
+    // SAFETY: the caller vouches for `len` keys at `keys_in`.
+    let keys: [K; ITEMS] =
+        unsafe { super::load_rows(keys_in, len, (first, lanes, lane), K::from_ordered(0)) };
     // Rank each row: the lanes with the same digit, before this one, after
-    // the row's earlier in the warp. (The ranks go to shared memory, not
-    // to an array: a loop with barriers may not be unrolled, and the array
-    // would go to local memory.)
+    // the row's earlier in the warp. The keys and their ranks stay in
+    // registers (`unrolled`: straight-line code, no loop over the arrays).
     let mut d = lane;
     while d < RADIX_BINS {
         scratch.warp_counts.store(counts(d), 0);
         d += lanes;
     }
     warp::sync_warp();
-    let mut j = 0;
-    while j < ITEMS {
-        let i = first + j * lanes + lane;
-        let valid = i < end;
-        let d = if valid {
-            // SAFETY: `i < end <= len`.
-            digit(unsafe { keys_in.add(i).read() }, shift, flip)
-        } else {
-            0
-        };
+    let mut ranks = [0u32; ITEMS];
+    super::unrolled::<ITEMS>(|j| {
+        let valid = first + j * lanes + lane < end;
+        let d = digit(keys[j], shift, flip);
         let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
         let base = if valid {
             scratch.warp_counts.load(counts(d))
         } else {
             0
         };
-        scratch
-            .ranks
-            .store(i - tile_first, base + (peers & below).count_ones());
+        ranks[j] = base + (peers & below).count_ones();
         warp::sync_warp();
         if valid && peers.trailing_zeros() as usize == lane {
             scratch
@@ -370,13 +347,26 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                 .store(counts(d), base + peers.count_ones());
         }
         warp::sync_warp();
-        j += 1;
-    }
+    });
     sync_threads();
-    // Per digit: each warp's first place in the tile, the tile's count,
-    // published at once; then the look-back over the tiles before.
-    let mut d = rank;
-    while d < RADIX_BINS {
+    // Per digit (a run of digits per thread): each warp's first place
+    // among the tile's keys of the digit, and the tile's count of it,
+    // published at once (tile 0 publishes after the scan below).
+    let per = const { RADIX_BINS.div_ceil(BLOCK) };
+    // A digit's count in the tile in the low half; in tile 0, the pass's
+    // total of the digit in the high half, for the digits' first places.
+    let packed = |d: usize, count: u32| {
+        let total = if t == 0 {
+            // SAFETY: `d < RADIX_BINS`, inside the pass's totals.
+            u64::from(unsafe { totals.add(d).read() })
+        } else {
+            0
+        };
+        (total << 32) | u64::from(count)
+    };
+    let digits = (rank * per).min(RADIX_BINS)..((rank + 1) * per).min(RADIX_BINS);
+    let mut mine = 0u64;
+    for d in digits.clone() {
         let mut running = 0;
         let mut w = 0;
         while w < warps {
@@ -386,13 +376,38 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
             running += c;
             w += 1;
         }
-        scratch.tile_counts.store(d, running);
-        let mine = u64::from(running);
-        if t == 0 {
-            status.publish(d, INCLUSIVE, mine);
-            scratch.next.store(d, 0);
+        // The count for now, its place later.
+        scratch.next.store(d, running);
+        if t != 0 {
+            status.publish(t * RADIX_BINS + d, AGGREGATE, u64::from(running));
+        }
+        mine += packed(d, running);
+    }
+    // The tile's keys of smaller digits (and, in tile 0, the pass's): one
+    // block scan of both halves (neither half carries: each sums to at
+    // most `len < 2^32`).
+    let (mut before, _) =
+        crate::device::block::exclusive_scan::<u64, BLOCK>(mine, 0, |a, b| a + b, scratch.sums);
+    for d in digits {
+        let count = scratch.next.load(d);
+        let (start, global) = (before as u32, (before >> 32) as u32);
+        before += packed(d, count);
+        // The warps' first places in the tile, from the digit's.
+        let mut w = 0;
+        while w < warps {
+            let at = w * RADIX_BINS + d;
+            scratch
+                .warp_counts
+                .store(at, scratch.warp_counts.load(at) + start);
+            w += 1;
+        }
+        // The place in the output of the digit's first key in the tile:
+        // the pass's keys of smaller digits (from tile 0's inclusive
+        // entry) and the tile's before of this digit (the look-back).
+        let first_place = if t == 0 {
+            status.publish(d, INCLUSIVE, u64::from(global) + u64::from(count));
+            global
         } else {
-            status.publish(t * RADIX_BINS + d, AGGREGATE, mine);
             let mut before = 0u64;
             let mut p = t;
             while p > 0 {
@@ -403,41 +418,20 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                     break;
                 }
             }
-            status.publish(t * RADIX_BINS + d, INCLUSIVE, before + mine);
-            scratch.next.store(d, before as u32);
-        }
-        d += BLOCK;
+            status.publish(t * RADIX_BINS + d, INCLUSIVE, before + u64::from(count));
+            before as u32
+        };
+        scratch.next.store(d, first_place.wrapping_sub(start));
     }
     sync_threads();
-    // The pass's keys of smaller digits (the totals' exclusive sum), and
-    // the tile's first place of each digit within the tile.
-    // SAFETY: `d < RADIX_BINS`, inside the pass's totals.
-    sum_bins(scratch.tile_starts, lanes, |d| unsafe {
-        totals.add(d).read()
-    });
-    sync_threads();
-    let mut d = rank;
-    while d < RADIX_BINS {
-        let global = scratch.tile_starts.load(d);
-        scratch
-            .next
-            .store(d, scratch.next.load(d).wrapping_add(global));
-        d += BLOCK;
-    }
-    sync_threads();
-    sum_bins(scratch.tile_starts, lanes, |d| scratch.tile_counts.load(d));
-    sync_threads();
-    // Into shared memory in the tile's sorted order...
-    let mut j = 0;
-    while j < ITEMS {
+    // Into shared memory in the tile's sorted order (the values read by
+    // rows, each load of a warp coalesced)...
+    super::unrolled::<ITEMS>(|j| {
         let i = first + j * lanes + lane;
         if i < end {
-            // SAFETY: `i < end <= len` (read again: an L2 hit).
-            let key = unsafe { keys_in.add(i).read() };
+            let key = keys[j];
             let d = digit(key, shift, flip);
-            let at = (scratch.tile_starts.load(d)
-                + scratch.warp_counts.load(counts(d))
-                + scratch.ranks.load(i - tile_first)) as usize;
+            let at = (scratch.warp_counts.load(counts(d)) + ranks[j]) as usize;
             scratch.keys.store(at, key);
             if !values_out.is_null() {
                 let value = if values_in.is_null() {
@@ -449,8 +443,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                 scratch.values.store(at, value);
             }
         }
-        j += 1;
-    }
+    });
     sync_threads();
     // ... and out, consecutive threads to consecutive places.
     let here = end.saturating_sub(tile_first);
@@ -458,10 +451,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     while r < here {
         let key = scratch.keys.load(r);
         let d = digit(key, shift, flip);
-        let place = scratch
-            .next
-            .load(d)
-            .wrapping_add(r as u32 - scratch.tile_starts.load(d)) as usize;
+        let place = scratch.next.load(d).wrapping_add(r as u32) as usize;
         // SAFETY: `place < len` (the places of a pass are a permutation of
         // `0..len`), written by this thread alone.
         unsafe {
@@ -502,22 +492,18 @@ mod tests {
         let mut status = vec![0u64; radix_status_bytes(tiles) / 8];
         let (mut a, mut b) = (keys.to_vec(), keys.to_vec());
         let (mut va, mut vb) = (vec![0u32; len], vec![0u32; len]);
-        let (warp_counts, next, tile_counts, tile_starts, ranks, values, ticket) = (
+        let (warp_counts, next, values, ticket) = (
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
-            crate::shared_array![u32; 256],
-            crate::shared_array![u32; 256],
-            crate::shared_array![u32; 8],
             crate::shared_array![u32; 8],
             crate::shared_array![u32; 1],
         );
+        let sums = crate::shared_array![u64; 1];
         let tile_keys = crate::shared_array![K; 8];
         let scratch = RadixScratch {
             warp_counts: warp_counts.as_slice(),
             next: next.as_slice(),
-            tile_counts: tile_counts.as_slice(),
-            tile_starts: tile_starts.as_slice(),
-            ranks: ranks.as_slice(),
+            sums: sums.as_slice(),
             keys: tile_keys.as_slice(),
             values: values.as_slice(),
             ticket: ticket.as_slice(),

@@ -30,14 +30,10 @@ pub enum ScanKind {
 ///
 /// ```
 /// use cuda_mem::device::wide::ScanScratch;
-/// assert_eq!(ScanScratch::<u32>::exchange_len(256, 16), 8 * 33 * 16);
 /// assert_eq!(ScanScratch::<u32>::partials_len(256), 9);
 /// ```
 #[derive(Clone, Copy)]
 pub struct ScanScratch<'a, T> {
-    /// The warps' exchanges between loaded order and per-thread runs:
-    /// at least [`exchange_len`](Self::exchange_len)`(BLOCK, ITEMS)`.
-    pub exchange: SharedSlice<'a, T>,
     /// The warps' totals and the tile's prefix: at least
     /// [`partials_len`](Self::partials_len)`(BLOCK)`.
     pub partials: SharedSlice<'a, T>,
@@ -46,33 +42,69 @@ pub struct ScanScratch<'a, T> {
 }
 
 impl<T: DeviceCopy> ScanScratch<'_, T> {
-    /// The length of `exchange` for blocks of `block` threads and `items`
-    /// elements per thread: each warp's `32 * items` elements with one
-    /// element of padding per 32 (no bank conflicts).
-    pub const fn exchange_len(block: usize, items: usize) -> usize {
-        let lanes = super::warp_lanes(block);
-        block.div_ceil(lanes) * padded(lanes * items)
-    }
-
     /// The length of `partials`: one per warp, and one more.
     pub const fn partials_len(block: usize) -> usize {
         block.div_ceil(32) + 1
     }
 }
 
-/// Index `i` of a warp's exchange region, with one element of padding
-/// after every 32 (lane `l` of a blocked read touches `l * ITEMS + k`).
+/// Elements per 16-byte vector of a tile's loads and stores: 16 bytes of
+/// `T` (4-, 8- or 16-byte elements, when `ITEMS` is a multiple), else 1.
+const fn per_vector<T>(items: usize) -> usize {
+    let size = size_of::<T>();
+    if (size == 4 || size == 8 || size == 16) && items.is_multiple_of(16 / size) {
+        16 / size
+    } else {
+        1
+    }
+}
+
+/// Element `k` of the 16 bytes `words`, a `T` of 16 / `V` bytes.
 #[inline(always)]
-const fn padded(i: usize) -> usize {
-    i + i / 32
+fn element<T: DeviceCopy>(words: &[u32; 4], k: usize) -> T {
+    // SAFETY: `k * size_of::<T>() + size_of::<T>() <= 16` (the caller's
+    // `k < 16 / size_of::<T>()`), and the bytes were a `T` in memory.
+    unsafe {
+        words
+            .as_ptr()
+            .cast::<u8>()
+            .add(k * size_of::<T>())
+            .cast::<T>()
+            .read_unaligned()
+    }
+}
+
+/// The 16 bytes of the `16 / size_of::<T>()` elements `items[from..]`.
+#[inline(always)]
+fn words<T: DeviceCopy, const ITEMS: usize>(items: &[T; ITEMS], from: usize) -> [u32; 4] {
+    let mut words = [0u32; 4];
+    let per = 16 / size_of::<T>();
+    let mut k = 0;
+    while k < per {
+        // SAFETY: element `k` of `per` fills bytes `k * size..(k + 1) *
+        // size` of the 16; `from + k < ITEMS` (the caller's).
+        unsafe {
+            words
+                .as_mut_ptr()
+                .cast::<u8>()
+                .add(k * size_of::<T>())
+                .cast::<T>()
+                .write_unaligned(items[from + k]);
+        }
+        k += 1;
+    }
+    words
 }
 
 /// Scans one tile of `BLOCK * ITEMS` elements: the block takes the next
-/// tile index from `counter`, loads the tile (each warp loads 32 rows of
-/// `ITEMS` with coalesced reads, then gives each thread `ITEMS`
-/// consecutive elements through shared memory), scans it, publishes its
-/// aggregate, looks back (warp 0) for the prefix of the tiles before it,
-/// publishes its inclusive prefix, and writes its part of `output`.
+/// tile index from `counter` and loads the tile into registers (each warp
+/// reads rows of 16-byte vectors, one per lane, where the elements tile
+/// them and the memory is aligned; rows of single elements otherwise).
+/// Each lane scans its vector; a warp scan per row joins the lanes, a
+/// running total the rows, and a block scan the warps. The block then
+/// publishes its aggregate, looks back (warp 0) for the prefix of the
+/// tiles before it, publishes its inclusive prefix, and writes its part of
+/// `output` in the rows it read.
 ///
 /// The grid has exactly one block per tile, `len.div_ceil(BLOCK * ITEMS)`
 /// of them, and `status` that many tiles. `op` is associative (it need not
@@ -88,7 +120,8 @@ const fn padded(i: usize) -> usize {
 ///   both are this launch's alone.
 /// - Every thread of the block calls it once, `BLOCK` is the launch's
 ///   block size (below 32 or a multiple of it), and `scratch` has the
-///   lengths [`ScanScratch`] states.
+///   lengths [`ScanScratch`] states. `ITEMS` is 1 to 32 (checked at
+///   compile time).
 ///
 /// ```
 /// use cuda_mem::device::DeviceAtomic;
@@ -99,12 +132,8 @@ const fn padded(i: usize) -> usize {
 /// let tiles = 10usize.div_ceil(4); // BLOCK 1, ITEMS 4
 /// let mut state = vec![0u64; TileStatus::<u32>::bytes(tiles).div_ceil(8)];
 /// let counter = DeviceAtomic::new(0u32);
-/// let (exchange, partials, ticket) = (
-///     cuda_mem::shared_array![u32; 4],
-///     cuda_mem::shared_array![u32; 2],
-///     cuda_mem::shared_array![u32; 1],
-/// );
-/// let scratch = ScanScratch { exchange: exchange.as_slice(), partials: partials.as_slice(), ticket: ticket.as_slice() };
+/// let (partials, ticket) = (cuda_mem::shared_array![u32; 2], cuda_mem::shared_array![u32; 1]);
+/// let scratch = ScanScratch { partials: partials.as_slice(), ticket: ticket.as_slice() };
 /// // The host model: one-thread blocks, one after the other.
 /// for _ in 0..tiles {
 ///     // SAFETY: as the contract says; zeroed state, a fresh counter.
@@ -132,46 +161,81 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     O: Operator<T>,
 {
     let lanes = const { super::warp_lanes(BLOCK) };
-    const { assert!(ITEMS > 0, "a tile has at least one element per thread") };
+    const { assert!(ITEMS > 0 && ITEMS <= 32, "1 to 32 elements per thread") };
     let rank = block_thread_rank() as usize;
     assert!(
         rank < BLOCK,
         "scan_tile: BLOCK is not the launch's block size"
     );
-    let exchange = scratch.exchange;
     let (lane, warp) = (rank % lanes, rank / lanes);
     let tile = take_ticket(counter, scratch.ticket);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
     let whole = first + lanes * ITEMS <= len;
+    let identity = op.identity();
+    // Element `j` of the thread: row `j / V` of the warp's rows of `lanes`
+    // vectors of `V`, the lane's vector, element `j % V` of it.
+    let v = const { per_vector::<T>(ITEMS) };
+    let at = |j: usize| first + (j / v) * lanes * v + lane * v + j % v;
+    let aligned = |p: usize| v > 1 && whole && (p + first * size_of::<T>()).is_multiple_of(16);
 
-    // Load: row `j` of the warp's `lanes * ITEMS` elements is `lanes`
-    // consecutive ones, one per lane.
-    // SAFETY: the caller vouches for `len` elements at `input`.
-    let items: [T; ITEMS] =
-        unsafe { super::load_rows(input, len, (first, lanes, lane), op.identity()) };
-    // Into shared memory, where lane `l`'s elements are `l * ITEMS ..` of
-    // the warp's rows. Each thread then works on its own `ITEMS` slots
-    // there (no array: a loop over an array with an expensive `op` may not
-    // be unrolled, and the array would go to local memory).
-    let region = warp * padded(lanes * ITEMS);
-    let mut j = 0;
-    while j < ITEMS {
-        exchange.store(region + padded(j * lanes + lane), items[j]);
-        j += 1;
+    let mut items = [identity; ITEMS];
+    if aligned(input as usize) {
+        super::unrolled::<ITEMS>(|j| {
+            if j.is_multiple_of(v) {
+                // SAFETY: the warp's rows are inside `len` (`whole`), the
+                // vector 16-aligned (`aligned`); the caller vouches for the
+                // memory.
+                let words = unsafe {
+                    crate::device::memory::load_global_v4(input.add(at(j)).cast::<[u32; 4]>())
+                };
+                let mut k = 0;
+                while k < v {
+                    items[j + k] = element(&words, k);
+                    k += 1;
+                }
+            }
+        });
+    } else {
+        super::unrolled::<ITEMS>(|j| {
+            let i = at(j);
+            if whole || i < len {
+                // SAFETY: `i < len`; the caller vouches for the memory.
+                items[j] = unsafe { input.add(i).read() };
+            }
+        });
     }
-    warp::sync_warp();
-    let mine = |k: usize| region + padded(lane * ITEMS + k);
 
-    // The thread's total, then the block's exclusive scan of the totals.
-    let mut total = exchange.load(mine(0));
-    let mut k = 1;
-    while k < ITEMS {
-        total = op.apply(total, exchange.load(mine(k)));
-        k += 1;
-    }
-    let (before, aggregate) = block::exclusive_scan::<T, BLOCK>(
-        total,
-        op.identity(),
+    // Each vector's inclusive scan; then per row, the lanes' vectors
+    // joined by a warp scan, after the rows before (`running`). `before`
+    // keeps each vector's prefix (at its first element) for an exclusive
+    // scan.
+    let mut before = [identity; ITEMS];
+    let mut running = identity;
+    super::unrolled::<ITEMS>(|j| {
+        if j % v != 0 {
+            items[j] = op.apply(items[j - 1], items[j]);
+        }
+        if j % v == v - 1 {
+            let (lanes_before, through_lane) =
+                warp::scans_in_block::<T, BLOCK>(items[j], identity, |a, b| op.apply(a, b));
+            let row_total = warp::shfl_idx(through_lane, lanes as u32 - 1);
+            let prefix = op.apply(running, lanes_before);
+            let from = j + 1 - v;
+            before[from] = prefix;
+            let mut k = from;
+            while k <= j {
+                items[k] = op.apply(prefix, items[k]);
+                k += 1;
+            }
+            running = op.apply(running, row_total);
+        }
+    });
+
+    // The warps before this one, and the tile's aggregate: a block scan of
+    // each warp's total (its last lane's; the other lanes add nothing).
+    let (warps_before, aggregate) = block::exclusive_scan::<T, BLOCK>(
+        if lane == lanes - 1 { running } else { identity },
+        identity,
         |a, b| op.apply(a, b),
         scratch.partials,
     );
@@ -180,48 +244,40 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     let slot = (scratch.partials, ScanScratch::<T>::partials_len(BLOCK) - 1);
     // SAFETY: this block holds `tile` (its ticket) and asks once.
     let prefix = unsafe { tile_prefix(&status, tile, aggregate, op, slot) };
-    let start = op.apply(op.apply(init, prefix), before);
+    let start = op.apply(op.apply(init, prefix), warps_before);
 
-    // The outputs, into the thread's slots, then back to rows of the warp.
-    let (mut k, mut acc) = (0, start);
-    while k < ITEMS {
-        let through_k = op.apply(acc, exchange.load(mine(k)));
-        let value = match kind {
-            ScanKind::Inclusive => through_k,
-            ScanKind::Exclusive => acc,
+    // The outputs, in place of the inputs, the last first (an exclusive
+    // output reads the inclusive value before it).
+    super::unrolled::<ITEMS>(|r| {
+        let j = ITEMS - 1 - r;
+        items[j] = match kind {
+            ScanKind::Inclusive => op.apply(start, items[j]),
+            ScanKind::Exclusive if j.is_multiple_of(v) => op.apply(start, before[j]),
+            ScanKind::Exclusive => op.apply(start, items[j - 1]),
         };
-        exchange.store(mine(k), value);
-        acc = through_k;
-        k += 1;
-    }
-    warp::sync_warp();
-    // Whole rows without a test per element (a loop the compiler unrolls),
-    // the last tile's rows with one.
-    let row = |j: usize| {
-        (
-            first + j * lanes + lane,
-            exchange.load(region + padded(j * lanes + lane)),
-        )
-    };
-    let mut j = 0;
-    if whole {
-        while j < ITEMS {
-            let (i, value) = row(j);
-            // SAFETY: the warp's rows are inside `len`; the caller gives
-            // this launch `output` alone, and this tile's elements to
-            // this block.
-            unsafe { output.add(i).write(value) };
-            j += 1;
-        }
-    } else {
-        while j < ITEMS {
-            let (i, value) = row(j);
-            if i < len {
-                // SAFETY: as above, `i < len`.
-                unsafe { output.add(i).write(value) };
+    });
+    if aligned(output as usize) {
+        super::unrolled::<ITEMS>(|j| {
+            if j.is_multiple_of(v) {
+                // SAFETY: as for the loads: inside `len`, 16-aligned; the
+                // caller gives this launch `output` alone, and this tile's
+                // elements to this block.
+                unsafe {
+                    crate::device::memory::store_global_v4(
+                        output.add(at(j)).cast::<[u32; 4]>(),
+                        words(&items, j),
+                    );
+                }
             }
-            j += 1;
-        }
+        });
+    } else {
+        super::unrolled::<ITEMS>(|j| {
+            let i = at(j);
+            if whole || i < len {
+                // SAFETY: `i < len`, as above.
+                unsafe { output.add(i).write(items[j]) };
+            }
+        });
     }
 }
 
@@ -242,13 +298,8 @@ mod tests {
         let tiles = data.len().div_ceil(ITEMS);
         let mut state = vec![0u64; TileStatus::<i64>::bytes(tiles).div_ceil(8)];
         let counter = DeviceAtomic::new(0u32);
-        let (exchange, partials, ticket) = (
-            crate::shared_array![i64; 64],
-            crate::shared_array![i64; 2],
-            crate::shared_array![u32; 1],
-        );
+        let (partials, ticket) = (crate::shared_array![i64; 2], crate::shared_array![u32; 1]);
         let scratch = ScanScratch {
-            exchange: exchange.as_slice(),
             partials: partials.as_slice(),
             ticket: ticket.as_slice(),
         };
@@ -316,6 +367,17 @@ mod tests {
                     reference(&data, kind, i64::MIN, i64::max),
                     "max {kind:?} {len}"
                 );
+                // 16-byte vectors of two, and single elements where the
+                // input is not 16-aligned (one element in).
+                if len > 0 {
+                    let mut out = vec![i64::MIN + 3; len - 1];
+                    scan::<_, 16>(&data[1..], &mut out, kind, -4, Sum);
+                    assert_eq!(
+                        out,
+                        reference(&data[1..], kind, -4, |a, b| a + b),
+                        "sum one element in, {kind:?} {len}"
+                    );
+                }
             }
         }
     }
@@ -328,13 +390,8 @@ mod tests {
         let tiles = 50usize.div_ceil(4);
         let mut state = vec![0u64; TileStatus::<i64>::bytes(tiles).div_ceil(8)];
         let counter = DeviceAtomic::new(0u32);
-        let (exchange, partials, ticket) = (
-            crate::shared_array![i64; 4],
-            crate::shared_array![i64; 2],
-            crate::shared_array![u32; 1],
-        );
+        let (partials, ticket) = (crate::shared_array![i64; 2], crate::shared_array![u32; 1]);
         let scratch = ScanScratch {
-            exchange: exchange.as_slice(),
             partials: partials.as_slice(),
             ticket: ticket.as_slice(),
         };
