@@ -329,19 +329,20 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         d += lanes;
     }
     warp::sync_warp();
+    // The keys of the warp's part below `end`, in 32 bits (`len < 2^32`).
+    let in_warp = end.saturating_sub(first) as u32;
     let mut ranks = [0u32; ITEMS];
     super::unrolled::<ITEMS>(|j| {
-        let valid = first + j * lanes + lane < end;
+        let valid = ((j * lanes + lane) as u32) < in_warp;
         let d = digit(keys[j], shift, flip);
         let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
-        let base = if valid {
-            scratch.warp_counts.load(counts(d))
-        } else {
-            0
-        };
-        ranks[j] = base + (peers & below).count_ones();
+        // (Read by every lane, used by the valid ones.)
+        let base = scratch.warp_counts.load(counts(d));
+        let before = peers & below;
+        ranks[j] = base + before.count_ones();
         warp::sync_warp();
-        if valid && peers.trailing_zeros() as usize == lane {
+        // The lowest lane of the digit's peers counts them.
+        if valid && before == 0 {
             scratch
                 .warp_counts
                 .store(counts(d), base + peers.count_ones());
@@ -424,44 +425,47 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         scratch.next.store(d, first_place.wrapping_sub(start));
     }
     sync_threads();
-    // Into shared memory in the tile's sorted order (the values read by
-    // rows, each load of a warp coalesced)...
+    // Into shared memory in the tile's sorted order...
+    let mut at = [0u32; ITEMS];
     super::unrolled::<ITEMS>(|j| {
-        let i = first + j * lanes + lane;
-        if i < end {
-            let key = keys[j];
-            let d = digit(key, shift, flip);
-            let at = (scratch.warp_counts.load(counts(d)) + ranks[j]) as usize;
-            scratch.keys.store(at, key);
-            if !values_out.is_null() {
+        if ((j * lanes + lane) as u32) < in_warp {
+            let d = digit(keys[j], shift, flip);
+            at[j] = scratch.warp_counts.load(counts(d)) + ranks[j];
+            scratch.keys.store(at[j] as usize, keys[j]);
+        }
+    });
+    // (and the values, read by rows: each load of a warp coalesced)...
+    if !values_out.is_null() {
+        super::unrolled::<ITEMS>(|j| {
+            let i = first + j * lanes + lane;
+            if ((j * lanes + lane) as u32) < in_warp {
                 let value = if values_in.is_null() {
                     i as u32
                 } else {
-                    // SAFETY: `i < len`, a value of the caller's.
+                    // SAFETY: `i < end <= len`, a value of the caller's.
                     unsafe { values_in.add(i).read() }
                 };
-                scratch.values.store(at, value);
+                scratch.values.store(at[j] as usize, value);
+            }
+        });
+    }
+    sync_threads();
+    // ... and out, consecutive threads to consecutive places.
+    let here = end.saturating_sub(tile_first) as u32;
+    super::unrolled::<ITEMS>(|k| {
+        let r = (rank + k * BLOCK) as u32;
+        if r < here {
+            let key = scratch.keys.load(r as usize);
+            let place = scratch.next.load(digit(key, shift, flip)).wrapping_add(r) as usize;
+            // SAFETY: `place < len` (the places of a pass are a permutation
+            // of `0..len`), written by this thread alone.
+            unsafe { keys_out.add(place).write(key) };
+            if !values_out.is_null() {
+                // SAFETY: as for the key.
+                unsafe { values_out.add(place).write(scratch.values.load(r as usize)) };
             }
         }
     });
-    sync_threads();
-    // ... and out, consecutive threads to consecutive places.
-    let here = end.saturating_sub(tile_first);
-    let mut r = rank;
-    while r < here {
-        let key = scratch.keys.load(r);
-        let d = digit(key, shift, flip);
-        let place = scratch.next.load(d).wrapping_add(r as u32) as usize;
-        // SAFETY: `place < len` (the places of a pass are a permutation of
-        // `0..len`), written by this thread alone.
-        unsafe {
-            keys_out.add(place).write(key);
-            if !values_out.is_null() {
-                values_out.add(place).write(scratch.values.load(r));
-            }
-        }
-        r += BLOCK;
-    }
 }
 
 #[cfg(test)]
