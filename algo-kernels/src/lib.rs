@@ -33,8 +33,9 @@
 //!   `cuda_mem_rle_gather_<T>(input, len, starts, runs, values, counts)`
 //!   turns the runs' starts into their values and lengths.
 //!
-//! - `cuda_mem_radix_histogram_<K>` and `cuda_mem_radix_onesweep_<K>` for
-//!   `K` of `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a stable LSD radix sort
+//! - `cuda_mem_radix_histogram_<K>`, `cuda_mem_radix_onesweep_<K>` and
+//!   `cuda_mem_radix_onesweep_keys_<K>` (keys alone) for `K` of
+//!   `u8`-`u64`, `i8`-`i64`, `f32`, `f64`: a stable LSD radix sort
 //!   (`radix_histogram`: every pass's digit totals at once; then per pass
 //!   `radix_onesweep`, one block per tile), and `cuda_mem_gather_bytes`
 //!   (`sort_pairs`' values by their keys' final indices), and
@@ -57,11 +58,11 @@ mod device {
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
     use cuda_mem::device::wide::{
         histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
-        select_tile, HistogramSample, RadixScratch, ScanKind, ScanScratch, SelectScratch,
-        TileStatus, RADIX_BINS,
+        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch,
+        SelectScratch, TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{
-        block_rank, block_thread_rank, grid_stride, DeviceAtomic, Scope, SharedArray,
+        block_rank, block_thread_rank, grid_stride, DeviceAtomic, Scope, SharedArray, SharedSlice,
     };
 
     /// Threads per block, in every kernel (the host launches this many).
@@ -223,6 +224,7 @@ mod device {
         partials_f32: f32, PARTIALS;
         partials_f64: f64, PARTIALS;
         partials_pair: Pair, PARTIALS;
+        radix_sums: u64, RADIX_BLOCK / 32 + 1;
         ticket: u32, 1;
         radix_shared: u32, RADIX_SHARED;
         radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
@@ -314,25 +316,71 @@ mod device {
         f64, u64, cuda_mem_histogram_even_u64_f64, cuda_mem_histogram_range_u64_f64;
     }
 
+    /// Threads per block of a radix sort pass (the host launches this many).
+    const RADIX_BLOCK: usize = 256;
     /// Elements per thread of a radix sort pass's tile: keys of up to 4
-    /// bytes, and of 8 (the tile's keys in 16 KiB either way).
+    /// bytes, and of 8 (the tile's keys the same size either way).
     const RADIX_ITEMS4: usize = 16;
     const RADIX_ITEMS8: usize = 8;
     /// A radix pass's shared memory: the warps' digit counts, the digits'
     /// places, and the tile's values in sorted order (its keys:
-    /// `radix_tile_*`; the block scan's sums: `partials_u64`), for the
+    /// `radix_tile_*`; the block scan's sums: `radix_sums`), for the
     /// larger tile.
-    const RADIX_SHARED: usize = (BLOCK / 32 + 1) * RADIX_BINS + BLOCK * RADIX_ITEMS4;
+    const RADIX_SHARED: usize =
+        (RADIX_BLOCK / 32 + 1) * RADIX_BINS + RADIX_BLOCK * RADIX_ITEMS4;
     /// The histogram's counters: every pass's bins (8 passes of 64-bit keys).
     const RADIX_HISTOGRAM_BINS: usize = 8 * RADIX_BINS;
 
+    /// A radix pass's tile (`radix_onesweep`) with the kernel's shared
+    /// memory: `tile` the keys' place in it.
+    ///
+    /// # Safety
+    /// As the onesweep kernels'.
+    #[inline(always)]
+    unsafe fn onesweep<K: RadixKey, const ITEMS: usize>(
+        tile: SharedSlice<'_, K>,
+        (keys_in, keys_out): (*const K, *mut K),
+        (values_in, values_out): (*const u32, *mut u32),
+        (len, pass, descending): (u64, u32, u32),
+        totals: *const u32,
+        status: *mut u64,
+        counter: *mut u32,
+    ) {
+        let shared = radix_shared();
+        let all = shared.as_slice();
+        let Some((warp_counts, rest)) = all.split_at((RADIX_BLOCK / 32) * RADIX_BINS) else {
+            return;
+        };
+        let Some((next, values)) = rest.split_at(RADIX_BINS) else {
+            return;
+        };
+        let (ticket, sums) = (ticket(), radix_sums());
+        let scratch = RadixScratch {
+            warp_counts,
+            next,
+            sums: sums.as_slice(),
+            keys: tile,
+            values,
+            ticket: ticket.as_slice(),
+        };
+        let flip = if descending != 0 { u64::MAX } else { 0 };
+        // SAFETY: the caller's contract.
+        unsafe {
+            let counter = DeviceAtomic::from_ptr(counter);
+            radix_onesweep::<K, RADIX_BLOCK, ITEMS>(
+                keys_in, keys_out, values_in, values_out, len as usize, pass, flip, totals,
+                status, counter, scratch,
+            );
+        }
+    }
+
     /// The kernels of a radix sort over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $items:ident, $histogram:ident, $onesweep:ident, $tile:ident;)*) => {$(
+        ($($t:ty, $items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $tile:ident;)*) => {$(
             /// The tile of keys of a radix pass, in their sorted order.
             #[inline(always)]
-            fn $tile() -> SharedArray<$t, { BLOCK * $items }> {
-                cuda_mem::shared_array![$t; BLOCK * $items]
+            fn $tile() -> SharedArray<$t, { RADIX_BLOCK * $items }> {
+                cuda_mem::shared_array![$t; RADIX_BLOCK * $items]
             }
 
             /// Every pass's digit totals (`radix_histogram`), added to
@@ -379,47 +427,56 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
-                let shared = radix_shared();
-                let all = shared.as_slice();
-                let Some((warp_counts, rest)) = all.split_at((BLOCK / 32) * RADIX_BINS) else {
-                    return;
-                };
-                let Some((next, rest)) = rest.split_at(RADIX_BINS) else {
-                    return;
-                };
-                let values = rest;
-                let (tile, ticket, sums) = ($tile(), ticket(), partials_u64());
-                let scratch = RadixScratch {
-                    warp_counts,
-                    next,
-                    sums: sums.as_slice(),
-                    keys: tile.as_slice(),
-                    values,
-                    ticket: ticket.as_slice(),
-                };
-                let flip = if descending != 0 { u64::MAX } else { 0 };
+                let tile = $tile();
                 // SAFETY: the caller's contract.
                 unsafe {
-                    let counter = DeviceAtomic::from_ptr(counter);
-                    radix_onesweep::<$t, BLOCK, $items>(
-                        keys_in, keys_out, values_in, values_out, len as usize, pass, flip,
-                        totals, status, counter, scratch,
+                    onesweep::<$t, $items>(
+                        tile.as_slice(), (keys_in, keys_out), (values_in, values_out),
+                        (len, pass, descending), totals, status, counter,
+                    );
+                }
+            }
+
+            /// `$onesweep` for keys alone: its code without the values'
+            /// (the host loads it with fewer registers per thread, so that
+            /// more blocks share an SM).
+            ///
+            /// # Safety
+            /// As for `$onesweep`, with no values.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $keys(
+                keys_in: *const $t,
+                keys_out: *mut $t,
+                len: u64,
+                pass: u32,
+                descending: u32,
+                totals: *const u32,
+                status: *mut u64,
+                counter: *mut u32,
+            ) {
+                let tile = $tile();
+                // SAFETY: the caller's contract, no values.
+                unsafe {
+                    onesweep::<$t, $items>(
+                        tile.as_slice(), (keys_in, keys_out),
+                        (core::ptr::null(), core::ptr::null_mut()), (len, pass, descending),
+                        totals, status, counter,
                     );
                 }
             }
         )*};
     }
     radix_kernels! {
-        u8, RADIX_ITEMS4, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, radix_tile_u8;
-        i8, RADIX_ITEMS4, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, radix_tile_i8;
-        u16, RADIX_ITEMS4, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, radix_tile_u16;
-        i16, RADIX_ITEMS4, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, radix_tile_i16;
-        u32, RADIX_ITEMS4, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, radix_tile_u32;
-        i32, RADIX_ITEMS4, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, radix_tile_i32;
-        u64, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, radix_tile_u64;
-        i64, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, radix_tile_i64;
-        f32, RADIX_ITEMS4, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, radix_tile_f32;
-        f64, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, radix_tile_f64;
+        u8, RADIX_ITEMS4, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8;
+        i8, RADIX_ITEMS4, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8;
+        u16, RADIX_ITEMS4, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16;
+        i16, RADIX_ITEMS4, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16;
+        u32, RADIX_ITEMS4, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32;
+        i32, RADIX_ITEMS4, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32;
+        u64, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64;
+        i64, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64;
+        f32, RADIX_ITEMS4, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32;
+        f64, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:

@@ -1243,6 +1243,19 @@ fn check_segmented<K: Key>(
                     want_values,
                     "segmented_sort_pairs values of {what}"
                 );
+                // Values of 12 bytes, which follow the sort's permutation
+                // (4-byte ones ride along with their keys).
+                let wide = |i: u32| [i, !i, i.wrapping_mul(0x9e37_79b9)];
+                let mut k = DeviceBuffer::from_slice(ctx, &keys).unwrap();
+                let mut v =
+                    DeviceBuffer::from_slice(ctx, &(0..n as u32).map(wide).collect::<Vec<_>>())
+                        .unwrap();
+                algo::segmented_sort_pairs(&mut k, &mut v, &offs, order, stream).unwrap();
+                assert_eq!(
+                    v.to_vec().unwrap(),
+                    want_values.iter().map(|&i| wide(i)).collect::<Vec<_>>(),
+                    "segmented_sort_pairs 12-byte values of {what}"
+                );
             }
         }
     }

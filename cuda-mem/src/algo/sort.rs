@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::algo::element::sealed::Sealed;
-use crate::algo::kernels::{grid, kernel, launch, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, launch_blocks, Temporary};
 use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
 use crate::buffers::ops::{Memory, MemoryMut};
@@ -21,6 +21,9 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
 use crate::device::wide::{radix_status_bytes, RadixKey, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
+
+/// Threads per block of a radix pass (`algo-kernels/`'s `RADIX_BLOCK`).
+const RADIX_BLOCK: u32 = 256;
 
 /// Elements per thread of a radix pass's tile over keys of `size` bytes
 /// (`algo-kernels/`'s `RADIX_ITEMS4` and `RADIX_ITEMS8`).
@@ -120,9 +123,19 @@ unsafe fn radix_sort<K: SortKey>(
     values: Values,
 ) -> Result<()> {
     let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
-    let (onesweep, _) = kernel(state, "radix_onesweep", K::NAME)?;
+    // Keys alone run a kernel of their own (without the values' code, in
+    // fewer registers).
+    let keys_only = matches!(values, Values::None);
+    let pass_kernel = if keys_only {
+        "radix_onesweep_keys"
+    } else {
+        "radix_onesweep"
+    };
+    let (onesweep, _) = kernel(state, pass_kernel, K::NAME)?;
     let passes = K::BYTES;
-    let tiles = len.div_ceil(BLOCK as usize * items(size_of::<K>())).max(1);
+    let tiles = len
+        .div_ceil(RADIX_BLOCK as usize * items(size_of::<K>()))
+        .max(1);
     let size = size_of::<K>();
     let other = Temporary::new(state, stream, len * size)?;
     // The digit totals of every pass, the pass counters, then the
@@ -196,7 +209,7 @@ unsafe fn radix_sort<K: SortKey>(
         let (mut n, mut p, mut desc) = (len as u64, pass, descending);
         let mut pass_totals = totals + u64::from(pass) * (RADIX_BINS * 4) as u64;
         let (mut at, mut counter) = (status, counters + u64::from(pass) * 4);
-        let params: &mut [*mut c_void] = &mut [
+        let mut params: Vec<*mut c_void> = vec![
             (&mut keys_in as *mut u64).cast(),
             (&mut keys_out as *mut u64).cast(),
             (&mut values_in as *mut u64).cast(),
@@ -208,12 +221,16 @@ unsafe fn radix_sort<K: SortKey>(
             (&mut at as *mut u64).cast(),
             (&mut counter as *mut u64).cast(),
         ];
-        // SAFETY: `(keys_in, keys_out, values_in, values_out, len, pass,
+        if keys_only {
+            // `radix_onesweep_keys` has no values' parameters.
+            params.drain(2..4);
+        }
+        // SAFETY: `(keys_in, keys_out, [values_in, values_out,] len, pass,
         // descending, totals, status, counter)`: distinct buffers of `len`
-        // keys (and `u32` values; 0 is null: the indices on the first pass,
-        // none for keys alone); this pass's totals; the state zeroed before
-        // the first pass; this pass's zeroed counter; one block per tile.
-        unsafe { launch(stream, &onesweep, tiles as u32, params) }?;
+        // keys (and `u32` values; 0 is null: the indices on the first pass);
+        // this pass's totals; the state zeroed before the first pass; this
+        // pass's zeroed counter; one block per tile.
+        unsafe { launch_blocks(stream, &onesweep, (tiles as u32, RADIX_BLOCK), &mut params) }?;
         (from, to) = (to, from);
     }
     if from != keys {
@@ -319,36 +336,51 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
     if len < 2 {
         return Ok(());
     }
-    if size_of::<V>() == 0 {
-        // SAFETY: the keys claimed on `stream` (values of no size: nothing
-        // to move).
-        return unsafe { radix_sort::<K>(state, stream, key_at, len, order, Values::None) };
-    }
-    if size_of::<V>() == 4 {
-        // Values of 4 bytes ride along with their keys through the passes
-        // (as `u32`s: the sort moves their bits, never reads them as `V`).
-        // SAFETY: the keys and the values claimed on `stream`, `len` each,
-        // distinct buffers (one is borrowed mutably, the other too).
-        return unsafe {
-            radix_sort::<K>(state, stream, key_at, len, order, Values::Carried(value_at))
-        };
+    let values = (size_of::<V>() > 0).then_some((value_at, size_of::<V>()));
+    // SAFETY: the keys and the values claimed on `stream`, `len` each,
+    // distinct buffers (both are borrowed mutably); fewer than 2^32.
+    unsafe { sort_with_values::<K>(state, stream, (key_at, len), order, values) }
+}
+
+/// Queues the radix sort of the `len` keys at `keys` in place, moving the
+/// values `(address, size)` (if any) with them: 4-byte values ride along
+/// through the passes (as `u32`s: the sort moves their bits, never reads
+/// them as their type); others follow the sort's permutation, gathered
+/// once at the end.
+///
+/// # Safety
+/// `keys` holds `len` keys and the values (if any) `len` values of `size`
+/// bytes, ordered on `stream`, overlapping nothing else; `len < 2^32`.
+unsafe fn sort_with_values<K: SortKey>(
+    state: &ContextState,
+    stream: &CudaStream,
+    (keys, len): (u64, usize),
+    order: SortOrder,
+    values: Option<(u64, usize)>,
+) -> Result<()> {
+    let Some((at, size)) = values else {
+        // SAFETY: the caller's keys.
+        return unsafe { radix_sort::<K>(state, stream, keys, len, order, Values::None) };
+    };
+    if size == 4 {
+        // SAFETY: the caller's keys and values, `len` each, distinct.
+        return unsafe { radix_sort::<K>(state, stream, keys, len, order, Values::Carried(at)) };
     }
     let indices = Temporary::new(state, stream, len * 4)?;
-    // SAFETY: the keys claimed on `stream`; the indices a temporary of
-    // `len` `u32`s.
+    // SAFETY: the caller's keys; the indices a temporary of `len` `u32`s.
     unsafe {
         radix_sort::<K>(
             state,
             stream,
-            key_at,
+            keys,
             len,
             order,
             Values::Indices(indices.addr()),
         )
     }?;
-    // SAFETY: the values claimed on `stream`, `len` of them; the indices a
+    // SAFETY: the caller's values, `len` of them; the indices a
     // permutation of `0..len` written by the sort.
-    unsafe { permute(state, stream, value_at, indices.addr(), len, size_of::<V>()) }
+    unsafe { permute(state, stream, at, indices.addr(), len, size) }
 }
 
 /// `dst[i] = src[indices[i]]` for `len` elements of `size` bytes.
@@ -423,24 +455,8 @@ unsafe fn segmented<K: SortKey>(
     }
     if count < 3 {
         // One segment (or none): a plain sort.
-        let Some((at, size)) = values else {
-            // SAFETY: the caller's keys.
-            return unsafe { radix_sort::<K>(state, stream, keys, len, order, Values::None) };
-        };
-        let indices = Temporary::new(state, stream, len * 4)?;
-        // SAFETY: the caller's keys; the indices a temporary.
-        unsafe {
-            radix_sort::<K>(
-                state,
-                stream,
-                keys,
-                len,
-                order,
-                Values::Indices(indices.addr()),
-            )
-        }?;
-        // SAFETY: the caller's values; the sort's permutation.
-        return unsafe { permute(state, stream, at, indices.addr(), len, size) };
+        // SAFETY: the caller's keys and values.
+        return unsafe { sort_with_values::<K>(state, stream, (keys, len), order, values) };
     }
     // Each element's segment.
     let segments = Temporary::new(state, stream, len * 4)?;

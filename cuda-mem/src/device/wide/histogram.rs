@@ -7,7 +7,7 @@ use crate::device::atomic::{AtomicInteger, DeviceAtomic, Scope};
 use crate::device::grid_stride::grid_stride;
 use crate::device::memory::load_global_v4;
 use crate::device::shared::SharedSlice;
-use crate::device::sync::sync_threads;
+use crate::device::sync::{sync_threads, sync_threads_and};
 use crate::device::thread::block_thread_rank;
 
 /// The bin of `x` among `bins` equal bins over `[lower, upper)` (or
@@ -127,7 +127,9 @@ pub fn range_bin<T: PartialOrd + Copy>(
 /// then one atomic add per bin into `counts`; else with an atomic add per
 /// sample. For byte samples, the first 256 counters of `shared` (when it
 /// has them) hold instead the bin of every byte value, found once per
-/// block, and the counters are the rest. Every thread of the block calls
+/// block, and the counters are the rest; when every byte is its own bin
+/// (256 bins over `0..=255`), the samples are their bins, with no table
+/// lookup. Every thread of the block calls
 /// it; `counts` starts at the caller's (zero) values and may be shared by
 /// every block of the grid.
 ///
@@ -175,28 +177,6 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         Some(split) if size_of::<T>() == 1 => (Some(split.0), split.1),
         _ => (None, shared),
     };
-    if let Some(table) = table {
-        let mut v = rank;
-        while v < BYTE_VALUES {
-            let byte = v as u8;
-            // SAFETY: `T` is one byte, and any byte is a `T` (`DeviceCopy`).
-            let x = unsafe { core::mem::transmute_copy::<u8, T>(&byte) };
-            table.store(v, bin(x).unwrap_or(NO_BIN));
-            v += BLOCK;
-        }
-    }
-    let bin = |x: T| match table {
-        Some(table) => {
-            // SAFETY: `T` is one byte here (the table is made only then).
-            let byte = unsafe { core::mem::transmute_copy::<T, u8>(&x) };
-            let b = table.load(usize::from(byte));
-            (b != NO_BIN).then_some(b)
-        }
-        None => bin(x),
-    };
-    // One counting loop for both ways (the code is unrolled sixteen times
-    // for byte samples): shared counters when the bins fit, else the
-    // global ones directly.
     let private = bins <= counters.len();
     if private {
         let mut b = rank;
@@ -205,20 +185,65 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
             b += BLOCK;
         }
     }
-    if private || table.is_some() {
-        sync_threads();
+    // Whether every byte is its own bin (256 bins over every byte, the
+    // common case): then the samples need no table.
+    let mut own = true;
+    if let Some(table) = table {
+        let mut v = rank;
+        while v < BYTE_VALUES {
+            let byte = v as u8;
+            // SAFETY: `T` is one byte, and any byte is a `T` (`DeviceCopy`).
+            let x = unsafe { core::mem::transmute_copy::<u8, T>(&byte) };
+            let b = bin(x);
+            own &= b == Some(v as u32);
+            table.store(v, b.unwrap_or(NO_BIN));
+            v += BLOCK;
+        }
     }
-    // SAFETY: the caller vouches for the memory.
-    unsafe {
-        for_each_sample(input, len, |x| {
-            if let Some(b) = bin(x) {
-                if private {
-                    counters.add(b as usize, 1);
-                } else {
-                    global(b as usize).fetch_add(C::from(1), Scope::Device);
-                }
+    // A barrier: the counters zeroed and the table made.
+    let direct = match table {
+        Some(_) => sync_threads_and(own),
+        None => {
+            if private {
+                sync_threads();
             }
-        });
+            false
+        }
+    };
+    let add = |b: u32| {
+        if private {
+            counters.add(b as usize, 1);
+        } else {
+            global(b as usize).fetch_add(C::from(1), Scope::Device);
+        }
+    };
+    let byte = |x: T| {
+        // SAFETY: `T` is one byte wherever this is called (a table or
+        // `direct`, only for byte samples).
+        usize::from(unsafe { core::mem::transmute_copy::<T, u8>(&x) })
+    };
+    // One counting loop per way to a bin (each unrolled sixteen times for
+    // byte samples).
+    match table {
+        // SAFETY: the caller vouches for the memory.
+        Some(_) if direct => unsafe { for_each_sample(input, len, |x| add(byte(x) as u32)) },
+        // SAFETY: as above.
+        Some(table) => unsafe {
+            for_each_sample(input, len, |x| {
+                let b = table.load(byte(x));
+                if b != NO_BIN {
+                    add(b);
+                }
+            })
+        },
+        // SAFETY: as above.
+        None => unsafe {
+            for_each_sample(input, len, |x| {
+                if let Some(b) = bin(x) {
+                    add(b);
+                }
+            })
+        },
     }
     if private {
         sync_threads();
@@ -429,6 +454,37 @@ mod tests {
                 );
             }
             assert_eq!(counts, want, "with {} shared counters", shared.len());
+        }
+    }
+
+    /// Bytes that are their own bins are counted without the table; one
+    /// byte outside every bin (a table that is not the identity) takes the
+    /// table again, and that byte is not counted.
+    #[test]
+    fn bytes_that_are_their_own_bins_skip_the_table_only_then() {
+        let samples: Vec<u8> = (0..3001u32)
+            .map(|i| (i * 7919 % 251) as u8 ^ 0x5a)
+            .collect();
+        let shared = crate::shared_array![u32; 512];
+        for skip in [None, Some(77u8), Some(0), Some(255)] {
+            let mut got = [0u32; 256];
+            // SAFETY: one block of one thread; the counters are ours.
+            unsafe {
+                histogram_tiles::<u8, u32, 1>(
+                    samples.as_ptr(),
+                    samples.len(),
+                    |x| (Some(x) != skip).then_some(u32::from(x)),
+                    256,
+                    got.as_mut_ptr(),
+                    shared.as_slice(),
+                );
+            }
+            let mut want = [0u32; 256];
+            samples
+                .iter()
+                .filter(|&&x| Some(x) != skip)
+                .for_each(|&x| want[usize::from(x)] += 1);
+            assert_eq!(got, want, "without byte {skip:?}");
         }
     }
 

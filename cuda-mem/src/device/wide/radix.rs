@@ -320,6 +320,15 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // SAFETY: the caller vouches for `len` keys at `keys_in`.
     let keys: [K; ITEMS] =
         unsafe { super::load_rows(keys_in, len, (first, lanes, lane), K::from_ordered(0)) };
+    // The values moved with the keys, read now in the same rows (so that
+    // their loads are in flight while the keys are ranked), unless they
+    // are the keys' indices or there are none.
+    let carried: [u32; ITEMS] = if values_in.is_null() || values_out.is_null() {
+        [0; ITEMS]
+    } else {
+        // SAFETY: the caller vouches for `len` values at `values_in`.
+        unsafe { super::load_rows(values_in, len, (first, lanes, lane), 0) }
+    };
     // Rank each row: the lanes with the same digit, before this one, after
     // the row's earlier in the warp. The keys and their ranks stay in
     // registers (`unrolled`: straight-line code, no loop over the arrays).
@@ -434,7 +443,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
             scratch.keys.store(at[j] as usize, keys[j]);
         }
     });
-    // (and the values, read by rows: each load of a warp coalesced)...
+    // (and the values, or the keys' indices)...
     if !values_out.is_null() {
         super::unrolled::<ITEMS>(|j| {
             let i = first + j * lanes + lane;
@@ -442,8 +451,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                 let value = if values_in.is_null() {
                     i as u32
                 } else {
-                    // SAFETY: `i < end <= len`, a value of the caller's.
-                    unsafe { values_in.add(i).read() }
+                    carried[j]
                 };
                 scratch.values.store(at[j] as usize, value);
             }
