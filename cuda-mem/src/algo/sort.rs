@@ -209,7 +209,7 @@ unsafe fn radix_sort<K: SortKey>(
         let (mut n, mut p, mut desc) = (len as u64, pass, descending);
         let mut pass_totals = totals + u64::from(pass) * (RADIX_BINS * 4) as u64;
         let (mut at, mut counter) = (status, counters + u64::from(pass) * 4);
-        let mut params: Vec<*mut c_void> = vec![
+        let mut params: [*mut c_void; 10] = [
             (&mut keys_in as *mut u64).cast(),
             (&mut keys_out as *mut u64).cast(),
             (&mut values_in as *mut u64).cast(),
@@ -221,16 +221,19 @@ unsafe fn radix_sort<K: SortKey>(
             (&mut at as *mut u64).cast(),
             (&mut counter as *mut u64).cast(),
         ];
-        if keys_only {
+        let params: &mut [*mut c_void] = if keys_only {
             // `radix_onesweep_keys` has no values' parameters.
-            params.drain(2..4);
-        }
+            params.copy_within(4.., 2);
+            &mut params[..8]
+        } else {
+            &mut params
+        };
         // SAFETY: `(keys_in, keys_out, [values_in, values_out,] len, pass,
         // descending, totals, status, counter)`: distinct buffers of `len`
         // keys (and `u32` values; 0 is null: the indices on the first pass);
         // this pass's totals; the state zeroed before the first pass; this
         // pass's zeroed counter; one block per tile.
-        unsafe { launch_blocks(stream, &onesweep, (tiles as u32, RADIX_BLOCK), &mut params) }?;
+        unsafe { launch_blocks(stream, &onesweep, (tiles as u32, RADIX_BLOCK), params) }?;
         (from, to) = (to, from);
     }
     if from != keys {
