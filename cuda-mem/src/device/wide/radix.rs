@@ -255,9 +255,11 @@ impl<K> Copy for RadixScratch<'_, K> {}
 /// Sorts one tile of one pass (digit at `pass * 8`) of `len` keys into
 /// `keys_out` (and `u32` values into `values_out`): the block takes the
 /// next tile from `counter`; each warp reads its `ITEMS` rows of 32
-/// consecutive keys once, into registers, and ranks them with
-/// `match_any` and running per-warp digit counts; the tile's count of
-/// each digit is published at once, a block scan gives each digit its
+/// consecutive keys once, into registers (the values too, in the same
+/// rows, so that their loads are in flight during what follows), and
+/// ranks the keys with `match_any` and running per-warp digit counts; the
+/// tile's count of each digit is published at once, a block scan gives
+/// each digit its
 /// first place in the tile (and, in tile 0, in the pass: tile 0's entries
 /// carry the digits' first places), and each digit looks back (one thread
 /// per digit) over the tiles before for the number of its keys there; the
