@@ -369,6 +369,26 @@ unsafe fn sort_with_values<K: SortKey>(
         // SAFETY: the caller's keys and values, `len` each, distinct.
         return unsafe { radix_sort::<K>(state, stream, keys, len, order, Values::Carried(at)) };
     }
+    // SAFETY: the caller's keys.
+    let indices = unsafe { sort_with_indices::<K>(state, stream, (keys, len), order) }?;
+    // SAFETY: the caller's values, `len` of them; the indices a
+    // permutation of `0..len` written by the sort.
+    unsafe { permute(state, stream, at, indices.addr(), len, size) }
+}
+
+/// Queues the radix sort of the `len` keys at `keys` in place, and returns
+/// a temporary of `len` `u32`s: each sorted key's input index (the sort's
+/// permutation).
+///
+/// # Safety
+/// `keys` holds `len` keys, ordered on `stream`, overlapping nothing else;
+/// `len < 2^32`.
+unsafe fn sort_with_indices<'s, K: SortKey>(
+    state: &'s ContextState,
+    stream: &'s CudaStream,
+    (keys, len): (u64, usize),
+    order: SortOrder,
+) -> Result<Temporary<'s>> {
     let indices = Temporary::new(state, stream, len * 4)?;
     // SAFETY: the caller's keys; the indices a temporary of `len` `u32`s.
     unsafe {
@@ -381,9 +401,7 @@ unsafe fn sort_with_values<K: SortKey>(
             Values::Indices(indices.addr()),
         )
     }?;
-    // SAFETY: the caller's values, `len` of them; the indices a
-    // permutation of `0..len` written by the sort.
-    unsafe { permute(state, stream, at, indices.addr(), len, size) }
+    Ok(indices)
 }
 
 /// `dst[i] = src[indices[i]]` for `len` elements of `size` bytes.
@@ -479,18 +497,8 @@ unsafe fn segmented<K: SortKey>(
     // SAFETY: the temporary of `len` `u32`s, in place.
     unsafe { enqueue_scan::<u32, Sum>(state, len, at, at, true, Sum, stream) }?;
     // By key, stably: `by_key[i]` is the input index of the i-th key.
-    let by_key = Temporary::new(state, stream, len * 4)?;
-    // SAFETY: the caller's keys; a temporary of `len` indices.
-    unsafe {
-        radix_sort::<K>(
-            state,
-            stream,
-            keys,
-            len,
-            order,
-            Values::Indices(by_key.addr()),
-        )
-    }?;
+    // SAFETY: the caller's keys.
+    let by_key = unsafe { sort_with_indices::<K>(state, stream, (keys, len), order) }?;
     // The segments in that order, sorted stably: `by_segment[i]` is the
     // position, in key order, of the i-th element of the result.
     let in_key_order = Temporary::new(state, stream, len * 4)?;
@@ -504,16 +512,13 @@ unsafe fn segmented<K: SortKey>(
             4,
         )
     }?;
-    let by_segment = Temporary::new(state, stream, len * 4)?;
-    // SAFETY: the temporary of segments; a temporary of `len` indices.
-    unsafe {
-        radix_sort::<u32>(
+    // SAFETY: the temporary of `len` segments.
+    let by_segment = unsafe {
+        sort_with_indices::<u32>(
             state,
             stream,
-            in_key_order.addr(),
-            len,
+            (in_key_order.addr(), len),
             SortOrder::Ascending,
-            Values::Indices(by_segment.addr()),
         )
     }?;
     // SAFETY: the keys in key order, moved into segment order.
