@@ -438,8 +438,8 @@ mod device {
             }
 
             /// `$onesweep` for keys alone: its code without the values'
-            /// (the host loads it with fewer registers per thread, so that
-            /// more blocks share an SM).
+            /// (in fewer registers per thread, so that more blocks share an
+            /// SM).
             ///
             /// # Safety
             /// As for `$onesweep`, with no values.

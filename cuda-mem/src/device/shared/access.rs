@@ -1,11 +1,14 @@
-//! The shared-memory instructions behind the safe accesses: the atomic add
-//! of [`SharedAdd`] and the relaxed block-scope loads and stores.
+//! The shared-memory instructions behind the safe accesses: the atomic
+//! adds of [`SharedAdd`] and the relaxed block-scope loads and stores.
 
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::atomic::AtomicValue;
 
-/// The element types of [`SharedSlice::add`](crate::device::SharedSlice::add): `u32`, `i32`, `u64`, `i64`,
-/// `f32`, `f64` (sealed). One `red.relaxed.cta.shared.add` each.
+/// The element types of [`SharedSlice::add`](crate::device::SharedSlice::add)
+/// and [`SharedSlice::fetch_add`](crate::device::SharedSlice::fetch_add):
+/// `u32`, `i32`, `u64`, `i64`, `f32`, `f64` (sealed). One
+/// `red.relaxed.cta.shared.add` (or `atom.`, which returns the old value)
+/// each.
 ///
 /// ```
 /// fn bump<T: cuda_mem::device::SharedAdd>(s: cuda_mem::device::SharedSlice<'_, T>, one: T) {
@@ -23,6 +26,15 @@ pub trait SharedAdd: DeviceCopy + AtomicValue {
     #[doc(hidden)]
     #[cfg(target_arch = "nvptx64")]
     unsafe fn __shared_add(address: u32, value: Self);
+
+    /// Adds `value` at the shared-window address `address`, returning the
+    /// value before.
+    ///
+    /// # Safety
+    /// As for `__shared_add`.
+    #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn __shared_fetch_add(address: u32, value: Self) -> Self;
 }
 
 macro_rules! shared_add {
@@ -41,6 +53,23 @@ macro_rules! shared_add {
                         options(nostack, preserves_flags)
                     );
                 }
+            }
+
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn __shared_fetch_add(address: u32, value: Self) -> Self {
+                let old: Self;
+                // SAFETY: as for `__shared_add`.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("atom.relaxed.cta.shared.add.", $ptx, " {o}, [{a}], {v};"),
+                        o = out($reg) old,
+                        a = in(reg32) address,
+                        v = in($reg) value,
+                        options(nostack, preserves_flags)
+                    );
+                }
+                old
             }
         }
     )*};

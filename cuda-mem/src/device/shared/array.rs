@@ -198,6 +198,23 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
         self.as_slice().add(index, value);
     }
 
+    /// [`SharedSlice::fetch_add`]: an atomic add in shared memory that
+    /// returns the value before (safe).
+    ///
+    /// ```
+    /// let a = cuda_mem::shared_array![u32; 2];
+    /// assert_eq!(a.fetch_add(1, 3), 0);
+    /// assert_eq!(a.fetch_add(1, 3), 3);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_add(&self, index: usize, value: T) -> T
+    where
+        T: SharedAdd,
+    {
+        self.as_slice().fetch_add(index, value)
+    }
+
     /// [`SharedSlice::atomic`].
     ///
     /// ```

@@ -213,6 +213,39 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         }
     }
 
+    /// Adds `value` to element `index` atomically (relaxed, block scope)
+    /// and returns the value before: one `atom.shared.add`. The adds of
+    /// one warp to one element take effect in the warp's program order,
+    /// which is how a warp hands out places (`fetch_add` of a count by
+    /// one lane per group). Panics past the end.
+    ///
+    /// ```
+    /// let next = cuda_mem::shared_array![u32; 4];
+    /// let s = next.as_slice();
+    /// assert_eq!(s.fetch_add(2, 5), 0);
+    /// assert_eq!(s.fetch_add(2, 1), 5);
+    /// assert_eq!(s.load(2), 6);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_add(&self, index: usize, value: T) -> T
+    where
+        T: SharedAdd,
+    {
+        assert!(index < self.len, "shared memory add past the end");
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let address = self.shared + (index * size_of::<T>()) as u32;
+            // SAFETY: element `index` of this shared array, aligned for `T`.
+            unsafe { T::__shared_fetch_add(address, value) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        match self.atomic(index) {
+            Some(element) => element.fetch_add(value, crate::device::Scope::Block),
+            None => unreachable!("checked above"),
+        }
+    }
+
     /// Element `index` as an atomic, or `None` past the end. Safe: atomic
     /// operations of any number of threads on one element do not race (a
     /// plain access meanwhile is the `unsafe` side's business). Use

@@ -257,15 +257,16 @@ impl<K> Copy for RadixScratch<'_, K> {}
 /// next tile from `counter`; each warp reads its `ITEMS` rows of 32
 /// consecutive keys once, into registers (the values too, in the same
 /// rows, so that their loads are in flight during what follows), and
-/// ranks the keys with `match_any` and running per-warp digit counts; the
-/// tile's count of each digit is published at once, a block scan gives
-/// each digit its
-/// first place in the tile (and, in tile 0, in the pass: tile 0's entries
-/// carry the digits' first places), and each digit looks back (one thread
-/// per digit) over the tiles before for the number of its keys there; the
-/// keys then go through shared memory in their sorted order, so that
-/// consecutive threads write consecutive places. Stable. `ITEMS` is at
-/// most 32.
+/// counts its keys of each digit. The tile's count of each digit is
+/// published at once, before any key is ranked; a block scan gives each
+/// digit its first place in the tile (and, in tile 0, in the pass: tile
+/// 0's entries carry the digits' first places); each warp then ranks its
+/// rows (`match_any`, and one shared `fetch_add` per group of lanes with
+/// one digit) and puts its keys in shared memory in their sorted order.
+/// Only then does each digit look back (one thread per digit) over the
+/// tiles before for the number of its keys there, and the keys go out
+/// from shared memory, consecutive threads to consecutive places. Stable.
+/// `ITEMS` is at most 32.
 ///
 /// `values_in` null: the values are the keys' input indices (the first
 /// pass of `sort_pairs`); `values_out` null: keys only.
@@ -316,7 +317,8 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     let end = len.min(tile_first + tile);
     let first = tile_first + warp * lanes * ITEMS;
     let below = warp::lanemask_lt();
-    let counts = |d: usize| warp * RADIX_BINS + d;
+    let counts_of = |w: usize, d: usize| w * RADIX_BINS + d;
+    let counts = |d: usize| counts_of(warp, d);
 
     // The warp's rows, read once: row `j` is `lanes` consecutive keys.
     // SAFETY: the caller vouches for `len` keys at `keys_in`.
@@ -331,9 +333,8 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         // SAFETY: the caller vouches for `len` values at `values_in`.
         unsafe { super::load_rows(values_in, len, (first, lanes, lane), 0) }
     };
-    // Rank each row: the lanes with the same digit, before this one, after
-    // the row's earlier in the warp. The keys and their ranks stay in
-    // registers (`unrolled`: straight-line code, no loop over the arrays).
+    // The warp's count of each digit: one shared add per key, none
+    // waiting on another.
     let mut d = lane;
     while d < RADIX_BINS {
         scratch.warp_counts.store(counts(d), 0);
@@ -342,28 +343,18 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     warp::sync_warp();
     // The keys of the warp's part below `end`, in 32 bits (`len < 2^32`).
     let in_warp = end.saturating_sub(first) as u32;
-    let mut ranks = [0u32; ITEMS];
     super::unrolled::<ITEMS>(|j| {
-        let valid = ((j * lanes + lane) as u32) < in_warp;
-        let d = digit(keys[j], shift, flip);
-        let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
-        // (Read by every lane, used by the valid ones.)
-        let base = scratch.warp_counts.load(counts(d));
-        let before = peers & below;
-        ranks[j] = base + before.count_ones();
-        warp::sync_warp();
-        // The lowest lane of the digit's peers counts them.
-        if valid && before == 0 {
+        if ((j * lanes + lane) as u32) < in_warp {
             scratch
                 .warp_counts
-                .store(counts(d), base + peers.count_ones());
+                .add(counts(digit(keys[j], shift, flip)), 1);
         }
-        warp::sync_warp();
     });
     sync_threads();
     // Per digit (a run of digits per thread): each warp's first place
     // among the tile's keys of the digit, and the tile's count of it,
-    // published at once (tile 0 publishes after the scan below).
+    // published at once, before the keys are ranked (tile 0 publishes
+    // after the scan below).
     let per = const { RADIX_BINS.div_ceil(BLOCK) };
     // A digit's count in the tile in the low half; in tile 0, the pass's
     // total of the digit in the high half, for the digits' first places.
@@ -388,7 +379,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
             running += c;
             w += 1;
         }
-        // The count for now, its place later.
+        // The count, for the look-back below.
         scratch.next.store(d, running);
         if t != 0 {
             status.publish(t * RADIX_BINS + d, AGGREGATE, u64::from(running));
@@ -400,7 +391,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // most `len < 2^32`).
     let (mut before, _) =
         crate::device::block::exclusive_scan::<u64, BLOCK>(mine, 0, |a, b| a + b, scratch.sums);
-    for d in digits {
+    for d in digits.clone() {
         let count = scratch.next.load(d);
         let (start, global) = (before as u32, (before >> 32) as u32);
         before += packed(d, count);
@@ -413,35 +404,38 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                 .store(at, scratch.warp_counts.load(at) + start);
             w += 1;
         }
-        // The place in the output of the digit's first key in the tile:
-        // the pass's keys of smaller digits (from tile 0's inclusive
-        // entry) and the tile's before of this digit (the look-back).
-        let first_place = if t == 0 {
+        // Tile 0 knows the place in the output of its first key of the
+        // digit: the pass's keys of smaller digits.
+        if t == 0 {
             status.publish(d, INCLUSIVE, u64::from(global) + u64::from(count));
-            global
-        } else {
-            let mut before = 0u64;
-            let mut p = t;
-            while p > 0 {
-                p -= 1;
-                let (flag, count) = status.wait(p * RADIX_BINS + d);
-                before += count;
-                if flag == INCLUSIVE {
-                    break;
-                }
-            }
-            status.publish(t * RADIX_BINS + d, INCLUSIVE, before + u64::from(count));
-            before as u32
-        };
-        scratch.next.store(d, first_place.wrapping_sub(start));
+            scratch.next.store(d, global.wrapping_sub(start));
+        }
     }
     sync_threads();
-    // Into shared memory in the tile's sorted order...
+    // Rank each row: the group of lanes with the same digit takes its
+    // places in the tile from the warp's running place of the digit (one
+    // `fetch_add` by the group's lowest lane, whose old value it hands
+    // on), each lane after the group's lanes below it. The adds of the
+    // warp's rows take effect in row order (a warp's shared atomics to
+    // one element do), so keys keep their order: stable. The rows' adds
+    // wait on nothing but their own `match_any`, so they are all in
+    // flight at once; the keys and their places stay in registers.
     let mut at = [0u32; ITEMS];
     super::unrolled::<ITEMS>(|j| {
+        let valid = ((j * lanes + lane) as u32) < in_warp;
+        let d = digit(keys[j], shift, flip);
+        let peers = warp::match_any(if valid { d as u32 } else { u32::MAX });
+        let leader = peers.trailing_zeros();
+        let taken = if valid && lane as u32 == leader {
+            scratch.warp_counts.fetch_add(counts(d), peers.count_ones())
+        } else {
+            0
+        };
+        at[j] = warp::shfl_idx(taken, leader) + (peers & below).count_ones();
+    });
+    // Into shared memory in the tile's sorted order...
+    super::unrolled::<ITEMS>(|j| {
         if ((j * lanes + lane) as u32) < in_warp {
-            let d = digit(keys[j], shift, flip);
-            at[j] = scratch.warp_counts.load(counts(d)) + ranks[j];
             scratch.keys.store(at[j] as usize, keys[j]);
         }
     });
@@ -458,6 +452,30 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
                 scratch.values.store(at[j] as usize, value);
             }
         });
+    }
+    // The place in the output of each digit's first key in the tile, for
+    // the tiles after the first: the pass's keys of smaller digits and
+    // the tiles' before of this digit (the look-back, which the ranking
+    // gave the tiles before time to publish). The last warp's running
+    // place of a digit is now the end of the digit's keys in the tile.
+    if t != 0 {
+        sync_threads();
+        for d in digits {
+            let count = scratch.next.load(d);
+            let start = scratch.warp_counts.load(counts_of(warps - 1, d)) - count;
+            let mut before = 0u64;
+            let mut p = t;
+            while p > 0 {
+                p -= 1;
+                let (flag, theirs) = status.wait(p * RADIX_BINS + d);
+                before += theirs;
+                if flag == INCLUSIVE {
+                    break;
+                }
+            }
+            status.publish(t * RADIX_BINS + d, INCLUSIVE, before + u64::from(count));
+            scratch.next.store(d, (before as u32).wrapping_sub(start));
+        }
     }
     sync_threads();
     // ... and out, consecutive threads to consecutive places.
