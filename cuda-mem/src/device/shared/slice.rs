@@ -140,9 +140,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory read past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            // In bounds, so `index * size_of::<T>()` is inside the block's
-            // shared memory (less than 4 GiB).
-            let address = self.shared + (index * size_of::<T>()) as u32;
+            let address = self.window(index);
             // SAFETY: `address` is element `index` of this shared array,
             // aligned for `T`; the loads are relaxed atomics, which race
             // with nothing; any bytes are a valid `T` (`DeviceCopy`).
@@ -155,6 +153,15 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         unsafe {
             self.ptr.add(index).read()
         }
+    }
+
+    /// The shared-window address of element `index`, checked to be in
+    /// bounds by the caller (so `index * size_of::<T>()` is inside the
+    /// block's shared memory, below 4 GiB).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn window(&self, index: usize) -> u32 {
+        self.shared + (index * size_of::<T>()) as u32
     }
 
     /// Writes element `index` with a relaxed, block-scope store (one `STS`,
@@ -172,7 +179,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory write past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.shared + (index * size_of::<T>()) as u32;
+            let address = self.window(index);
             // SAFETY: as for `load`: element `index`, relaxed stores.
             unsafe { relaxed::store(address, value) }
         }
@@ -203,7 +210,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory add past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.shared + (index * size_of::<T>()) as u32;
+            let address = self.window(index);
             // SAFETY: element `index` of this shared array, aligned for `T`.
             unsafe { T::__shared_add(address, value) }
         }
@@ -235,7 +242,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory add past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.shared + (index * size_of::<T>()) as u32;
+            let address = self.window(index);
             // SAFETY: element `index` of this shared array, aligned for `T`.
             unsafe { T::__shared_fetch_add(address, value) }
         }
