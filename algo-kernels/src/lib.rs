@@ -437,9 +437,9 @@ mod device {
                 }
             }
 
-            /// `$onesweep` for keys alone: its code without the values'
-            /// (in fewer registers per thread, so that more blocks share an
-            /// SM).
+            /// `$onesweep` for keys alone: its code with the values' loads,
+            /// stores and registers compiled out (their pointers are null
+            /// constants here, not parameters).
             ///
             /// # Safety
             /// As for `$onesweep`, with no values.

@@ -123,8 +123,7 @@ unsafe fn radix_sort<K: SortKey>(
     values: Values,
 ) -> Result<()> {
     let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
-    // Keys alone run a kernel of their own (without the values' code, in
-    // fewer registers).
+    // Keys alone run a kernel of their own, the values' code compiled out.
     let keys_only = matches!(values, Values::None);
     let pass_kernel = if keys_only {
         "radix_onesweep_keys"
