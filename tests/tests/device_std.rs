@@ -197,6 +197,7 @@ const SIMPLE_KERNELS: &[&str] = &[
     "warp_full",
     "warp_masked",
     "warp_reduce",
+    "warp_match",
     "trap_on_index",
 ];
 
@@ -1591,6 +1592,101 @@ fn warp_shuffles_votes_and_masks_match_the_host() {
             }
             assert_eq!(got[7], 1);
         }
+    }
+}
+
+/// `match_any` and `match_low_bits` (whole warps, partial last warps,
+/// masks) against the host: values drawn from a few, so that lanes match
+/// on all bits or on the low bits alone. (Blocks of up to 256 threads:
+/// the kernel's registers do not fit 1024.)
+#[test]
+#[ignore = "needs a CUDA device"]
+fn warp_matches_find_the_lanes_with_equal_bits() {
+    let mut rng = Rng::from_env("warp_matches_find_the_lanes_with_equal_bits");
+    let k = Kernels::load(KERNELS_PTX);
+    let f = k.func("warp_match");
+    for _ in 0..8 {
+        let (grid, block) = (
+            (1 + rng.below(30)) as u32,
+            [1, 7, 32, 33, 64, 95, 250, 256][rng.below(8)] as u32,
+        );
+        let n = (grid * block) as usize;
+        let kinds = 1 + rng.below(12) as u32;
+        let mut value =
+            || (rng.below(kinds as usize) as u32 * 0x0101_0037) ^ ((rng.below(3) as u32) << 8);
+        let values: Vec<[u32; 4]> = (0..n)
+            .map(|_| [value(), value(), value(), value()])
+            .collect();
+        // A mask per warp (warps start at multiples of 32 in each block),
+        // of lanes that exist, lane 0 among them.
+        let per_block = (block as usize).div_ceil(32);
+        let masks: Vec<u32> = (0..grid as usize * per_block)
+            .map(|w| {
+                let lanes = existing_lanes(block as usize, w % per_block);
+                (rng.next_u64() as u32 | 1 << rng.below(32)) & lanes | 1
+            })
+            .collect();
+        let v_buf = DeviceBuffer::from_slice(&k.ctx, &values).unwrap();
+        let m_buf = DeviceBuffer::from_slice(&k.ctx, &masks).unwrap();
+        let mut out = DeviceBuffer::from_slice(&k.ctx, &poison::<[u32; 5]>(&mut rng, n)).unwrap();
+        {
+            let s = &k.stream;
+            let (v, m) = (v_buf.kernel_arg(s).unwrap(), m_buf.kernel_arg(s).unwrap());
+            let (v, m) = (slice(&v, n), slice(&m, masks.len()));
+            let o = out.kernel_arg_mut(s).unwrap();
+            let o = slice(&o, n);
+            // SAFETY: `warp_match(DeviceSlice<u32>, DeviceSlice<u32>,
+            // DeviceSliceMut<[u32; 5]>)`, one value per thread, a mask per
+            // warp.
+            unsafe {
+                s.launch_builder(&f).arg(&v).arg(&m).arg(&o).launch(config(
+                    (grid, 1, 1),
+                    (block, 1, 1),
+                    0,
+                ))
+            }
+            .unwrap();
+        }
+        let got = out.to_vec().unwrap();
+        for (t, got_t) in got.iter().enumerate() {
+            let (blk, rank) = (t / block as usize, t % block as usize);
+            let first = blk * block as usize + rank / 32 * 32;
+            let last = (first + 32).min((blk + 1) * block as usize);
+            let lane = t - first;
+            let peers = |k: usize, same: &dyn Fn(u32, u32) -> bool, among: u32| {
+                (first..last)
+                    .filter(|&i| among & 1 << (i - first) != 0 && same(values[i][k], values[t][k]))
+                    .fold(0u32, |m, i| m | 1 << (i - first))
+            };
+            let all = u32::MAX;
+            let low = |bits: u32| move |a: u32, b: u32| (a ^ b) & ((1u64 << bits) - 1) as u32 == 0;
+            let mask = masks[blk * per_block + rank / 32];
+            let want = [
+                peers(0, &|a, b| a == b, all),
+                peers(0, &low(8), all),
+                peers(1, &low(3), all),
+                peers(2, &low(32), all),
+                if mask & 1 << lane != 0 {
+                    peers(3, &low(8), mask)
+                } else {
+                    0
+                },
+            ];
+            assert_eq!(
+                *got_t, want,
+                "thread {t} (block {block}, lane {lane}, mask {mask:#x})"
+            );
+        }
+    }
+}
+
+/// The lanes that exist in warp `w` of a block of `block` threads.
+fn existing_lanes(block: usize, w: usize) -> u32 {
+    let lanes = (block - w * 32).min(32);
+    if lanes == 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes) - 1
     }
 }
 

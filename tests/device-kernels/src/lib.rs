@@ -612,6 +612,39 @@ mod kernels {
         }
     }
 
+    /// Matches among a warp's lanes, one thread per element (block sizes
+    /// need not be multiples of 32): thread `t` reads `values[t] = [a, b,
+    /// c, d]` and its warp's mask (`masks[block * warps_per_block +
+    /// warp]`, of lanes that exist) and writes `[match_any(a),
+    /// match_low_bits::<8>(a), match_low_bits::<3>(b),
+    /// match_low_bits::<32>(c), match_low_bits_in::<8>(mask, d)]`, the last
+    /// 0 outside the mask. (Four values, not one: ptxas 13.5 fails to
+    /// allocate predicates for a kernel that matches overlapping bits of
+    /// one value three times.)
+    #[no_mangle]
+    pub extern "ptx-kernel" fn warp_match(
+        values: DeviceSlice<'_, [u32; 4]>,
+        masks: DeviceSlice<'_, u32>,
+        mut out: DeviceSliceMut<'_, [u32; 5]>,
+    ) {
+        let t = global_linear_idx();
+        let w = block_idx().x as usize * (block_size() as usize).div_ceil(32) + warp::warp_id() as usize;
+        let ([a, b, c, d], mask) = (values[t], masks[w]);
+        let mut record = [
+            warp::match_any(a),
+            warp::match_low_bits::<8>(a),
+            warp::match_low_bits::<3>(b),
+            warp::match_low_bits::<32>(c),
+            0,
+        ];
+        if mask & (1 << warp::lane_id()) != 0 {
+            record[4] = warp::match_low_bits_in::<8>(mask, d);
+        }
+        if let Some(o) = out.this_thread_mut() {
+            *o = record;
+        }
+    }
+
     // -- printing ---------------------------------------------------------------------
 
     /// Prints one line per thread with every kind of conversion.
