@@ -125,18 +125,17 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// The registers per thread a kernel is compiled to (PTX's `.maxnreg`),
 /// where fewer than the compiler's choice measured faster: more blocks on
 /// each SM hide the waits of a look-back. (Rust has no launch bounds for
-/// kernels, so the limit is set on the entry when it is loaded.) H200:
-/// the onesweep pass that carries values, for keys of 4 bytes, at 80
-/// registers (3 blocks per SM, from 2, and no spills): `(u32, u32)` pairs
-/// at 2^24 1125 -> 985 µs, at 2^28 15.1 -> 13.2 ms. The keys-only pass
-/// keeps the compiler's choice (78 for `u32`): at 64 it was 5 % faster at
-/// 2^24 and 7 % slower at 2^28.
+/// kernels, so the limit is set on the entry when it is loaded.) Both
+/// onesweep passes of keys of up to 4 bytes, at 80 registers: 3 blocks of
+/// 256 threads per SM. The compiler takes 80 for `u32` keys alone, 90-92
+/// for 1- and 2-byte keys (2 blocks per SM, none spilled at 80), and
+/// 119-126 for the pass that carries values (8 bytes spilled at 80).
+/// H200: `(u32, u32)` pairs at 2^24 751 µs, 2^28 10.6 ms.
 fn register_limit(name: &str) -> Option<u32> {
-    let four_byte_keys = ["_u32", "_i32", "_f32"].iter().any(|t| name.ends_with(t));
-    (four_byte_keys
-        && name.starts_with("cuda_mem_radix_onesweep_")
-        && !name.starts_with("cuda_mem_radix_onesweep_keys_"))
-    .then_some(80)
+    let small_keys = ["_u8", "_i8", "_u16", "_i16", "_u32", "_i32", "_f32"]
+        .iter()
+        .any(|t| name.ends_with(t));
+    (small_keys && name.starts_with("cuda_mem_radix_onesweep_")).then_some(80)
 }
 
 /// `ptx` (one entry, [`entry_module`]'s) with its entry compiled to at most
@@ -362,10 +361,13 @@ mod tests {
             ("cuda_mem_radix_onesweep_u32", true),
             ("cuda_mem_radix_onesweep_i32", true),
             ("cuda_mem_radix_onesweep_f32", true),
+            ("cuda_mem_radix_onesweep_u16", true),
+            ("cuda_mem_radix_onesweep_i8", true),
             ("cuda_mem_radix_onesweep_u64", false),
-            ("cuda_mem_radix_onesweep_u16", false),
-            ("cuda_mem_radix_onesweep_keys_u32", false),
-            ("cuda_mem_radix_onesweep_keys_f32", false),
+            ("cuda_mem_radix_onesweep_f64", false),
+            ("cuda_mem_radix_onesweep_keys_u32", true),
+            ("cuda_mem_radix_onesweep_keys_i8", true),
+            ("cuda_mem_radix_onesweep_keys_u64", false),
             ("cuda_mem_scan_sum_u32", false),
             ("cuda_mem_reduce_sum_u32", false),
         ] {

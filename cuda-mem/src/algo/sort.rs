@@ -31,7 +31,7 @@ const fn items(size: usize) -> usize {
     if size > 4 {
         8
     } else {
-        16
+        20
     }
 }
 
@@ -155,7 +155,11 @@ unsafe fn radix_sort<K: SortKey>(
         Some(_) => Some(Temporary::new(state, stream, len * 4)?),
         None => None,
     };
-    let descending = u32::from(order == SortOrder::Descending);
+    // The kernels' `descending`: the bits each key is xor-ed with.
+    let descending = match order {
+        SortOrder::Ascending => 0,
+        SortOrder::Descending => u32::MAX,
+    };
     {
         let (mut input, mut n, mut desc, mut p, mut at) =
             (keys, len as u64, descending, passes, totals);

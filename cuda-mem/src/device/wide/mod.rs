@@ -82,27 +82,26 @@ fn unrolled<const N: usize>(mut f: impl FnMut(usize)) {
 
 /// Row `j` of a warp's rows in a tile: the `lanes` consecutive elements
 /// `first + j * lanes ..`, one per lane (each load of a warp coalesced),
-/// `past_end` for the lanes past `len`. The rows' loads are all issued
-/// before any is used.
+/// of which the first `count` exist (`past_end` for the others): one
+/// 32-bit compare per element. The rows' loads are all issued before any
+/// is used.
 ///
 /// # Safety
-/// `input` holds `len` elements every thread can read, unchanged while
-/// the kernel runs.
+/// `input` holds `first + count` elements every thread can read,
+/// unchanged while the kernel runs.
 #[inline(always)]
 unsafe fn load_rows<T: crate::copy::device_copy::DeviceCopy, const ITEMS: usize>(
     input: *const T,
-    len: usize,
     (first, lanes, lane): (usize, usize, usize),
+    count: u32,
     past_end: T,
 ) -> [T; ITEMS] {
-    let whole = first + lanes * ITEMS <= len;
     let mut items = [past_end; ITEMS];
     unrolled::<ITEMS>(|j| {
-        let i = first + j * lanes + lane;
-        if whole || i < len {
-            // SAFETY: `i < len` (a whole warp's rows lie below `len`); the
-            // caller vouches for the memory.
-            items[j] = unsafe { input.add(i).read() };
+        if ((j * lanes + lane) as u32) < count {
+            // SAFETY: below `first + count`; the caller vouches for the
+            // memory.
+            items[j] = unsafe { input.add(first + j * lanes + lane).read() };
         }
     });
     items

@@ -107,13 +107,14 @@ pub unsafe fn select_tile<T, U, const BLOCK: usize, const ITEMS: usize>(
     let tiles = len.div_ceil(BLOCK * ITEMS).max(1);
     let first = tile * BLOCK * ITEMS + warp * lanes * ITEMS;
     let whole = first + lanes * ITEMS <= len;
+    let in_warp = len.saturating_sub(first).min(lanes * ITEMS) as u32;
 
     // Row `j` of the warp: `lanes` consecutive elements, one per lane (past
     // the end, zero bytes: a valid `T`, never kept below).
     // SAFETY: the caller vouches for `len` elements at `input`; zero
     // bytes are a `T` (`DeviceCopy`).
     let items: [T; ITEMS] =
-        unsafe { super::load_rows(input, len, (first, lanes, lane), core::mem::zeroed()) };
+        unsafe { super::load_rows(input, (first, lanes, lane), in_warp, core::mem::zeroed()) };
     let mut masks = [0u32; ITEMS];
     let mut warp_count = 0u32;
     let mut j = 0;
