@@ -1,5 +1,6 @@
 //! Warp-level operations: the lane, lane masks, votes (`ballot`, `any`,
-//! `all`), shuffles (`idx`, `up`, `down`, `xor`) of any [`DeviceCopy`] value
+//! `all`), matches ([`match_any`], [`match_low_bits`]), shuffles (`idx`,
+//! `up`, `down`, `xor`) of any [`DeviceCopy`] value
 //! whose size is a multiple of 4 bytes, and warp reductions ([`sum`], [`min`], [`max`]).
 //!
 //! Warps are the block's threads 32 by 32, in [`block_thread_rank`] order.
