@@ -226,7 +226,8 @@ mod device {
         partials_pair: Pair, PARTIALS;
         radix_sums: u64, RADIX_BLOCK / 32 + 1;
         ticket: u32, 1;
-        radix_shared: u32, RADIX_SHARED;
+        radix_counts: u32, RADIX_COUNTS;
+        radix_values: u32, RADIX_VALUES;
         radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
         histogram_shared: u32, HISTOGRAM_SHARED;
     }
@@ -318,17 +319,22 @@ mod device {
 
     /// Threads per block of a radix sort pass (the host launches this many).
     const RADIX_BLOCK: usize = 256;
-    /// Elements per thread of a radix sort pass's tile: keys of up to 4
-    /// bytes (20: on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms against 16,
-    /// at 80 registers, 3 blocks per SM), and of 8.
-    const RADIX_ITEMS4: usize = 20;
+    /// Elements per thread of a radix sort pass's tile. Keys of up to 4
+    /// bytes: 20 when alone (on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms
+    /// against 16, at 80 registers, 3 blocks per SM), 16 with values (the
+    /// keys' and the values' tiles at 20 would take 50 KB of static shared
+    /// memory, past the 48 KB that ptxas allows; 16 measured as fast: 2^28
+    /// pairs 10.54 ms against 10.64). Keys of 8 bytes: 8.
+    const RADIX_ITEMS4_KEYS: usize = 20;
+    const RADIX_ITEMS4_PAIRS: usize = 16;
     const RADIX_ITEMS8: usize = 8;
-    /// A radix pass's shared memory: the warps' digit counts, the digits'
-    /// places, and the tile's values in sorted order (its keys:
-    /// `radix_tile_*`; the block scan's sums: `radix_sums`), for the
-    /// larger tile.
-    const RADIX_SHARED: usize =
-        (RADIX_BLOCK / 32 + 1) * RADIX_BINS + RADIX_BLOCK * RADIX_ITEMS4;
+    /// A radix pass's counters: the warps' digit counts and the digits'
+    /// places (its keys: `radix_tile_*`; the block scan's sums:
+    /// `radix_sums`; the values in sorted order: `radix_values`).
+    const RADIX_COUNTS: usize = (RADIX_BLOCK / 32 + 1) * RADIX_BINS;
+    /// The values of a pass that carries them, in sorted order: the larger
+    /// tile of one with values.
+    const RADIX_VALUES: usize = RADIX_BLOCK * RADIX_ITEMS4_PAIRS;
     /// The histogram's counters: every pass's bins (8 passes of 64-bit keys).
     const RADIX_HISTOGRAM_BINS: usize = 8 * RADIX_BINS;
 
@@ -342,13 +348,14 @@ mod device {
     }
 
     /// A radix pass's tile (`radix_onesweep`) with the kernel's shared
-    /// memory: `tile` the keys' place in it.
+    /// memory: `tile` the keys' place in it, `values` the values' (empty
+    /// for keys alone).
     ///
     /// # Safety
     /// As the onesweep kernels'.
     #[inline(always)]
     unsafe fn onesweep<K: RadixKey, const ITEMS: usize>(
-        tile: SharedSlice<'_, K>,
+        (tile, values): (SharedSlice<'_, K>, SharedSlice<'_, u32>),
         (keys_in, keys_out): (*const K, *mut K),
         (values_in, values_out): (*const u32, *mut u32),
         (len, pass, descending): (u64, u32, u32),
@@ -356,12 +363,9 @@ mod device {
         status: *mut u64,
         counter: *mut u32,
     ) {
-        let shared = radix_shared();
-        let all = shared.as_slice();
-        let Some((warp_counts, rest)) = all.split_at((RADIX_BLOCK / 32) * RADIX_BINS) else {
-            return;
-        };
-        let Some((next, values)) = rest.split_at(RADIX_BINS) else {
+        let counts = radix_counts();
+        let Some((warp_counts, next)) = counts.as_slice().split_at((RADIX_BLOCK / 32) * RADIX_BINS)
+        else {
             return;
         };
         let (ticket, sums) = (ticket(), radix_sums());
@@ -374,7 +378,7 @@ mod device {
             ticket: ticket.as_slice(),
         };
         let flip = flip_of(descending);
-        // SAFETY: the caller's contract.
+        // SAFETY: the caller's contract; `flip` is 0 or all ones.
         unsafe {
             let counter = DeviceAtomic::from_ptr(counter);
             radix_onesweep::<K, RADIX_BLOCK, ITEMS>(
@@ -386,11 +390,16 @@ mod device {
 
     /// The kernels of a radix sort over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $tile:ident;)*) => {$(
-            /// The tile of keys of a radix pass, in their sorted order.
+        ($($t:ty, $keys_items:ident, $pairs_items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $keys_tile:ident, $pairs_tile:ident;)*) => {$(
+            /// The tile of keys of a radix pass, in their sorted order: of
+            /// keys alone, and of keys with values.
             #[inline(always)]
-            fn $tile() -> SharedArray<$t, { RADIX_BLOCK * $items }> {
-                cuda_mem::shared_array![$t; RADIX_BLOCK * $items]
+            fn $keys_tile() -> SharedArray<$t, { RADIX_BLOCK * $keys_items }> {
+                cuda_mem::shared_array![$t; RADIX_BLOCK * $keys_items]
+            }
+            #[inline(always)]
+            fn $pairs_tile() -> SharedArray<$t, { RADIX_BLOCK * $pairs_items }> {
+                cuda_mem::shared_array![$t; RADIX_BLOCK * $pairs_items]
             }
 
             /// Every pass's digit totals (`radix_histogram`), added to
@@ -439,12 +448,12 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
-                let tile = $tile();
+                let (tile, values) = ($pairs_tile(), radix_values());
                 // SAFETY: the caller's contract.
                 unsafe {
-                    onesweep::<$t, $items>(
-                        tile.as_slice(), (keys_in, keys_out), (values_in, values_out),
-                        (len, pass, descending), totals, status, counter,
+                    onesweep::<$t, $pairs_items>(
+                        (tile.as_slice(), values.as_slice()), (keys_in, keys_out),
+                        (values_in, values_out), (len, pass, descending), totals, status, counter,
                     );
                 }
             }
@@ -466,11 +475,15 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
-                let tile = $tile();
+                let (tile, counts) = ($keys_tile(), radix_counts());
+                // No values: an empty slice of the counters' tail.
+                let Some((_, no_values)) = counts.as_slice().split_at(RADIX_COUNTS) else {
+                    return;
+                };
                 // SAFETY: the caller's contract, no values.
                 unsafe {
-                    onesweep::<$t, $items>(
-                        tile.as_slice(), (keys_in, keys_out),
+                    onesweep::<$t, $keys_items>(
+                        (tile.as_slice(), no_values), (keys_in, keys_out),
                         (core::ptr::null(), core::ptr::null_mut()), (len, pass, descending),
                         totals, status, counter,
                     );
@@ -479,16 +492,16 @@ mod device {
         )*};
     }
     radix_kernels! {
-        u8, RADIX_ITEMS4, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8;
-        i8, RADIX_ITEMS4, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8;
-        u16, RADIX_ITEMS4, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16;
-        i16, RADIX_ITEMS4, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16;
-        u32, RADIX_ITEMS4, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32;
-        i32, RADIX_ITEMS4, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32;
-        u64, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64;
-        i64, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64;
-        f32, RADIX_ITEMS4, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32;
-        f64, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64;
+        u8, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8_keys, radix_tile_u8_pairs;
+        i8, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8_keys, radix_tile_i8_pairs;
+        u16, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16_keys, radix_tile_u16_pairs;
+        i16, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16_keys, radix_tile_i16_pairs;
+        u32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32_keys, radix_tile_u32_pairs;
+        i32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32_keys, radix_tile_i32_pairs;
+        u64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64_keys, radix_tile_u64_pairs;
+        i64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64_keys, radix_tile_i64_pairs;
+        f32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32_keys, radix_tile_f32_pairs;
+        f64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64_keys, radix_tile_f64_pairs;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:

@@ -1635,9 +1635,9 @@ fn warp_matches_find_the_lanes_with_equal_bits() {
             let (v, m) = (slice(&v, n), slice(&m, masks.len()));
             let o = out.kernel_arg_mut(s).unwrap();
             let o = slice(&o, n);
-            // SAFETY: `warp_match(DeviceSlice<u32>, DeviceSlice<u32>,
-            // DeviceSliceMut<[u32; 5]>)`, one value per thread, a mask per
-            // warp.
+            // SAFETY: `warp_match(DeviceSlice<[u32; 4]>, DeviceSlice<u32>,
+            // DeviceSliceMut<[u32; 5]>)`, four values per thread, a mask
+            // per warp.
             unsafe {
                 s.launch_builder(&f).arg(&v).arg(&m).arg(&o).launch(config(
                     (grid, 1, 1),

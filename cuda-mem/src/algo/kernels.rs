@@ -125,17 +125,26 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// The registers per thread a kernel is compiled to (PTX's `.maxnreg`),
 /// where fewer than the compiler's choice measured faster: more blocks on
 /// each SM hide the waits of a look-back. (Rust has no launch bounds for
-/// kernels, so the limit is set on the entry when it is loaded.) Both
-/// onesweep passes of keys of up to 4 bytes, at 80 registers: 3 blocks of
-/// 256 threads per SM. The compiler takes 80 for `u32` keys alone, 90-92
-/// for 1- and 2-byte keys (2 blocks per SM, none spilled at 80), and
-/// 119-126 for the pass that carries values (8 bytes spilled at 80).
-/// H200: `(u32, u32)` pairs at 2^24 751 µs, 2^28 10.6 ms.
+/// kernels, so the limit is set on the entry when it is loaded.) The
+/// onesweep passes of keys of up to 4 bytes, 3 blocks of 256 threads per
+/// SM each, none spilling: keys alone (20 a thread) at 80 registers (the
+/// compiler's choice for `u32`; 90-92 for 1- and 2-byte keys, 2 blocks
+/// per SM), keys with values (16 a thread) at 72 (the compiler's 93-95).
+/// H200, one probe: `(u32, u32)` pairs at 72 registers 739 µs at 2^24 and
+/// 10.54 ms at 2^28, at 80 783 µs and 11.24 ms.
 fn register_limit(name: &str) -> Option<u32> {
     let small_keys = ["_u8", "_i8", "_u16", "_i16", "_u32", "_i32", "_f32"]
         .iter()
         .any(|t| name.ends_with(t));
-    (small_keys && name.starts_with("cuda_mem_radix_onesweep_")).then_some(80)
+    if !small_keys {
+        None
+    } else if name.starts_with("cuda_mem_radix_onesweep_keys_") {
+        Some(80)
+    } else if name.starts_with("cuda_mem_radix_onesweep_") {
+        Some(72)
+    } else {
+        None
+    }
 }
 
 /// `ptx` (one entry, [`entry_module`]'s) with its entry compiled to at most
@@ -357,26 +366,27 @@ mod tests {
     /// their body, the others nothing.
     #[test]
     fn register_limits_go_on_their_entries_alone() {
-        for (name, limited) in [
-            ("cuda_mem_radix_onesweep_u32", true),
-            ("cuda_mem_radix_onesweep_i32", true),
-            ("cuda_mem_radix_onesweep_f32", true),
-            ("cuda_mem_radix_onesweep_u16", true),
-            ("cuda_mem_radix_onesweep_i8", true),
-            ("cuda_mem_radix_onesweep_u64", false),
-            ("cuda_mem_radix_onesweep_f64", false),
-            ("cuda_mem_radix_onesweep_keys_u32", true),
-            ("cuda_mem_radix_onesweep_keys_i8", true),
-            ("cuda_mem_radix_onesweep_keys_u64", false),
-            ("cuda_mem_scan_sum_u32", false),
-            ("cuda_mem_reduce_sum_u32", false),
+        for (name, limit) in [
+            ("cuda_mem_radix_onesweep_u32", Some(72)),
+            ("cuda_mem_radix_onesweep_i32", Some(72)),
+            ("cuda_mem_radix_onesweep_f32", Some(72)),
+            ("cuda_mem_radix_onesweep_u16", Some(72)),
+            ("cuda_mem_radix_onesweep_i8", Some(72)),
+            ("cuda_mem_radix_onesweep_u64", None),
+            ("cuda_mem_radix_onesweep_f64", None),
+            ("cuda_mem_radix_onesweep_keys_u32", Some(80)),
+            ("cuda_mem_radix_onesweep_keys_i8", Some(80)),
+            ("cuda_mem_radix_onesweep_keys_u64", None),
+            ("cuda_mem_scan_sum_u32", None),
+            ("cuda_mem_reduce_sum_u32", None),
         ] {
             let ptx = kernel_ptx(name).unwrap();
-            assert_eq!(ptx.contains(".maxnreg"), limited, "{name}");
-            if limited {
-                assert!(ptx.contains("\n)\n.maxnreg 80\n{\n"), "{name}");
+            assert_eq!(ptx.contains(".maxnreg"), limit.is_some(), "{name}");
+            if let Some(registers) = limit {
+                let line = format!("\n.maxnreg {registers}");
+                assert!(ptx.contains(&format!("\n){line}\n{{\n")), "{name}");
                 assert_eq!(
-                    ptx.replace("\n.maxnreg 80", ""),
+                    ptx.replace(&line, ""),
                     entry_module(KERNELS_PTX, name).unwrap()
                 );
             }

@@ -25,13 +25,16 @@ use crate::error::{DriverResultExt, Error, Result};
 /// Threads per block of a radix pass (`algo-kernels/`'s `RADIX_BLOCK`).
 const RADIX_BLOCK: u32 = 256;
 
-/// Elements per thread of a radix pass's tile over keys of `size` bytes
-/// (`algo-kernels/`'s `RADIX_ITEMS4` and `RADIX_ITEMS8`).
-const fn items(size: usize) -> usize {
+/// Elements per thread of a radix pass's tile over keys of `size` bytes,
+/// alone or with values (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`,
+/// `RADIX_ITEMS4_PAIRS` and `RADIX_ITEMS8`).
+const fn items(size: usize, keys_only: bool) -> usize {
     if size > 4 {
         8
-    } else {
+    } else if keys_only {
         20
+    } else {
+        16
     }
 }
 
@@ -133,7 +136,7 @@ unsafe fn radix_sort<K: SortKey>(
     let (onesweep, _) = kernel(state, pass_kernel, K::NAME)?;
     let passes = K::BYTES;
     let tiles = len
-        .div_ceil(RADIX_BLOCK as usize * items(size_of::<K>()))
+        .div_ceil(RADIX_BLOCK as usize * items(size_of::<K>(), keys_only))
         .max(1);
     let size = size_of::<K>();
     let other = Temporary::new(state, stream, len * size)?;

@@ -618,9 +618,7 @@ mod kernels {
     /// warp]`, of lanes that exist) and writes `[match_any(a),
     /// match_low_bits::<8>(a), match_low_bits::<3>(b),
     /// match_low_bits::<32>(c), match_low_bits_in::<8>(mask, d)]`, the last
-    /// 0 outside the mask. (Four values, not one: ptxas 13.5 fails to
-    /// allocate predicates for a kernel that matches overlapping bits of
-    /// one value three times.)
+    /// 0 outside the mask.
     #[no_mangle]
     pub extern "ptx-kernel" fn warp_match(
         values: DeviceSlice<'_, [u32; 4]>,

@@ -29,14 +29,16 @@ use crate::device::warp;
 /// published yet, in nanoseconds (the radix sort's look-back).
 pub(super) const FIRST_PAUSE_NS: u32 = 32;
 pub(super) const LAST_PAUSE_NS: u32 = 512;
-/// The scan's look-back: a tile this many tiles or more from the start
+/// The look-back of the scans and compactions ([`TileStatus`]'s
+/// `exclusive_prefix`): a tile this many tiles or more from the start
 /// (whose predecessors are then mostly still running) first sleeps
 /// [`FIRST_WAIT_NS`], about the latency of a write reaching L2, so that
 /// its first polls find the window published; a window with entries not
 /// published yet is polled again every [`POLL_PAUSE_NS`]. The shape of
-/// CUB's delays for sm_90. H200, exclusive sum of `u32`: 2^28 847 -> 704
-/// µs (CUB 694), 2^24 60.4 -> 54.3 µs (CUB 56.8), against a first poll at
-/// once and pauses doubling from 32 to 512 ns.
+/// CUB's delays for sm_90. H200, measured on the scans (the compactions
+/// not timed apart): exclusive sum of `u32` at 2^28 847 -> 704 µs (CUB
+/// 694), at 2^24 60.4 -> 54.3 µs (CUB 56.8), against a first poll at once
+/// and pauses doubling from 32 to 512 ns.
 const FIRST_WAIT_AFTER_TILES: usize = 500;
 const FIRST_WAIT_NS: u32 = 1200;
 const POLL_PAUSE_NS: u32 = 640;

@@ -17,7 +17,7 @@
 //!   8 bits at a time, over [`RadixKey`]s (integers and floats in an
 //!   order-preserving `u64`; floats in `total_cmp`'s order): every pass's
 //!   digit totals in one read, then per pass one tile per block: its
-//!   stable ranking (`match_any` per row of a warp), a per-digit
+//!   stable ranking (8 ballots per row of a warp), a per-digit
 //!   look-back over the tiles before, and the scatter through shared
 //!   memory.
 //! - [`histogram_tiles`]: a block's share of a histogram (shared-memory

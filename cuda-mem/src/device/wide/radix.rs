@@ -101,8 +101,9 @@ float_keys!(f32, u32; f64, u64);
 fn digit<K: RadixKey>(key: K, shift: u32, flip: u64) -> usize {
     if K::BYTES <= 4 {
         // In 32 bits (`shift < 32` for these keys): half the instructions
-        // (a shift, and one xor-and).
-        ((((key.ordered() as u32) >> shift) ^ (flip as u32)) as usize) & (RADIX_BINS - 1)
+        // (a shift, and one xor-and with the shifted `flip`, which a loop
+        // computes once).
+        ((((key.ordered() as u32) >> shift) ^ ((flip as u32) >> shift)) as usize) & (RADIX_BINS - 1)
     } else {
         (((key.ordered() ^ flip) >> shift) as usize) & (RADIX_BINS - 1)
     }
@@ -282,18 +283,19 @@ impl<K> Copy for RadixScratch<'_, K> {}
 /// Sorts one tile of one pass (digit at `pass * 8`) of `len` keys into
 /// `keys_out` (and `u32` values into `values_out`): the block takes the
 /// next tile from `counter`; each warp reads its `ITEMS` rows of 32
-/// consecutive keys once, into registers (the values too, in the same
-/// rows, so that their loads are in flight during what follows), and
-/// counts its keys of each digit. The tile's count of each digit is
-/// published at once, before any key is ranked; a block scan gives each
-/// digit its first place in the tile (and, in tile 0, in the pass: tile
-/// 0's entries carry the digits' first places); each warp then ranks its
-/// rows (the lanes of a digit found by 8 ballots, and one shared
-/// `fetch_add` per group of lanes with one digit) and puts its keys in
-/// shared memory in their sorted order.
-/// Only then does each digit look back (one thread per digit) over the
-/// tiles before for the number of its keys there, and the keys go out
-/// from shared memory, consecutive threads to consecutive places. Stable.
+/// consecutive keys once, into registers (places past `len` hold padding
+/// of the largest digit), and counts its keys of each digit. The tile's
+/// count of each digit is published at once, before any key is ranked; a
+/// block scan gives each digit its first place in the tile (and, in tile
+/// 0, in the pass: tile 0's entries carry the digits' first places); each
+/// warp then ranks its rows (the lanes of a digit found by 8 ballots, and
+/// one shared `fetch_add` per group of lanes with one digit) and puts its
+/// keys in shared memory in their sorted order. The values are read only
+/// then, in the keys' rows. Each digit then looks back (one thread per
+/// digit) over the tiles before for the number of its keys there (the
+/// values' loads in flight meanwhile), the values go into shared memory
+/// in the keys' order, and keys and values go out from shared memory,
+/// consecutive threads to consecutive places. Stable.
 /// `ITEMS` is at most 32.
 ///
 /// `values_in` null: the values are the keys' input indices (the first
@@ -308,7 +310,7 @@ impl<K> Copy for RadixScratch<'_, K> {}
 ///   ([`radix_histogram`] with the same `flip`).
 /// - `status` holds [`radix_status_bytes`]`(tiles)` bytes, 8-aligned,
 ///   zeroed before the sort's first pass and used by no other launch
-///   meanwhile, `pass < 256`; `counter` was 0 when this pass started and
+///   meanwhile, `pass < 255`; `counter` was 0 when this pass started and
 ///   is this launch's alone. The grid has one block per tile,
 ///   `len.div_ceil(BLOCK * ITEMS)`.
 /// - Every thread of the block calls it, `BLOCK` is the launch's block
@@ -543,9 +545,13 @@ mod tests {
     /// after the other): the histogram once, then each pass's tiles. The
     /// values are the input indices, so stability shows.
     fn sort<K: RadixKey, const ITEMS: usize>(keys: &[K], descending: bool) -> (Vec<K>, Vec<u32>) {
+        sort_flipped::<K, ITEMS>(keys, if descending { u64::MAX } else { 0 })
+    }
+
+    /// [`sort`] by the keys' bits xor any `flip`.
+    fn sort_flipped<K: RadixKey, const ITEMS: usize>(keys: &[K], flip: u64) -> (Vec<K>, Vec<u32>) {
         let len = keys.len();
         let tiles = len.div_ceil(ITEMS).max(1);
-        let flip = if descending { u64::MAX } else { 0 };
         let passes = K::BYTES;
         let mut totals = vec![0u32; passes as usize * RADIX_BINS];
         let bins = crate::shared_array![u32; 2048];
@@ -642,6 +648,39 @@ mod tests {
         let mut want = wide.clone();
         want.sort();
         assert_eq!(sort::<u64, 8>(&wide, false).0, want);
+    }
+
+    /// A `flip` that is neither 0 nor all ones orders by the flipped bits,
+    /// its padding included (it once took the padding for a key: the
+    /// digit xor-ed the unshifted `flip`).
+    #[test]
+    fn any_flip_orders_by_the_flipped_bits() {
+        for flip in [0xffu64, 0xff00, 0x1234_5678_9abc_def0, 0x8000] {
+            for len in [1usize, 7, 100, 333] {
+                let keys: Vec<u16> = (0..len as u32)
+                    .map(|i| (i.wrapping_mul(40503) >> 3) as u16)
+                    .collect();
+                let mut want: Vec<(u16, u32)> = keys.iter().copied().zip(0..).collect();
+                want.sort_by_key(|&(k, _)| k ^ flip as u16); // stable
+                let (sorted, indices) = sort_flipped::<u16, 3>(&keys, flip);
+                assert_eq!(
+                    sorted.into_iter().zip(indices).collect::<Vec<_>>(),
+                    want,
+                    "flip {flip:#x}, len {len}"
+                );
+                let wide: Vec<u64> = keys
+                    .iter()
+                    .map(|&k| u64::from(k) * 0x0001_0001_0001_0001)
+                    .collect();
+                let mut want: Vec<u64> = wide.clone();
+                want.sort_by_key(|&k| k ^ flip);
+                assert_eq!(
+                    sort_flipped::<u64, 5>(&wide, flip).0,
+                    want,
+                    "flip {flip:#x}, len {len}"
+                );
+            }
+        }
     }
 
     #[test]
