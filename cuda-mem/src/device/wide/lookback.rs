@@ -25,10 +25,6 @@ use crate::device::sync::{fence, nanosleep, sync_threads};
 use crate::device::thread::block_thread_rank;
 use crate::device::warp;
 
-/// The first and the longest pause between polls of an entry not
-/// published yet, in nanoseconds (the radix sort's look-back).
-pub(super) const FIRST_PAUSE_NS: u32 = 32;
-pub(super) const LAST_PAUSE_NS: u32 = 512;
 /// The look-back of the scans and compactions ([`TileStatus`]'s
 /// `exclusive_prefix`): a tile this many tiles or more from the start
 /// (whose predecessors are then mostly still running) first sleeps

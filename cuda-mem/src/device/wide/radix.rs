@@ -213,13 +213,13 @@ impl DigitStatus {
     /// The entry once published in this pass: `(flag, count)`.
     #[inline(always)]
     fn wait(&self, entry: usize) -> (u64, u64) {
-        let mut pause = super::lookback::FIRST_PAUSE_NS;
+        let mut pause = FIRST_PAUSE_NS;
         loop {
             if let Some(published) = self.decode(self.word(entry).load(Scope::Device)) {
                 return published;
             }
             nanosleep(pause);
-            pause = (pause * 2).min(super::lookback::LAST_PAUSE_NS);
+            pause = (pause * 2).min(LAST_PAUSE_NS);
         }
     }
 
@@ -243,6 +243,11 @@ impl DigitStatus {
         before
     }
 }
+
+/// The first and the longest pause between polls of a look-back entry
+/// not published yet, in nanoseconds.
+const FIRST_PAUSE_NS: u32 = 32;
+const LAST_PAUSE_NS: u32 = 512;
 
 /// The bytes of the look-back state of a pass over `tiles` tiles (8 per
 /// tile and digit), zeroed once per sort.
