@@ -240,7 +240,7 @@ pub fn match_any(value: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let peers: u32;
-        let mask = FULL_MASK >> (WARP_SIZE - lanes_in_warp());
+        let mask = existing_lanes();
         // SAFETY: the lanes of the mask are the warp's existing lanes, the
         // caller among them; no memory access.
         unsafe {
@@ -274,7 +274,7 @@ pub fn match_any(value: u32) -> u32 {
 /// ```
 #[inline(always)]
 pub fn match_low_bits<const BITS: u32>(value: u32) -> u32 {
-    match_low_bits_in::<BITS>(FULL_MASK >> (WARP_SIZE - lanes_in_warp()), value)
+    match_low_bits_in::<BITS>(existing_lanes(), value)
 }
 
 /// [`match_low_bits`] among the lanes of `mask` (the caller among them,
