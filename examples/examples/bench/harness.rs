@@ -41,6 +41,8 @@ pub struct Bench {
     stop: CudaEvent,
     /// A mapped pinned word the stream waits on in [`Bench::gpu_held_ms`].
     gate: *mut u32,
+    /// The value the gate opens at next, less one (each measurement's own).
+    gate_value: std::cell::Cell<u32>,
     pub reps: usize,
     pub rows: Vec<Row>,
 }
@@ -85,6 +87,7 @@ impl Bench {
         unsafe { gate.write_volatile(0) };
         Self {
             gate,
+            gate_value: std::cell::Cell::new(0),
             start: ctx.new_event(timing).unwrap(),
             stop: ctx.new_event(timing).unwrap(),
             stream: ctx.new_stream().unwrap(),
@@ -122,53 +125,59 @@ impl Bench {
     pub fn gpu_held_ms(&self, mut op: impl FnMut()) -> f64 {
         op();
         self.stream.synchronize().unwrap();
+        self.gpu_held_once(&mut op); // warm-up
+        median(
+            (0..self.reps)
+                .map(|_| self.gpu_held_once(&mut op))
+                .collect(),
+        )
+    }
+
+    /// One measurement of [`gpu_held_ms`](Self::gpu_held_ms): GPU
+    /// milliseconds of `op` queued behind the gate, which opens once `op`
+    /// has queued everything. `op` must have run once before (its kernels
+    /// loaded).
+    pub fn gpu_held_once(&self, op: impl FnOnce()) -> f64 {
         let gate_addr = self.gate as usize;
         let open = move |value: u32| {
             // SAFETY: the host's write of the live pinned word the stream
             // waits on.
             unsafe { (gate_addr as *mut u32).write_volatile(value) }
         };
-        let mut once = |gate: u32| {
-            // SAFETY: the gate is a live mapped pinned word (its host
-            // address is its device address under unified addressing); the
-            // stream waits until it equals `gate`, which the host writes
-            // below, after queuing.
-            unsafe {
-                sys::cuStreamWaitValue32_v2(
-                    self.stream.cu_stream(),
-                    gate_addr as u64,
-                    gate,
-                    sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_EQ as u32,
-                )
-                .result()
-                .unwrap()
-            };
-            let (queued, wait) = std::sync::mpsc::channel::<()>();
-            let watchdog = std::thread::spawn(move || {
-                let timed_out = wait
-                    .recv_timeout(std::time::Duration::from_secs(2))
-                    .is_err();
-                open(gate);
-                timed_out
-            });
-            self.start.record(&self.stream).unwrap();
-            op();
-            self.stop.record(&self.stream).unwrap();
-            let _ = queued.send(());
-            assert!(
-                !watchdog.join().unwrap(),
-                "queuing the operation waited for the held stream"
-            );
-            self.stop.synchronize().unwrap();
-            self.start.elapsed_ms(&self.stop).unwrap() as f64
+        let gate = self.gate_value.get() + 1;
+        self.gate_value.set(gate);
+        // SAFETY: the gate is a live mapped pinned word (its host address
+        // is its device address under unified addressing); the stream
+        // waits until it equals `gate`, which the host writes below, after
+        // queuing.
+        unsafe {
+            sys::cuStreamWaitValue32_v2(
+                self.stream.cu_stream(),
+                gate_addr as u64,
+                gate,
+                sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_EQ as u32,
+            )
+            .result()
+            .unwrap()
         };
-        let mut gate = 0u32;
-        let mut next = || {
-            gate += 1;
-            gate
-        };
-        once(next()); // warm-up
-        median((0..self.reps).map(|_| once(next())).collect())
+        let (queued, wait) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            let timed_out = wait
+                .recv_timeout(std::time::Duration::from_secs(2))
+                .is_err();
+            open(gate);
+            timed_out
+        });
+        self.start.record(&self.stream).unwrap();
+        op();
+        self.stop.record(&self.stream).unwrap();
+        let _ = queued.send(());
+        assert!(
+            !watchdog.join().unwrap(),
+            "queuing the operation waited for the held stream"
+        );
+        self.stop.synchronize().unwrap();
+        self.start.elapsed_ms(&self.stop).unwrap() as f64
     }
 
     /// [`gpu_held_ms`](Self::gpu_held_ms) of `ours` and of `raw`, in three
