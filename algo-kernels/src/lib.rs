@@ -135,6 +135,93 @@ mod device {
     }
     float_element!(f32, u32, i32; f64, u64, i64);
 
+    /// A float min / max reduction over keys in place of the floats: the
+    /// operator's order as the integer order of `Key` (the key of
+    /// `total_cmp`, `-0.0` below `+0.0`; a NaN the extreme that wins, which
+    /// decodes to a NaN), so each element costs one integer `min` / `max`
+    /// where the float operator's own `apply` takes ten instructions.
+    trait FloatKey: Copy {
+        /// The key's type: the signed integer of the float's width.
+        type Key: cuda_mem::DeviceCopy + Ord;
+        /// The key: the largest for a NaN when `MAX` (a max), the smallest
+        /// for a min.
+        fn key<const MAX: bool>(self) -> Self::Key;
+        /// The float of a key (a NaN for a NaN's).
+        fn from_key(key: Self::Key) -> Self;
+        /// The key of the operator's identity: `-inf` for a max, `+inf`
+        /// for a min (below every NaN's, above every other key).
+        fn identity_key<const MAX: bool>() -> Self::Key;
+        /// The block reduction's partials of keys.
+        fn key_partials() -> SharedArray<Self::Key, PARTIALS>;
+    }
+
+    macro_rules! float_key {
+        ($($t:ty, $bits:ty, $int:ty, $partials:ident);*) => {$(
+            impl FloatKey for $t {
+                type Key = $int;
+                #[inline(always)]
+                fn key<const MAX: bool>(self) -> $int {
+                    // `Element`'s key, in the float's width (no non-NaN
+                    // float has `$int::MIN` or `MAX` for its key).
+                    let bits = self.to_bits() as $int;
+                    let key = bits ^ (((bits >> (<$int>::BITS - 1)) as $bits) >> 1) as $int;
+                    match (self.is_nan(), MAX) {
+                        (true, true) => <$int>::MAX,
+                        (true, false) => <$int>::MIN,
+                        (false, _) => key,
+                    }
+                }
+                #[inline(always)]
+                fn from_key(key: $int) -> $t {
+                    // The key's transform is its own inverse (it keeps the
+                    // sign bit): a NaN's `MIN` / `MAX` decode to NaNs.
+                    let bits = key ^ (((key >> (<$int>::BITS - 1)) as $bits) >> 1) as $int;
+                    <$t>::from_bits(bits as $bits)
+                }
+                #[inline(always)]
+                fn identity_key<const MAX: bool>() -> $int {
+                    (if MAX { <$t>::NEG_INFINITY } else { <$t>::INFINITY }).key::<MAX>()
+                }
+                #[inline(always)]
+                fn key_partials() -> SharedArray<$int, PARTIALS> {
+                    $partials()
+                }
+            }
+        )*};
+    }
+    float_key!(f32, u32, i32, partials_i32; f64, u64, i64, partials_i64);
+
+    /// Integer `min` (or `max` when `MAX`) of keys, with the identity it
+    /// carries.
+    #[derive(Clone, Copy)]
+    struct KeyOp<K, const MAX: bool>(K);
+
+    impl<K: cuda_mem::DeviceCopy + Ord, const MAX: bool> Operator<K> for KeyOp<K, MAX> {
+        #[inline(always)]
+        fn identity(self) -> K {
+            self.0
+        }
+        #[inline(always)]
+        fn apply(self, a: K, b: K) -> K {
+            if MAX {
+                a.max(b)
+            } else {
+                a.min(b)
+            }
+        }
+    }
+
+    /// Whether a builtin operator is the max (for [`FloatKey`]'s kernels).
+    trait Extreme {
+        const MAX: bool;
+    }
+    impl Extreme for Min {
+        const MAX: bool = false;
+    }
+    impl Extreme for Max {
+        const MAX: bool = true;
+    }
+
     /// The first index of the extreme key: `MAX` picks the order.
     #[derive(Clone, Copy)]
     struct Arg<const MAX: bool>;
@@ -591,6 +678,26 @@ mod device {
                 }
             }
         };
+        (@keys $t:ty, $items:expr, $partials:ident, $name:ident, $op:ident) => {
+            /// `$op` over `len` elements, per block, on their keys
+            /// (`FloatKey`).
+            ///
+            /// # Safety
+            /// `input` holds `len` elements; `output` one per block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, output: *mut $t) {
+                const MAX: bool = <$op as Extreme>::MAX;
+                let scratch = <$t as FloatKey>::key_partials();
+                let op = KeyOp::<_, MAX>(<$t as FloatKey>::identity_key::<MAX>());
+                // SAFETY: the caller's contract.
+                unsafe {
+                    let total = reduce_tiles::<$t, <$t as FloatKey>::Key, _, BLOCK, { $items }>(
+                        input, len as usize, |_, x| x.key::<MAX>(), op, scratch.as_slice(),
+                    );
+                    write_block_result(output, <$t as FloatKey>::from_key(total));
+                }
+            }
+        };
         (@arg $t:ty, $items:expr, $first:ident, $final:ident, $max:expr) => {
             /// The first extreme element of `len`, per block, as a pair.
             ///
@@ -770,7 +877,7 @@ mod device {
         };
         (
             $t:ty, $items:expr, $partials:ident,
-            reduce: $sum:ident, $min:ident, $max:ident,
+            reduce: $sum:ident, $min:ident, $max:ident, extremes by $extremes:ident,
             count: $count:ident,
             arg: $argmin:ident, $argmax:ident, $argmin_final:ident, $argmax_final:ident,
             scan: $scan_sum:ident, $scan_min:ident, $scan_max:ident,
@@ -779,8 +886,8 @@ mod device {
             // 8 per thread whatever the size, as the arg reductions.
             kernels!(@select $t, $select_flagged, $unique, $rle_heads, $rle_gather);
             kernels!(@reduce $t, $items, $partials, $sum, Sum);
-            kernels!(@reduce $t, $items, $partials, $min, Min);
-            kernels!(@reduce $t, $items, $partials, $max, Max);
+            kernels!(@$extremes $t, $items, $partials, $min, Min);
+            kernels!(@$extremes $t, $items, $partials, $max, Max);
             // 8 per thread whatever the size: with 16, the pair arithmetic
             // makes the loop too long for LLVM to unroll, and the loaded
             // elements go to local memory.
@@ -809,37 +916,37 @@ mod device {
     }
 
     kernels!(i32, ITEMS4, partials_i32,
-        reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32,
+        reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32, extremes by reduce,
         count: cuda_mem_count_i32,
         arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32, cuda_mem_argmin_final_i32, cuda_mem_argmax_final_i32,
         scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32,
         select: cuda_mem_select_flagged_i32, cuda_mem_unique_i32, cuda_mem_rle_heads_i32, cuda_mem_rle_gather_i32);
     kernels!(u32, ITEMS4, partials_u32,
-        reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32,
+        reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32, extremes by reduce,
         count: cuda_mem_count_u32,
         arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32, cuda_mem_argmin_final_u32, cuda_mem_argmax_final_u32,
         scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32,
         select: cuda_mem_select_flagged_u32, cuda_mem_unique_u32, cuda_mem_rle_heads_u32, cuda_mem_rle_gather_u32);
     kernels!(i64, ITEMS8, partials_i64,
-        reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64,
+        reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64, extremes by reduce,
         count: cuda_mem_count_i64,
         arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64, cuda_mem_argmin_final_i64, cuda_mem_argmax_final_i64,
         scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64,
         select: cuda_mem_select_flagged_i64, cuda_mem_unique_i64, cuda_mem_rle_heads_i64, cuda_mem_rle_gather_i64);
     kernels!(u64, ITEMS8, partials_u64,
-        reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64,
+        reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64, extremes by reduce,
         count: cuda_mem_count_u64,
         arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64, cuda_mem_argmin_final_u64, cuda_mem_argmax_final_u64,
         scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64,
         select: cuda_mem_select_flagged_u64, cuda_mem_unique_u64, cuda_mem_rle_heads_u64, cuda_mem_rle_gather_u64);
     kernels!(f32, ITEMS4, partials_f32,
-        reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32,
+        reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32, extremes by keys,
         count: cuda_mem_count_f32,
         arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32, cuda_mem_argmin_final_f32, cuda_mem_argmax_final_f32,
         scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32,
         select: cuda_mem_select_flagged_f32, cuda_mem_unique_f32, cuda_mem_rle_heads_f32, cuda_mem_rle_gather_f32);
     kernels!(f64, ITEMS8, partials_f64,
-        reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64,
+        reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64, extremes by keys,
         count: cuda_mem_count_f64,
         arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,
         scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64,
