@@ -23,6 +23,7 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Error};
 
 mod attr;
+mod checked;
 mod fields;
 mod generics;
 mod kernel;
@@ -176,6 +177,58 @@ pub fn derive_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenSt
     expand(&input).into()
 }
 
+/// Derives `cuda_mem::CheckedDeviceCopy` for a fieldless enum with an
+/// integer `repr`, or for a `#[repr(C)]` struct whose fields are
+/// `CheckedDeviceCopy` (`bool`, such enums, any `DeviceCopy` type).
+///
+/// ```
+/// # extern crate cm_renamed as cuda_mem;
+/// use cuda_mem::CheckedDeviceCopy;
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, CheckedDeviceCopy)]
+/// #[device_copy(crate = "cuda_mem")]
+/// #[repr(u8)]
+/// enum Phase { Solid, Liquid, Gas = 7 }
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, CheckedDeviceCopy)]
+/// #[device_copy(crate = "cuda_mem")]
+/// #[repr(C)]
+/// struct Cell { temperature: f32, phase: Phase, frozen: bool, flags: [u8; 2] }
+///
+/// assert_eq!(Phase::try_from_bits(7), Some(Phase::Gas));
+/// assert_eq!(Phase::try_from_bits(2), None);
+/// let cell = Cell { temperature: -3.5, phase: Phase::Solid, frozen: true, flags: [1, 2] };
+/// let bits: CellBits = cell.into_bits(); // `DeviceCopy`: what a buffer holds
+/// assert_eq!(Cell::try_from_bits(bits), Some(cell));
+/// let mut broken = bits;
+/// broken.frozen = 2; // what a kernel or a memset could write
+/// assert_eq!(Cell::try_from_bits(broken), None);
+/// ```
+///
+/// # What it generates
+///
+/// Safe code only: the values are made by matching bits (an enum's
+/// discriminants, a `bool`'s 0 and 1, field by field for a struct), never
+/// by reinterpreting memory, so no macro that rewrites the item afterwards
+/// can make it unsound.
+///
+/// * An enum: `Bits` is its `repr` integer (`u8`, `u16`, `u32` or `i32`,
+///   required: without one the layout is the compiler's); every variant is
+///   fieldless.
+/// * A struct (`#[repr(C)]`, or `transparent`; `packed` and `align` kept):
+///   a struct `{Name}Bits` next to it, with the same visibility, `repr` and
+///   field names, each field of its type's `Bits`, itself
+///   `#[derive(DeviceCopy)]`: so a struct with padding is refused there
+///   (`{Name}Bits has N byte(s) of padding`), as `DeviceCopy` refuses it.
+///
+/// Generic types are refused (write the two conversions by hand).
+/// `#[device_copy(crate = "path")]` names cuda-mem when it is renamed.
+#[proc_macro_derive(CheckedDeviceCopy, attributes(device_copy))]
+pub fn derive_checked_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    let input = syn::parse_macro_input!(input as DeriveInput);
+    checked::expand(&input).into()
+}
+
 #[doc = include_str!("kernel/doc.md")]
 #[proc_macro_attribute]
 pub fn kernel(
@@ -224,7 +277,8 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 "`DeviceCopy` cannot be derived for enums: device code and `memset` can write any \
                  bit pattern, and most bit patterns are not a valid discriminant; use a \
                  `#[repr(transparent)]` struct around an integer, with associated constants for \
-                 the variants",
+                 the variants, or `#[derive(CheckedDeviceCopy)]` with `#[repr(u8)]` (its bits are \
+                 checked on every read)",
             ));
             return errors.into_result().map(|()| TokenStream::new());
         }

@@ -67,7 +67,8 @@
 //! 256. It is implemented for the integers, floats, arrays of `DeviceCopy`
 //! and [`DevicePtr<T>`] (a device address: the way to put pointers in
 //! structs), and never for `bool`, `char`, enums, `Option`, tuples, references
-//! or raw pointers.
+//! or raw pointers (`bool` and fieldless enums go through
+//! [`CheckedDeviceCopy`], [below](#types-with-invalid-bit-patterns-checkeddevicecopy)).
 //!
 //! `#[derive(DeviceCopy)]` on a `#[repr(C)]` struct proves every rule at
 //! compile time, with the error on your code, and on host builds also
@@ -81,6 +82,53 @@
 //! foreign `Pod` type in.
 //! Features `glam` and `mint` make those crates' vectors and matrices
 //! `DeviceCopy`.
+//!
+//! # Types with invalid bit patterns: `CheckedDeviceCopy`
+//!
+//! `bool` and enums are never `DeviceCopy`: a kernel or a `memset` can write
+//! a byte that is none of their values, and reading it as one would be
+//! undefined behaviour. [`CheckedDeviceCopy`] keeps them in device memory as
+//! the bits of a `DeviceCopy` type ([`Bits`](CheckedDeviceCopy::Bits): `u8`
+//! for `bool`, the `repr` integer of a fieldless enum, a `{Name}Bits` struct
+//! of the fields' bits for a `#[repr(C)]` struct) and brings every value back
+//! through [`try_from_bits`](CheckedDeviceCopy::try_from_bits), which refuses
+//! bits that are not a value; [`checked::values_of_bits`] does a whole
+//! slice and names the first element refused.
+//!
+//! ```no_run
+//! use cuda_mem::checked::{bits_of_values, values_of_bits};
+//! use cuda_mem::prelude::*;
+//! use cuda_mem::CheckedDeviceCopy;
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, CheckedDeviceCopy)]
+//! #[repr(u8)]
+//! enum Phase { Solid, Liquid, Gas }
+//!
+//! let ctx = cuda_mem::context(0)?;
+//! let phases = [Phase::Gas, Phase::Solid];
+//! let mut d = cuda_mem::DeviceBuffer::from_slice(&ctx, &bits_of_values(&phases))?;
+//! assert_eq!(values_of_bits::<Phase>(&d.to_vec()?), Ok(phases.to_vec()));
+//! d.memset(0x02)?; // Gas: still valid
+//! d.slice_mut(1..)?.memset(0x09)?; // no phase
+//! let err = values_of_bits::<Phase>(&d.to_vec()?).unwrap_err();
+//! assert_eq!(err.index, 1);
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! Why it is sound: no value of such a type is ever made from memory. The
+//! buffers hold `Bits`, which any bytes are; a value comes into being only
+//! in `try_from_bits`, by matching the bits against the values (an enum's
+//! discriminants, a `bool`'s 0 and 1, field by field for a struct), in safe
+//! code. So the trait is safe to implement by hand, and the derive emits
+//! safe code only: an attribute macro that rewrites the item after the
+//! derive read it can make the build fail, never make a value that is not
+//! one. A struct's `{Name}Bits` is `#[derive(DeviceCopy)]`, which refuses
+//! padding as it does for any struct. The cost is a pass over the values
+//! on each side (a `DeviceCopy` type is copied as it is). Buffers and
+//! kernel parameters of these types themselves (`DeviceBuffer<bool>`, a
+//! `memset` refused for bytes that are no value, checked reads on the
+//! device) are not there yet: hold the `Bits` and convert at the edges, as
+//! above.
 //!
 //! # Asynchronous work: the rules
 //!
@@ -553,8 +601,17 @@ pub use copy::private as __private;
 #[doc(hidden)]
 pub use engine::fill_pattern;
 
+pub use copy::checked::CheckedDeviceCopy;
 pub use copy::device_copy::{bytes_of, bytes_of_slice, DeviceCopy, DevicePod};
 pub use copy::device_ptr::DevicePtr;
+pub use cuda_mem_derive::CheckedDeviceCopy;
+/// Checked reads of [`CheckedDeviceCopy`] types: the error a refused bit
+/// pattern gives, and conversions of whole slices.
+pub mod checked {
+    #[cfg(feature = "std")]
+    pub use crate::copy::checked::{bits_of_values, values_of_bits};
+    pub use crate::copy::checked::{first_invalid, InvalidBitPattern};
+}
 pub use cuda_mem_derive::kernel;
 pub use cuda_mem_derive::DeviceCopy;
 pub use launch::KernelParam;

@@ -1,6 +1,8 @@
 //! `copy/`: the type contract, shared by the host and the kernels (it builds
 //! under `#![no_std]`, for `nvptx64-nvidia-cuda` too). It owns
 //! [`DeviceCopy`](device_copy::DeviceCopy) and its impls for the primitives,
+//! [`CheckedDeviceCopy`](checked::CheckedDeviceCopy) (types stored as the
+//! bits of a `DeviceCopy` type, read back through a check),
 //! arrays, `half`, `num_complex` and (module `foreign`) glam and mint; the
 //! byte views it makes sound; [`DevicePtr`](device_ptr::DevicePtr); the
 //! layout fingerprints (`layout`); and the proof that `#[derive(DeviceCopy)]`
@@ -9,6 +11,7 @@
 //! May use: nothing else of the crate. This is the bottom layer: everything
 //! else, the device std included, builds on it.
 
+pub(crate) mod checked;
 mod derive_support;
 pub(crate) mod device_copy;
 pub(crate) mod device_ptr;

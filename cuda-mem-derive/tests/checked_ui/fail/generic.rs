@@ -1,0 +1,11 @@
+use cm_renamed::CheckedDeviceCopy;
+
+#[derive(Clone, Copy, CheckedDeviceCopy)]
+#[device_copy(crate = "cm_renamed")]
+#[repr(C)]
+struct Pair<T> {
+    a: T,
+    b: T,
+}
+
+fn main() {}
