@@ -25,6 +25,21 @@ use cuda_mem::{algo, CudaContext, DeviceBuffer};
 use crate::cxx::AlgoLib;
 use crate::harness::Bench;
 
+/// The kinds of algo rows (`--algo-rows`): a run may measure some alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// The sum of `u32` and the max of `f32`.
+    Reductions,
+    /// The exclusive sum of `u32` and the inclusive sum of `f32`.
+    Scans,
+    /// The 256-bin histogram of `u8`.
+    Histogram,
+    /// The sorts of `u32` keys and of `(u32, u32)` pairs.
+    Sorts,
+    /// `torch.sort` and `torch.cumsum`.
+    Torch,
+}
+
 /// What a row runs: `algo.cu`'s number, its name, and whether it is a scan
 /// (an output of `n` elements) or a reduction (one).
 const ALGORITHMS: [(i32, &str, bool); 4] = [
@@ -395,7 +410,10 @@ fn torch(b: &mut Bench, ctx: &Arc<CudaContext>, log: u32, seed: &mut u64) {
     );
 }
 
-pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
+/// The algo rows at 2^20, 2^24 and (unless `quick`) 2^28: those of the
+/// kinds in `only`, or all of them when it is empty.
+pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool, only: &[Kind]) {
+    let runs = |kind: Kind| only.is_empty() || only.contains(&kind);
     let lib = match AlgoLib::build(ctx) {
         Ok(lib) => lib,
         Err(why) => {
@@ -422,6 +440,9 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
         let mut out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
         let (xu_addr, xf_addr) = (xu.as_device_ptr().addr(), xf.as_device_ptr().addr());
         for (which, name, scan) in ALGORITHMS {
+            if !runs(if scan { Kind::Scans } else { Kind::Reductions }) {
+                continue;
+            }
             let input_addr = if which == 1 || which == 3 {
                 xf_addr
             } else {
@@ -515,8 +536,14 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool) {
                 None,
             );
         }
-        histogram(b, ctx, &lib, log, &mut seed);
-        sorts(b, ctx, &lib, log, &mut seed);
-        torch(b, ctx, log, &mut seed);
+        if runs(Kind::Histogram) {
+            histogram(b, ctx, &lib, log, &mut seed);
+        }
+        if runs(Kind::Sorts) {
+            sorts(b, ctx, &lib, log, &mut seed);
+        }
+        if runs(Kind::Torch) {
+            torch(b, ctx, log, &mut seed);
+        }
     }
 }

@@ -7,6 +7,7 @@
 //!          | --copies-only | --graph-only | --async-only | --parity-only | --algo-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
+//!         [--algo-rows reductions,scans,histogram,sorts,torch]
 //!
 //! `--help` lists the options; an unknown one is an error. `--copies-only`
 //! runs just the host-copy rows (pinned, `Vec` copies at 64 MiB-1 GiB against
@@ -83,6 +84,14 @@ struct Args {
     /// The commit the JSON records [default: `git rev-parse HEAD`, else $CUDA_MEM_COMMIT]
     #[arg(long, value_name = "HASH")]
     commit: Option<String>,
+    /// With --algo-only: only these kinds of algo rows [default: all]
+    #[arg(
+        long,
+        value_name = "KIND,...",
+        value_delimiter = ',',
+        requires = "algo_only"
+    )]
+    algo_rows: Vec<algo::Kind>,
 }
 
 /// The groups of rows a run may be limited to (one at most).
@@ -143,7 +152,7 @@ struct Only {
         help_heading = "One group only (default: all but parity and algo)"
     )]
     parity_only: bool,
-    /// Just the algo rows: cuda_mem::algo's reductions and scans against CUB and Thrust (built with nvcc)
+    /// Just the algo rows: cuda_mem::algo against CUB and Thrust (built with nvcc) and torch (--algo-rows picks kinds)
     #[arg(
         long,
         help_heading = "One group only (default: all but parity and algo)"
@@ -307,7 +316,7 @@ fn main() {
         }
         Group::Algo => {
             let (b, ctx) = s.open();
-            algo::rows(b, ctx, args.quick);
+            algo::rows(b, ctx, args.quick, &args.algo_rows);
         }
         Group::Launch => {
             let (b, ctx) = s.open();
@@ -421,6 +430,13 @@ mod tests {
             parse(&["--staging", "1,2,3,4"]).unwrap().staging,
             Some([1, 2, 3, 4])
         );
+        assert_eq!(
+            parse(&["--algo-only", "--algo-rows", "sorts,histogram"])
+                .unwrap()
+                .algo_rows,
+            [algo::Kind::Sorts, algo::Kind::Histogram]
+        );
+        assert!(parse(&["--algo-only"]).unwrap().algo_rows.is_empty());
         assert_eq!(parse(&[]).unwrap().max_gib(), 16);
         assert_eq!(parse(&["--quick"]).unwrap().max_gib(), 1);
         for (flag, group) in [
@@ -450,6 +466,8 @@ mod tests {
             (&["--max-gib", "lots"], "--max-gib"),
             (&["--json"], "--json"),
             (&["--fill-only", "--peer-only"], "--peer-only"),
+            (&["--algo-only", "--algo-rows", "sort"], "--algo-rows"),
+            (&["--algo-rows", "sorts"], "--algo-only"),
         ] {
             let e = parse(args).expect_err(&format!("{args:?} parsed"));
             assert!(e.to_string().contains(named), "{args:?}: {e}");
