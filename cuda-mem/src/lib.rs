@@ -124,11 +124,13 @@
 //! derive read it can make the build fail, never make a value that is not
 //! one. A struct's `{Name}Bits` is `#[derive(DeviceCopy)]`, which refuses
 //! padding as it does for any struct. The cost is a pass over the values
-//! on each side (a `DeviceCopy` type is copied as it is). Buffers and
-//! kernel parameters of these types themselves (`DeviceBuffer<bool>`, a
-//! `memset` refused for bytes that are no value, checked reads on the
-//! device) are not there yet: hold the `Bits` and convert at the edges, as
-//! above.
+//! on each side (a `DeviceCopy` type is copied as it is). A kernel takes
+//! the bits (`DeviceSlice<u8>` for `bool`s) and reads each element with
+//! [`DeviceSlice::get_checked`](device::DeviceSlice::get_checked): the
+//! value, or the raw bits when they are none. Buffers of these types
+//! themselves (`DeviceBuffer<bool>`, a `memset` refused for bytes that are
+//! no value) are not there yet: hold the `Bits` and convert at the edges,
+//! as above.
 //!
 //! # Asynchronous work: the rules
 //!

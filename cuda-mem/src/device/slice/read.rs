@@ -5,6 +5,8 @@
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
 
+use crate::copy::checked::CheckedDeviceCopy;
+use crate::copy::device_copy::DeviceCopy;
 use crate::device::grid_stride::Strided;
 use crate::device::thread::linear;
 
@@ -106,6 +108,32 @@ impl<'a, T> DeviceSlice<'a, T> {
         } else {
             None
         }
+    }
+
+    /// Element `index` as a `C` (a [`CheckedDeviceCopy`] type stored as
+    /// these bits): `Ok` with the value, `Err` with the raw bits when they
+    /// are not a value of `C` (anything may have written them), `None`
+    /// past the end. How a kernel reads `bool`s and enums: its parameter
+    /// is a slice of their bits.
+    ///
+    /// ```
+    /// use cuda_mem::device::DeviceSlice;
+    /// let flags = [1u8, 0, 7];
+    /// // SAFETY: `flags` outlives the slice and nothing writes it meanwhile.
+    /// let s = unsafe { DeviceSlice::from_raw_parts(flags.as_ptr(), 3) };
+    /// assert_eq!(s.get_checked::<bool>(0), Some(Ok(true)));
+    /// assert_eq!(s.get_checked::<bool>(1), Some(Ok(false)));
+    /// assert_eq!(s.get_checked::<bool>(2), Some(Err(7)));
+    /// assert_eq!(s.get_checked::<bool>(3), None);
+    /// ```
+    #[inline(always)]
+    pub fn get_checked<C>(&self, index: usize) -> Option<Result<C, T>>
+    where
+        T: DeviceCopy,
+        C: CheckedDeviceCopy<Bits = T>,
+    {
+        self.get(index)
+            .map(|&bits| C::try_from_bits(bits).ok_or(bits))
     }
 
     /// The elements as a slice.
