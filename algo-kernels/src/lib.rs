@@ -163,12 +163,10 @@ mod device {
                 fn key<const MAX: bool>(self) -> $int {
                     // `Element`'s key, in the float's width (no non-NaN
                     // float has `$int::MIN` or `MAX` for its key).
-                    let bits = self.to_bits() as $int;
-                    let key = bits ^ (((bits >> (<$int>::BITS - 1)) as $bits) >> 1) as $int;
                     match (self.is_nan(), MAX) {
                         (true, true) => <$int>::MAX,
                         (true, false) => <$int>::MIN,
-                        (false, _) => key,
+                        (false, _) => self.min_key() as $int,
                     }
                 }
                 #[inline(always)]
