@@ -11,19 +11,13 @@ use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 use syn::{Attribute, Data, DataEnum, DataStruct, DeriveInput, Error, Fields};
 
-use crate::{attr, Errors};
+use crate::{attr, repr, Errors};
 
 /// The integer `repr`s an enum may have: its bits on the device.
 const ENUM_REPRS: [&str; 4] = ["u8", "u16", "u32", "i32"];
 
-pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
-    match try_expand(input) {
-        Ok(tokens) => tokens,
-        Err(error) => error.into_compile_error(),
-    }
-}
-
-fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+/// The derive's expansion for `input`, or its errors.
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let options = attr::parse_options(&input.attrs, &mut errors);
     if let Some(param) = input.generics.params.first() {
@@ -53,14 +47,7 @@ fn try_expand(input: &DeriveInput) -> syn::Result<TokenStream> {
 /// that say what to write.
 fn enum_repr(ident: &Ident, attrs: &[Attribute], errors: &mut Errors) -> Option<Ident> {
     let mut found: Option<Ident> = None;
-    for attr in attrs {
-        if attr
-            .path()
-            .get_ident()
-            .is_none_or(|name| name.unraw() != "repr")
-        {
-            continue;
-        }
+    for attr in attrs.iter().filter(|attr| repr::is_repr(attr)) {
         let result = attr.parse_nested_meta(|meta| {
             let item = meta.path.get_ident().map(IdentExt::unraw);
             match item {
@@ -167,7 +154,7 @@ fn structure(
     let reprs: Vec<&Attribute> = input
         .attrs
         .iter()
-        .filter(|attr| attr.path().get_ident().is_some_and(|n| n.unraw() == "repr"))
+        .filter(|attr| repr::is_repr(attr))
         .collect();
     if reprs.is_empty() {
         errors.push(Error::new(

@@ -226,7 +226,9 @@ pub fn derive_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenSt
 #[proc_macro_derive(CheckedDeviceCopy, attributes(device_copy))]
 pub fn derive_checked_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
-    checked::expand(&input).into()
+    checked::expand(&input)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
 }
 
 #[doc = include_str!("kernel/doc.md")]

@@ -47,6 +47,14 @@ pub(crate) struct Repr {
     pub(crate) had_errors: bool,
 }
 
+/// Whether `attr` is `#[repr(...)]` (a raw `#[r#repr(...)]` too: rustc
+/// applies it).
+pub(crate) fn is_repr(attr: &Attribute) -> bool {
+    attr.path()
+        .get_ident()
+        .is_some_and(|ident| ident.unraw() == "repr")
+}
+
 impl Repr {
     /// Whether the layout is `repr(transparent)`.
     pub(crate) fn is_transparent(&self) -> bool {
@@ -71,11 +79,7 @@ impl Repr {
     pub(crate) fn from_attrs(attrs: &[Attribute], errors: &mut Errors) -> Repr {
         let mut repr = Repr::default();
         for attr in attrs {
-            if attr
-                .path()
-                .get_ident()
-                .is_none_or(|ident| ident.unraw() != "repr")
-            {
+            if !is_repr(attr) {
                 continue;
             }
             let items = match attr.meta.require_list().and_then(|list| {
