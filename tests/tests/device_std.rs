@@ -1649,9 +1649,8 @@ fn warp_matches_find_the_lanes_with_equal_bits() {
         }
         let got = out.to_vec().unwrap();
         for (t, got_t) in got.iter().enumerate() {
-            let (blk, rank) = (t / block as usize, t % block as usize);
-            let first = blk * block as usize + rank / 32 * 32;
-            let last = (first + 32).min((blk + 1) * block as usize);
+            let (warp, lanes) = warp_of(t, block as usize);
+            let (first, last) = (lanes.start, lanes.end);
             let lane = t - first;
             let peers = |k: usize, same: &dyn Fn(u32, u32) -> bool, among: u32| {
                 (first..last)
@@ -1660,7 +1659,7 @@ fn warp_matches_find_the_lanes_with_equal_bits() {
             };
             let all = u32::MAX;
             let low = |bits: u32| move |a: u32, b: u32| (a ^ b) & ((1u64 << bits) - 1) as u32 == 0;
-            let mask = masks[blk * per_block + rank / 32];
+            let mask = masks[warp];
             let want = [
                 peers(0, &|a, b| a == b, all),
                 peers(0, &low(8), all),
@@ -1678,6 +1677,18 @@ fn warp_matches_find_the_lanes_with_equal_bits() {
             );
         }
     }
+}
+
+/// Thread `t`'s warp in a grid of blocks of `block` threads (warps start
+/// at multiples of 32 in each block): its index in the grid, and the
+/// threads it holds.
+fn warp_of(t: usize, block: usize) -> (usize, std::ops::Range<usize>) {
+    let (blk, rank) = (t / block, t % block);
+    let first = blk * block + rank / 32 * 32;
+    (
+        blk * block.div_ceil(32) + rank / 32,
+        first..(first + 32).min((blk + 1) * block),
+    )
 }
 
 /// The lanes that exist in warp `w` of a block of `block` threads.
@@ -1757,10 +1768,7 @@ fn warp_reductions_cover_exactly_the_lanes_that_exist() {
         }
         let got = out.to_vec().unwrap();
         for (t, got_t) in got.iter().enumerate() {
-            let (blk, rank) = (t / block as usize, t % block as usize);
-            let first = blk * block as usize + rank / 32 * 32;
-            let last = (first + 32).min((blk + 1) * block as usize);
-            let lanes = first..last;
+            let (_, lanes) = warp_of(t, block as usize);
             let want = [
                 lanes.clone().fold(0u32, |s, i| s.wrapping_add(a[i])) as u64,
                 lanes.clone().map(|i| a[i]).min().unwrap() as u64,
@@ -1799,7 +1807,7 @@ fn warp_reductions_cover_exactly_the_lanes_that_exist() {
             ];
             assert_eq!(
                 *got_t, want,
-                "thread {t}, block size {block}, lanes {first}..{last}"
+                "thread {t}, block size {block}, lanes {lanes:?}"
             );
         }
     }
