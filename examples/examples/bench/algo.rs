@@ -410,8 +410,129 @@ fn torch(b: &mut Bench, ctx: &Arc<CudaContext>, log: u32, seed: &mut u64) {
     );
 }
 
+/// The reduction and scan rows at `2^log` (those `runs` picks): ours
+/// against CUB (held) and Thrust (unheld), each output checked first.
+fn reductions_and_scans(
+    b: &mut Bench,
+    ctx: &Arc<CudaContext>,
+    lib: &AlgoLib,
+    log: u32,
+    seed: &mut u64,
+    runs: impl Fn(Kind) -> bool,
+) {
+    let n = 1usize << log;
+    let s = b.stream.clone();
+    let input_u: Vec<u32> = (0..n).map(|_| next(seed) as u32).collect();
+    let input_f: Vec<f32> = (0..n)
+        .map(|_| ((next(seed) >> 40) as f32 / (1u32 << 24) as f32) * 2.0 - 1.0)
+        .collect();
+    let xu = DeviceBuffer::from_slice(ctx, &input_u).unwrap();
+    let xf = DeviceBuffer::from_slice(ctx, &input_f).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
+    let (xu_addr, xf_addr) = (xu.as_device_ptr().addr(), xf.as_device_ptr().addr());
+    for (which, name, scan) in ALGORITHMS {
+        if !runs(if scan { Kind::Scans } else { Kind::Reductions }) {
+            continue;
+        }
+        let input_addr = if which == 1 || which == 3 {
+            xf_addr
+        } else {
+            xu_addr
+        };
+        let out_len = if scan { n } else { 1 };
+        let ours = |out: &mut DeviceBuffer<u32>| {
+            let mut out = out.slice_mut(..out_len).unwrap();
+            match which {
+                0 => algo::reduce_into(&xu, Sum, &mut out, &s).unwrap(),
+                1 => algo::reduce_into(&xf, Max, &mut out.cast_mut::<f32>().unwrap(), &s).unwrap(),
+                2 => algo::exclusive_scan(&xu, &mut out, Sum, &s).unwrap(),
+                _ => {
+                    algo::inclusive_scan(&xf, &mut out.cast_mut::<f32>().unwrap(), Sum, &s).unwrap()
+                }
+            }
+        };
+        // SAFETY: the size query of `algo.cu`.
+        let bytes = unsafe { (lib.temp_bytes)(which, n as i32) };
+        let temp = DeviceBuffer::<u8>::zeroed(ctx, bytes.max(1)).unwrap();
+        let temp_addr = temp.as_device_ptr().addr();
+        let out_addr = out.as_device_ptr().addr();
+        let cub = || {
+            // SAFETY: CUB's algorithm over the live input into the live
+            // output (`out_len` elements), with temporary storage of the
+            // size it asked for, on the bench's stream, which every use
+            // of these buffers is on.
+            let status = unsafe {
+                (lib.cub)(
+                    which,
+                    temp_addr as *mut _,
+                    bytes,
+                    input_addr as *const _,
+                    out_addr as *mut _,
+                    n as i32,
+                    s.cu_stream(),
+                )
+            };
+            assert_eq!(status, 0, "CUB algorithm {which}");
+        };
+        let thrust = || {
+            // SAFETY: Thrust's algorithm over the live input into the
+            // live output, on the bench's stream, as for CUB.
+            let status = unsafe {
+                (lib.thrust)(
+                    which,
+                    input_addr as *const _,
+                    out_addr as *mut _,
+                    n as i32,
+                    s.cu_stream(),
+                )
+            };
+            assert_eq!(status, 0, "Thrust algorithm {which}");
+        };
+        let result = |out: &DeviceBuffer<u32>| -> Vec<u8> {
+            ctx.synchronize().unwrap();
+            cuda_mem::bytes_of_slice(&out.slice(..out_len).unwrap().to_vec().unwrap()).to_vec()
+        };
+        for (side, run) in [("ours", 0), ("CUB", 1), ("Thrust", 2)] {
+            out.memset(0xa5).unwrap();
+            ctx.synchronize().unwrap();
+            match run {
+                0 => ours(&mut out),
+                1 => cub(),
+                _ => thrust(),
+            }
+            check(which, side, &input_u, &input_f, &result(&out));
+        }
+        ctx.synchronize().unwrap();
+        let (ours_cub, cub_ms) = b.gpu_held_pair_ms(|| ours(&mut out), cub);
+        let (ours_thrust, thrust_ms) = b.gpu_pair_ms(|| ours(&mut out), thrust);
+        let us = |ms: f64| ms * 1e3;
+        b.push(
+            "algo",
+            format!("{name} 2^{log}"),
+            "µs",
+            us(ours_cub),
+            us(cub_ms),
+            "CUB",
+            false,
+            None,
+        );
+        b.push(
+            "algo",
+            format!("{name} 2^{log} (Thrust)"),
+            "µs",
+            us(ours_thrust),
+            us(thrust_ms),
+            "Thrust",
+            false,
+            None,
+        );
+    }
+}
+
 /// The algo rows at 2^20, 2^24 and (unless `quick`) 2^28: those of the
-/// kinds in `only`, or all of them when it is empty.
+/// kinds in `only`, or all of them when it is empty. Only the kinds run
+/// make their data (from the seed, in order), so a run of some kinds
+/// measures other random data than a full run does.
 pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool, only: &[Kind]) {
     let runs = |kind: Kind| only.is_empty() || only.contains(&kind);
     let lib = match AlgoLib::build(ctx) {
@@ -427,114 +548,10 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool, only: &[Kind]) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_a160);
     println!("algo: data seed {seed} (CUDA_MEM_SEED)");
-    let s = b.stream.clone();
     let logs: &[u32] = if quick { &[20, 24] } else { &[20, 24, 28] };
     for &log in logs {
-        let n = 1usize << log;
-        let input_u: Vec<u32> = (0..n).map(|_| next(&mut seed) as u32).collect();
-        let input_f: Vec<f32> = (0..n)
-            .map(|_| ((next(&mut seed) >> 40) as f32 / (1u32 << 24) as f32) * 2.0 - 1.0)
-            .collect();
-        let xu = DeviceBuffer::from_slice(ctx, &input_u).unwrap();
-        let xf = DeviceBuffer::from_slice(ctx, &input_f).unwrap();
-        let mut out = DeviceBuffer::<u32>::zeroed(ctx, n).unwrap();
-        let (xu_addr, xf_addr) = (xu.as_device_ptr().addr(), xf.as_device_ptr().addr());
-        for (which, name, scan) in ALGORITHMS {
-            if !runs(if scan { Kind::Scans } else { Kind::Reductions }) {
-                continue;
-            }
-            let input_addr = if which == 1 || which == 3 {
-                xf_addr
-            } else {
-                xu_addr
-            };
-            let out_len = if scan { n } else { 1 };
-            let ours = |out: &mut DeviceBuffer<u32>| {
-                let mut out = out.slice_mut(..out_len).unwrap();
-                match which {
-                    0 => algo::reduce_into(&xu, Sum, &mut out, &s).unwrap(),
-                    1 => algo::reduce_into(&xf, Max, &mut out.cast_mut::<f32>().unwrap(), &s)
-                        .unwrap(),
-                    2 => algo::exclusive_scan(&xu, &mut out, Sum, &s).unwrap(),
-                    _ => algo::inclusive_scan(&xf, &mut out.cast_mut::<f32>().unwrap(), Sum, &s)
-                        .unwrap(),
-                }
-            };
-            // SAFETY: the size query of `algo.cu`.
-            let bytes = unsafe { (lib.temp_bytes)(which, n as i32) };
-            let temp = DeviceBuffer::<u8>::zeroed(ctx, bytes.max(1)).unwrap();
-            let temp_addr = temp.as_device_ptr().addr();
-            let out_addr = out.as_device_ptr().addr();
-            let cub = || {
-                // SAFETY: CUB's algorithm over the live input into the live
-                // output (`out_len` elements), with temporary storage of the
-                // size it asked for, on the bench's stream, which every use
-                // of these buffers is on.
-                let status = unsafe {
-                    (lib.cub)(
-                        which,
-                        temp_addr as *mut _,
-                        bytes,
-                        input_addr as *const _,
-                        out_addr as *mut _,
-                        n as i32,
-                        s.cu_stream(),
-                    )
-                };
-                assert_eq!(status, 0, "CUB algorithm {which}");
-            };
-            let thrust = || {
-                // SAFETY: Thrust's algorithm over the live input into the
-                // live output, on the bench's stream, as for CUB.
-                let status = unsafe {
-                    (lib.thrust)(
-                        which,
-                        input_addr as *const _,
-                        out_addr as *mut _,
-                        n as i32,
-                        s.cu_stream(),
-                    )
-                };
-                assert_eq!(status, 0, "Thrust algorithm {which}");
-            };
-            let result = |out: &DeviceBuffer<u32>| -> Vec<u8> {
-                ctx.synchronize().unwrap();
-                cuda_mem::bytes_of_slice(&out.slice(..out_len).unwrap().to_vec().unwrap()).to_vec()
-            };
-            for (side, run) in [("ours", 0), ("CUB", 1), ("Thrust", 2)] {
-                out.memset(0xa5).unwrap();
-                ctx.synchronize().unwrap();
-                match run {
-                    0 => ours(&mut out),
-                    1 => cub(),
-                    _ => thrust(),
-                }
-                check(which, side, &input_u, &input_f, &result(&out));
-            }
-            ctx.synchronize().unwrap();
-            let (ours_cub, cub_ms) = b.gpu_held_pair_ms(|| ours(&mut out), cub);
-            let (ours_thrust, thrust_ms) = b.gpu_pair_ms(|| ours(&mut out), thrust);
-            let us = |ms: f64| ms * 1e3;
-            b.push(
-                "algo",
-                format!("{name} 2^{log}"),
-                "µs",
-                us(ours_cub),
-                us(cub_ms),
-                "CUB",
-                false,
-                None,
-            );
-            b.push(
-                "algo",
-                format!("{name} 2^{log} (Thrust)"),
-                "µs",
-                us(ours_thrust),
-                us(thrust_ms),
-                "Thrust",
-                false,
-                None,
-            );
+        if runs(Kind::Reductions) || runs(Kind::Scans) {
+            reductions_and_scans(b, ctx, &lib, log, &mut seed, runs);
         }
         if runs(Kind::Histogram) {
             histogram(b, ctx, &lib, log, &mut seed);
