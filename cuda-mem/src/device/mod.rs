@@ -147,7 +147,8 @@ pub use pitched::{
 pub use print::PrintfArg;
 pub use shared::{SharedAdd, SharedArray, SharedSlice};
 pub use slice::{
-    Align16, DeviceSlice, DeviceSliceMut, GridStrideMut, GridStrideRef, GridStrideZip, ZipInputs,
+    Align16, CheckedMut, CheckedSlice, CheckedSliceMut, DeviceSlice, DeviceSliceMut, GridStrideMut,
+    GridStrideRef, GridStrideZip, ZipInputs,
 };
 pub use sync::{
     fence, nanosleep, sync_threads, sync_threads_and, sync_threads_count, sync_threads_or,

@@ -5,10 +5,11 @@
 
 use core::ptr::NonNull;
 
+use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::{
-    DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
-    PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
+    CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
+    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
 
 /// A type that a [`#[kernel]`](macro@crate::kernel) fn can take as a
@@ -16,8 +17,10 @@ use crate::device::{
 /// arrays, `#[derive(DeviceCopy)]` structs, [`DevicePtr`](crate::DevicePtr)),
 /// [`DeviceSlice<T>`] (elements the kernel reads), [`DeviceSliceMut<T>`]
 /// (elements each thread writes), [`DeviceAtomicSlice<T>`] (elements any
-/// thread updates atomically), and the pitched 2D forms [`PitchedSlice<T>`],
-/// [`PitchedSliceMut<T>`] and [`PitchedRowsMut<T>`].
+/// thread updates atomically), the pitched 2D forms [`PitchedSlice<T>`],
+/// [`PitchedSliceMut<T>`] and [`PitchedRowsMut<T>`], and for
+/// [`CheckedDeviceCopy`] types (`bool`, derived enums and structs)
+/// [`CheckedSlice<T>`] and [`CheckedSliceMut<T>`], whose reads check.
 ///
 /// # Safety
 ///
@@ -40,7 +43,8 @@ use crate::device::{
             `#[derive(DeviceCopy)]` structs, `cuda_mem::DevicePtr<T>`) and the parameter \
             types of `cuda_mem::device`: `DeviceSlice<T>` (elements the kernel reads), \
             `DeviceSliceMut<T>` (elements each thread writes), `DeviceAtomicSlice<T>`, \
-            `PitchedSlice<T>`, `PitchedSliceMut<T>`, `PitchedRowsMut<T>`"
+            `PitchedSlice<T>`, `PitchedSliceMut<T>`, `PitchedRowsMut<T>`; and for `bool`s and \
+            `#[derive(CheckedDeviceCopy)]` enums and structs `CheckedSlice<T>`, `CheckedSliceMut<T>`"
 )]
 pub unsafe trait KernelParam {
     /// A fingerprint of the parameter's kind (value, read-only slice, written
@@ -222,6 +226,8 @@ mod tag {
     pub(super) const TILES: u64 = 0x0054_494c_4553; // "TILES"
     pub(super) const CHUNKS: u64 = 0x4348_554e_4b53; // "CHUNKS"
     pub(super) const PITCHED_TILES: u64 = 0x5049_5443_4854_494c; // "PITCHTIL"
+    pub(super) const CHECKED: u64 = 0x0043_4845_434b_4544; // "CHECKED"
+    pub(super) const CHECKED_MUT: u64 = 0x4348_4543_4b45_444d; // "CHECKEDM"
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -305,6 +311,38 @@ unsafe impl<T: DeviceCopy> KernelParam for DeviceSliceMut<'_, T> {
         // `len` elements with the access this
         // type grants, for the whole launch.
         unsafe { DeviceSliceMut::from_raw_parts(address.get().as_ptr(), len.get()) }
+    }
+}
+
+// SAFETY: `#[repr(transparent)]` over a `DeviceSlice` of the bits, whose
+// parts it assembles from; its own tag (the host builds it from a `Checked`
+// buffer or view). Any bits in the memory are sound: reads check them.
+unsafe impl<C: CheckedDeviceCopy> KernelParam for CheckedSlice<'_, C> {
+    const SIGNATURE: u64 = param(tag::CHECKED, <C::Bits as DeviceCopy>::__LAYOUT);
+    const __KIND: u64 = tag::CHECKED;
+    const __ELEMENT: (usize, usize) = element::<C::Bits>();
+    type __Address = NonNull<C::Bits>;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<NonNull<C::Bits>>, len: __Raw<usize>) -> Self {
+        CheckedSlice::from_bits(DeviceSlice::__assemble(address, len))
+    }
+}
+
+// SAFETY: `#[repr(transparent)]` over a `DeviceSliceMut` of the bits, as
+// `CheckedSlice` over a `DeviceSlice`; the host builds it from memory
+// borrowed exclusively for the launch.
+unsafe impl<C: CheckedDeviceCopy> KernelParam for CheckedSliceMut<'_, C> {
+    const SIGNATURE: u64 = param(tag::CHECKED_MUT, <C::Bits as DeviceCopy>::__LAYOUT);
+    const __KIND: u64 = tag::CHECKED_MUT;
+    const __ELEMENT: (usize, usize) = element::<C::Bits>();
+    type __Address = NonNull<C::Bits>;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<NonNull<C::Bits>>, len: __Raw<usize>) -> Self {
+        CheckedSliceMut::from_bits(DeviceSliceMut::__assemble(address, len))
     }
 }
 

@@ -1,5 +1,7 @@
 //! [`DeviceSlice`] and [`DeviceSliceMut`]: a buffer or view as a kernel
-//! parameter, `#[repr(C)] { ptr, len }`, exactly what the host pushes.
+//! parameter, `#[repr(C)] { ptr, len }`, exactly what the host pushes; and
+//! their checked forms for `bool`s and enums, [`CheckedSlice`] and
+//! [`CheckedSliceMut`].
 //!
 //! A kernel runs its body once per thread, and every thread receives the same
 //! parameter values. So a [`DeviceSliceMut`] in a kernel is seen by all
@@ -25,10 +27,12 @@
 //! writing any other element is `unsafe`: [`read`](DeviceSliceMut::read),
 //! [`write`](DeviceSliceMut::write), [`get_mut`](DeviceSliceMut::get_mut).
 
+mod checked;
 mod read;
 mod write;
 mod zip;
 
+pub use checked::{CheckedMut, CheckedSlice, CheckedSliceMut};
 pub use read::{Align16, DeviceSlice, GridStrideRef};
 pub use write::{DeviceSliceMut, GridStrideMut, GridStrideZip};
 pub use zip::ZipInputs;
