@@ -68,6 +68,17 @@ pub enum Error {
     /// A buffer, stream or pool of one CUDA context was used with another.
     #[error("context mismatch: {0} belongs to another CUDA context; use a stream/buffer created from the same CudaContext")]
     ContextMismatch(&'static str),
+    /// A checked read ([`Checked::to_vec`](crate::Checked::to_vec), ...)
+    /// found an element whose bits are not a value of its
+    /// [`CheckedDeviceCopy`](crate::CheckedDeviceCopy) type.
+    ///
+    /// ```
+    /// use cuda_mem::{checked::InvalidBitPattern, Error};
+    /// let e = Error::from(InvalidBitPattern { index: 7, type_name: "bool" });
+    /// assert!(matches!(e, Error::InvalidBitPattern(InvalidBitPattern { index: 7, .. })));
+    /// ```
+    #[error("invalid bit pattern: {0}")]
+    InvalidBitPattern(#[from] crate::copy::checked::InvalidBitPattern),
     /// A call was invalid for this buffer.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),

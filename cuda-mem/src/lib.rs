@@ -92,45 +92,72 @@
 //! for `bool`, the `repr` integer of a fieldless enum, a `{Name}Bits` struct
 //! of the fields' bits for a `#[repr(C)]` struct) and brings every value back
 //! through [`try_from_bits`](CheckedDeviceCopy::try_from_bits), which refuses
-//! bits that are not a value; [`checked::values_of_bits`] does a whole
-//! slice and names the first element refused.
+//! bits that are not a value. [`Checked<C, M>`](Checked) is memory of such
+//! values, any buffer or view `M` of their bits:
+//! [`CheckedDeviceBuffer<C>`](CheckedDeviceBuffer), pinned, unified and pool
+//! forms, views. Kernels take it as a
+//! [`CheckedSlice<C>`](device::CheckedSlice) or
+//! [`CheckedSliceMut<C>`](device::CheckedSliceMut).
 //!
 //! ```no_run
-//! use cuda_mem::checked::{bits_of_values, values_of_bits};
+//! use cuda_mem::{checked::InvalidBitPattern, CheckedDeviceBuffer, CheckedDeviceCopy, Error};
 //! use cuda_mem::prelude::*;
-//! use cuda_mem::CheckedDeviceCopy;
 //!
 //! #[derive(Clone, Copy, Debug, PartialEq, CheckedDeviceCopy)]
 //! #[repr(u8)]
 //! enum Phase { Solid, Liquid, Gas }
 //!
 //! let ctx = cuda_mem::context(0)?;
-//! let phases = [Phase::Gas, Phase::Solid];
-//! let mut d = cuda_mem::DeviceBuffer::from_slice(&ctx, &bits_of_values(&phases))?;
-//! assert_eq!(values_of_bits::<Phase>(&d.to_vec()?), Ok(phases.to_vec()));
-//! d.memset(0x02)?; // Gas: still valid
-//! d.slice_mut(1..)?.memset(0x09)?; // no phase
-//! let err = values_of_bits::<Phase>(&d.to_vec()?).unwrap_err();
-//! assert_eq!(err.index, 1);
+//! let mut phases = CheckedDeviceBuffer::from_slice(&ctx, &[Phase::Gas, Phase::Solid])?;
+//! assert_eq!(phases.to_vec()?, [Phase::Gas, Phase::Solid]);
+//! phases.memset(0x02)?; // every element Gas: allowed
+//! assert!(phases.memset(0x09).is_err()); // no phase: refused, nothing written
+//! phases.bits_mut().slice_mut(1..)?.memset(0x09)?; // the raw bits take anything...
+//! assert!(matches!( // ...and every checked read names the first that is no value
+//!     phases.to_vec(),
+//!     Err(Error::InvalidBitPattern(InvalidBitPattern { index: 1, .. }))
+//! ));
 //! # Ok::<(), cuda_mem::Error>(())
 //! ```
 //!
+//! In a kernel (built for the nvptx target, see [Your own kernels in Rust](#your-own-kernels-in-rust)):
+//!
+//! ```ignore
+//! #[kernel]
+//! pub fn melt(mut out: CheckedSliceMut<Phase>, phases: CheckedSlice<Phase>, hot: CheckedSlice<bool>) {
+//!     for (_, mut slot, (phase, hot)) in out.grid_stride_zip((phases, hot)) {
+//!         match (phase, hot) {
+//!             (Ok(Phase::Solid), Ok(true)) => slot.set(Phase::Liquid),
+//!             (Ok(p), Ok(_)) => slot.set(p),
+//!             (Err(_bits), _) | (_, Err(_bits)) => {} // bits that are no value: yours to handle
+//!         }
+//!     }
+//! }
+//! ```
+//!
 //! Why it is sound: no value of such a type is ever made from memory. The
-//! buffers hold `Bits`, which any bytes are; a value comes into being only
+//! memory holds `Bits`, which any bytes are; a value comes into being only
 //! in `try_from_bits`, by matching the bits against the values (an enum's
 //! discriminants, a `bool`'s 0 and 1, field by field for a struct), in safe
-//! code. So the trait is safe to implement by hand, and the derive emits
-//! safe code only: an attribute macro that rewrites the item after the
-//! derive read it can make the build fail, never make a value that is not
-//! one. A struct's `{Name}Bits` is `#[derive(DeviceCopy)]`, which refuses
-//! padding as it does for any struct. The cost is a pass over the values
-//! on each side (a `DeviceCopy` type is copied as it is). A kernel takes
-//! the bits (`DeviceSlice<u8>` for `bool`s) and reads each element with
-//! [`DeviceSlice::get_checked`](device::DeviceSlice::get_checked): the
-//! value, or the raw bits when they are none. Buffers of these types
-//! themselves (`DeviceBuffer<bool>`, a `memset` refused for bytes that are
-//! no value) are not there yet: hold the `Bits` and convert at the edges,
-//! as above.
+//! code. Every path that hands out values goes through it: on the host
+//! [`to_vec`](Checked::to_vec) and [`copy_to_host`](Checked::copy_to_host)
+//! (`Err(Error::InvalidBitPattern(..))` with the first index; host slices
+//! of pinned and unified memory come as the raw bits,
+//! `bits().as_slice()`), on the device [`CheckedSlice::get`](device::CheckedSlice::get)
+//! and [`CheckedMut::get`](device::CheckedMut::get) (the value or the raw
+//! bits); no `&C` into device or host memory exists. Writes take values
+//! ([`fill`](Checked::fill), [`copy_from_host`](Checked::copy_from_host),
+//! [`CheckedMut::set`](device::CheckedMut::set)) or bytes that make values
+//! ([`memset`](Checked::memset) refuses the others); writing raw bits
+//! ([`bits_mut`](Checked::bits_mut)) is allowed because reads check. So the
+//! trait is safe to implement by hand, and the derive emits safe code only:
+//! an attribute macro that rewrites the item after the derive read it can
+//! make the build fail, never make a value that is not one. A struct's
+//! `{Name}Bits` is `#[derive(DeviceCopy)]`, which refuses padding as it does
+//! for any struct. The cost is a pass over the values on each side (a
+//! `DeviceCopy` type is copied as it is): see the benchmark's `checked`
+//! rows. [`checked::values_of_bits`] and [`checked::bits_of_values`]
+//! convert slices of your own.
 //!
 //! # Asynchronous work: the rules
 //!
@@ -650,6 +677,10 @@ pub use {
         PINNED_MAX_ALIGN,
     },
     buffers::awaitable::{Download, Upload},
+    buffers::checked::{
+        Checked, CheckedDeviceBuffer, CheckedPinnedBuffer, CheckedPoolBuffer, CheckedUnifiedBuffer,
+        CheckedView, CheckedViewMut,
+    },
     buffers::pitched::PitchedBuffer,
     order::completion::Completion,
 };

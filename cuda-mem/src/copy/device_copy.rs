@@ -200,7 +200,10 @@ use core::num::Wrapping;
     note = "`bool`, `char`, enums, `NonZero*`, `Option<_>`, tuples, references and raw pointers are never \
             `DeviceCopy`: use integers, floats, arrays `[T; N]` and `#[repr(C)]` structs, \
             and `cuda_mem::DevicePtr<T>` for a device address; a foreign `bytemuck::Pod` type goes in \
-            `cuda_mem::DevicePod<T>`"
+            `cuda_mem::DevicePod<T>`",
+    note = "`bool`s, fieldless enums and structs of them go in checked memory: \
+            `#[derive(CheckedDeviceCopy)]`, `cuda_mem::CheckedDeviceBuffer<T>`, and in kernels \
+            `CheckedSlice<T>` / `CheckedSliceMut<T>`, whose reads check every value"
 )]
 pub unsafe trait DeviceCopy: Copy {
     /// The layout fingerprint (see "Hidden items" above). Do not override it

@@ -8,13 +8,15 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::buffers::buffer::{Buffer, MemoryKind};
+use crate::buffers::checked::Checked;
 use crate::buffers::device_vec::DeviceVec;
 use crate::buffers::ops::{sealed::Engine, Memory, MemoryMut};
 use crate::buffers::pitched::PitchedBuffer;
+use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::{
-    DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceTilesMut,
-    PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
+    CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
+    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
 };
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
@@ -29,6 +31,8 @@ use crate::graph::Held;
 /// | [`DeviceAtomicSlice<T>`](crate::device::DeviceAtomicSlice) | the same as `DeviceSliceMut<T>` (no host reference may see the atomic updates) |
 /// | [`PitchedSlice<T>`](crate::device::PitchedSlice) | `&` (or `&mut`) a [`PitchedBuffer<T>`](crate::PitchedBuffer) |
 /// | [`PitchedSliceMut<T>`](crate::device::PitchedSliceMut), [`PitchedRowsMut<T>`](crate::device::PitchedRowsMut) | `&mut` a `PitchedBuffer<T>` |
+/// | [`CheckedSlice<C>`](crate::device::CheckedSlice) | `&` (or `&mut`) a [`Checked`](crate::Checked) buffer or view of `C`s: `&flags`, `flags.slice(..)?` |
+/// | [`CheckedSliceMut<C>`](crate::device::CheckedSliceMut) | `&mut` a `Checked` buffer or an exclusive view: `&mut flags`, `flags.slice_mut(..)?` |
 /// | any [`DeviceCopy`] type `T` | a `T`, by value |
 ///
 /// Buffers and views are ordered on the launch's stream like
@@ -207,6 +211,36 @@ slice_args! { atomic, DeviceAtomicSlice:
     ['b, T: DeviceCopy] &'b mut DeviceVec<T>, |v| v.elems();
     ['v, T: DeviceCopy] ViewMut<'v, T>, |v| v.elems;
     ['b, 'v, T: DeviceCopy] &'b mut ViewMut<'v, T>, |v| v.elems;
+}
+
+/// The checked slice parameters: `$make` (`shared` or `exclusive`) makes
+/// the slice of the bits, which the checked form wraps.
+macro_rules! checked_args {
+    ($make:ident, $param:ident: $([$($gen:tt)*] $arg:ty;)*) => { $(
+        // SAFETY: as `slice_args`: the bits' slice is made by `$make` from
+        // memory the argument borrows (exclusively for `CheckedSliceMut`)
+        // for the launch; any bits in it are sound, as every read checks.
+        unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, C>> for $arg {
+            const __CHECKS_STREAM: bool = true;
+
+            #[inline]
+            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, C>> {
+                $make(self.bits().elems(), stream).map($param::from_bits)
+            }
+        }
+    )* };
+}
+
+checked_args! { shared, CheckedSlice:
+    ['b, C: CheckedDeviceCopy, M: Memory<C::Bits>] &'b Checked<C, M>;
+    ['b, C: CheckedDeviceCopy, M: Memory<C::Bits>] &'b mut Checked<C, M>;
+    ['v, C: CheckedDeviceCopy] Checked<C, View<'v, C::Bits>>;
+    ['v, C: CheckedDeviceCopy] Checked<C, ViewMut<'v, C::Bits>>;
+}
+
+checked_args! { exclusive, CheckedSliceMut:
+    ['b, C: CheckedDeviceCopy, M: MemoryMut<C::Bits>] &'b mut Checked<C, M>;
+    ['v, C: CheckedDeviceCopy] Checked<C, ViewMut<'v, C::Bits>>;
 }
 
 // SAFETY: the argument makes a `DeviceSliceMut` (memory borrowed
