@@ -14,6 +14,7 @@ use cuda_mem::{
     CudaStream, DeviceBuffer, DevicePtr, Error, KernelProblem, LaunchConfig, Module, PinnedBuffer,
     PitchedBuffer, PoolBuffer, UnifiedBuffer,
 };
+use cuda_mem_launch_kernels::checked::{next_phases, step_cells, Cell, Phase};
 use cuda_mem_launch_kernels::{
     churn, churned, histogram, pitched_add, poke, span_lengths, transform, transform_items,
     write_indices, Item, Params, Span,
@@ -29,7 +30,7 @@ static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 static SKEWED: Module = cuda_mem::include_kernels!("launch-kernels-skewed");
 
 /// Every kernel of `launch-kernels` with the host's fingerprint.
-const ALL: [(&str, u64); 7] = [
+const ALL: [(&str, u64); 9] = [
     (transform_items::NAME, transform_items::SIGNATURE),
     (span_lengths::NAME, span_lengths::SIGNATURE),
     (write_indices::NAME, write_indices::SIGNATURE),
@@ -37,6 +38,8 @@ const ALL: [(&str, u64); 7] = [
     (churn::NAME, churn::SIGNATURE),
     (pitched_add::NAME, pitched_add::SIGNATURE),
     (poke::NAME, poke::SIGNATURE),
+    (next_phases::NAME, next_phases::SIGNATURE),
+    (step_cells::NAME, step_cells::SIGNATURE),
 ];
 
 // --- the PTX, on the CPU ---
@@ -158,10 +161,11 @@ fn a_forged_crate_path_cannot_forge_the_ptx_fingerprint() {
 #[test]
 fn every_kernel_has_the_hosts_parameter_table() {
     use cuda_mem::device::{
-        DeviceAtomicSlice, DeviceSlice, DeviceSliceMut, PitchedSlice, PitchedSliceMut,
+        CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceSlice, DeviceSliceMut,
+        PitchedSlice, PitchedSliceMut,
     };
     let ptx = KERNELS.ptx();
-    let expected: [(&str, Vec<[u64; 5]>); 7] = [
+    let expected: [(&str, Vec<[u64; 5]>); 9] = [
         (
             transform_items::NAME,
             cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [DeviceSliceMut<Item>, DeviceSlice<Item>, Params]).to_vec(),
@@ -190,6 +194,14 @@ fn every_kernel_has_the_hosts_parameter_table() {
             poke::NAME,
             cuda_mem::__kernel_abi!(unsafe_kernel true, lifetimes [], params [DevicePtr<u32>, u32]).to_vec(),
         ),
+        (
+            next_phases::NAME,
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [CheckedSliceMut<Phase>, CheckedSlice<Phase>, CheckedSlice<bool>, DeviceAtomicSlice<u32>]).to_vec(),
+        ),
+        (
+            step_cells::NAME,
+            cuda_mem::__kernel_abi!(unsafe_kernel false, lifetimes [], params [CheckedSliceMut<Cell>, DeviceAtomicSlice<u32>]).to_vec(),
+        ),
     ];
     for (name, table) in expected {
         assert_eq!(
@@ -207,6 +219,8 @@ fn the_simple_kernels_use_no_local_memory() {
         churn::NAME,
         transform_items::NAME,
         poke::NAME,
+        next_phases::NAME,
+        step_cells::NAME,
     ] {
         assert!(
             !ptx_kernel(KERNELS.ptx(), name).contains(".local"),

@@ -469,3 +469,100 @@ pub mod parallel {
         }
     }
 }
+
+/// Kernels over `CheckedDeviceCopy` elements: `bool`s, an enum whose
+/// discriminants leave gaps (most bytes are no `Phase`) and a struct of
+/// both. Every read is checked on the device; an element whose bits are
+/// not a value is counted and answered with bits that are no value either,
+/// so the host sees it twice.
+pub mod checked {
+    use cuda_mem::device::{CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, Scope};
+    use cuda_mem::{kernel, CheckedDeviceCopy};
+
+    /// A phase of matter: the bytes 1, 2 and 4, no other.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, CheckedDeviceCopy)]
+    #[repr(u8)]
+    pub enum Phase {
+        /// 1.
+        Solid = 1,
+        /// 2.
+        Liquid = 2,
+        /// 4.
+        Gas = 4,
+    }
+
+    /// A cell: a `Phase`, a `bool` and a plain field (its bits, `CellBits`,
+    /// are 4 bytes without padding).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, CheckedDeviceCopy)]
+    #[repr(C)]
+    pub struct Cell {
+        /// The cell's phase.
+        pub phase: Phase,
+        /// Whether it is alive.
+        pub alive: bool,
+        /// Its heat.
+        pub heat: u16,
+    }
+
+    /// The phase after heating (`hot`) or cooling.
+    #[inline]
+    pub fn next_phase(phase: Phase, hot: bool) -> Phase {
+        match (phase, hot) {
+            (Phase::Solid, true) => Phase::Liquid,
+            (Phase::Liquid | Phase::Gas, true) => Phase::Gas,
+            (Phase::Gas, false) => Phase::Liquid,
+            (Phase::Solid | Phase::Liquid, false) => Phase::Solid,
+        }
+    }
+
+    /// A cell one step on: heat spreads, a hot cell melts or boils.
+    #[inline]
+    pub fn step(cell: Cell) -> Cell {
+        let hot = cell.heat > 300;
+        Cell {
+            phase: next_phase(cell.phase, hot),
+            alive: cell.alive && !hot,
+            heat: cell.heat.wrapping_mul(3) / 2,
+        }
+    }
+
+    /// `out[i] = next_phase(phases[i], hot[i])` for every `i` all three
+    /// have; where `phases[i]` or `hot[i]` holds no value, `out[i]` gets the
+    /// byte 0 (no `Phase`) and `invalid[0]` counts it.
+    #[kernel]
+    pub fn next_phases(
+        mut out: CheckedSliceMut<Phase>,
+        phases: CheckedSlice<Phase>,
+        hot: CheckedSlice<bool>,
+        invalid: DeviceAtomicSlice<u32>,
+    ) {
+        for (_, mut slot, (phase, hot)) in out.grid_stride_zip((phases, hot)) {
+            match (phase, hot) {
+                (Ok(phase), Ok(hot)) => slot.set(next_phase(phase, hot)),
+                _ => {
+                    *slot.bits_mut() = 0;
+                    if let Some(count) = invalid.get(0) {
+                        count.fetch_add(1, Scope::Device);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `cells[i] = step(cells[i])` in place, one cell a thread
+    /// (`this_thread_mut`); a cell whose bits are no `Cell` is left as it
+    /// is and counted in `invalid[0]`.
+    #[kernel]
+    pub fn step_cells(mut cells: CheckedSliceMut<Cell>, invalid: DeviceAtomicSlice<u32>) {
+        if let Some(mut cell) = cells.this_thread_mut() {
+            match cell.get() {
+                Ok(c) => cell.set(step(c)),
+                Err(_) => {
+                    if let Some(count) = invalid.get(0) {
+                        count.fetch_add(1, Scope::Device);
+                    }
+                }
+            }
+        }
+    }
+}
