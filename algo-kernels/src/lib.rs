@@ -55,6 +55,7 @@
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
+    use core::arch::asm;
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
     use cuda_mem::device::wide::{
         histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
@@ -62,8 +63,11 @@ mod device {
         SelectScratch, TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{
-        block_rank, block_thread_rank, grid_stride, DeviceAtomic, Scope, SharedArray, SharedSlice,
+        block_rank, block_thread_rank, grid_blocks, grid_stride, sync_threads, DeviceAtomic, Scope,
+        SharedArray, SharedSlice,
     };
+    use cuda_mem::soa::__table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
+    use cuda_mem::soa::MAX_FIELDS;
 
     /// Threads per block, in every kernel (the host launches this many).
     const BLOCK: usize = 256;
@@ -949,4 +953,169 @@ mod device {
         arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,
         scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64,
         select: cuda_mem_select_flagged_f64, cuda_mem_unique_f64, cuda_mem_rle_heads_f64, cuda_mem_rle_gather_f64);
+
+    /// The transpositions of `cuda_mem::soa`, in units `$u` (4-byte words,
+    /// or bytes for structs whose fields are not all whole words): each
+    /// block stages a tile of whole structs in shared memory and moves it
+    /// field by field, so that both the array of structs and each field's
+    /// array are read and written in consecutive units. A thread's unit
+    /// within a field steps by `SOA_BLOCK` units: the element and the unit
+    /// in it advance by `SOA_BLOCK / size` and `SOA_BLOCK % size`, with a
+    /// carry, and no division in the loop.
+    /// Field `f` of one of the arrays of the `SoaTable` parameter (the
+    /// third) of the kernel `$name`: the regions' `u64`s at byte `8 * f`,
+    /// the offsets' and sizes' `u32`s after them. Read by address
+    /// (`ld.param` with a register address, which PTX allows for kernel
+    /// parameters), as the fill kernels read their pattern: indexing the
+    /// Rust parameter would copy all of it (1 KiB) to every thread's local
+    /// memory first.
+    macro_rules! table_entry {
+        ($name:ident, regions, $f:expr) => {
+            table_entry!(@read $name, u64, "ld.param.u64", reg64, 8 * $f)
+        };
+        ($name:ident, offsets, $f:expr) => {
+            table_entry!(@read $name, u32, "ld.param.u32", reg32, 8 * MAX_FIELDS + 4 * $f)
+        };
+        ($name:ident, sizes, $f:expr) => {
+            table_entry!(@read $name, u32, "ld.param.u32", reg32, 12 * MAX_FIELDS + 4 * $f)
+        };
+        (@read $name:ident, $t:ty, $ld:literal, $reg:ident, $byte:expr) => {{
+            let value: $t;
+            // SAFETY: `f < MAX_FIELDS`: the byte lies inside the table, the
+            // kernel's third parameter (8-byte aligned, as are the entries
+            // read); the asm only reads it.
+            unsafe {
+                asm!(
+                    "{{",
+                    ".reg .u64 %table_addr;",
+                    concat!("mov.u64 %table_addr, ", stringify!($name), "_param_2;"),
+                    "add.u64 %table_addr, %table_addr, {byte};",
+                    concat!($ld, " {value}, [%table_addr];"),
+                    "}}",
+                    byte = in(reg64) ($byte) as u64,
+                    value = out($reg) value,
+                    options(pure, readonly, nostack, preserves_flags)
+                );
+            }
+            value
+        }};
+    }
+
+    macro_rules! soa_kernels {
+        ($u:ty, $scatter:ident, $gather:ident) => {
+            /// `table`'s fields of the `len` structs at `aos` to their own
+            /// arrays.
+            ///
+            /// # Safety
+            /// `aos` holds `len` structs of `table.stride` units (at most
+            /// `SOA_TILE_BYTES` bytes), each field `f < table.fields`
+            /// inside them, `table.regions[f]` `len * table.sizes[f]`
+            /// units of this launch's alone; `SOA_BLOCK` threads a block.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $scatter(aos: *const $u, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![$u; SOA_TILE_BYTES / size_of::<$u>()];
+                let stride = table.stride as usize;
+                let per_tile = SOA_TILE_BYTES / size_of::<$u>() / stride;
+                let len = len as usize;
+                let t = block_thread_rank() as usize;
+                let mut first = block_rank() * per_tile;
+                while first < len {
+                    let units = per_tile.min(len - first) * stride;
+                    // SAFETY: `first * stride + u` lies in the `len` structs.
+                    let src = unsafe { aos.add(first * stride) };
+                    let mut u = t;
+                    while u < units {
+                        // SAFETY: as above, `u < units`.
+                        tile.store(u, unsafe { src.add(u).read() });
+                        u += SOA_BLOCK;
+                    }
+                    sync_threads();
+                    let mut f = 0;
+                    while f < fields {
+                        let offset = table_entry!($scatter, offsets, f) as usize;
+                        let size = table_entry!($scatter, sizes, f) as usize;
+                        let count = units / stride * size;
+                        let dst = table_entry!($scatter, regions, f) as *mut $u;
+                        let (step_e, step_j) = (SOA_BLOCK / size, SOA_BLOCK % size);
+                        let (mut e, mut j, mut k) = (t / size, t % size, t);
+                        while k < count {
+                            let unit = tile.load(e * stride + offset + j);
+                            // SAFETY: `first * size + k` lies in the field's
+                            // `len * size` units (`k < count`).
+                            unsafe { dst.add(first * size + k).write(unit) };
+                            k += SOA_BLOCK;
+                            e += step_e;
+                            j += step_j;
+                            if j >= size {
+                                j -= size;
+                                e += 1;
+                            }
+                        }
+                        f += 1;
+                    }
+                    sync_threads();
+                    first += grid_blocks() * per_tile;
+                }
+            }
+
+            /// The reverse of the scatter: `table`'s fields from their own
+            /// arrays into the `len` structs at `aos` (every unit of which
+            /// the fields cover).
+            ///
+            /// # Safety
+            /// As for the scatter, with `aos` this launch's alone and the
+            /// fields' arrays read.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $gather(aos: *mut $u, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![$u; SOA_TILE_BYTES / size_of::<$u>()];
+                let stride = table.stride as usize;
+                let per_tile = SOA_TILE_BYTES / size_of::<$u>() / stride;
+                let len = len as usize;
+                let t = block_thread_rank() as usize;
+                let mut first = block_rank() * per_tile;
+                while first < len {
+                    let units = per_tile.min(len - first) * stride;
+                    let mut f = 0;
+                    while f < fields {
+                        let offset = table_entry!($gather, offsets, f) as usize;
+                        let size = table_entry!($gather, sizes, f) as usize;
+                        let count = units / stride * size;
+                        let src = table_entry!($gather, regions, f) as *const $u;
+                        let (step_e, step_j) = (SOA_BLOCK / size, SOA_BLOCK % size);
+                        let (mut e, mut j, mut k) = (t / size, t % size, t);
+                        while k < count {
+                            // SAFETY: `first * size + k` lies in the field's
+                            // `len * size` units (`k < count`).
+                            let unit = unsafe { src.add(first * size + k).read() };
+                            tile.store(e * stride + offset + j, unit);
+                            k += SOA_BLOCK;
+                            e += step_e;
+                            j += step_j;
+                            if j >= size {
+                                j -= size;
+                                e += 1;
+                            }
+                        }
+                        f += 1;
+                    }
+                    sync_threads();
+                    // SAFETY: `first * stride + u` lies in the `len` structs.
+                    let dst = unsafe { aos.add(first * stride) };
+                    let mut u = t;
+                    while u < units {
+                        // SAFETY: as above, `u < units`.
+                        unsafe { dst.add(u).write(tile.load(u)) };
+                        u += SOA_BLOCK;
+                    }
+                    sync_threads();
+                    first += grid_blocks() * per_tile;
+                }
+            }
+        };
+    }
+
+    soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
+    soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);
 }

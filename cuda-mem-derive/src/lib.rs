@@ -29,6 +29,7 @@ mod generics;
 mod kernel;
 mod padding;
 mod repr;
+mod soa;
 
 #[cfg(test)]
 mod output_tests;
@@ -227,6 +228,44 @@ pub fn derive_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenSt
 pub fn derive_checked_device_copy(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
     checked::expand(&input)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
+}
+
+/// Derives `cuda_mem::soa::DeviceSoA` for a `#[repr(C)]` struct of named
+/// `DeviceCopy` fields (derive `DeviceCopy` too), so that cuda-mem can keep
+/// it as a structure of arrays: `{Name}SoA` (a
+/// `cuda_mem::soa::SoaBuffer<{Name}, Device>`; `SoaBuffer<{Name}, Pinned>`
+/// and so on for the other kinds), whose
+/// `fields()` / `fields_mut()` give `{Name}Fields`, one view per field.
+///
+/// ```
+/// # extern crate cm_renamed as cuda_mem;
+/// use cuda_mem::soa::DeviceSoA;
+/// use cuda_mem::{DeviceCopy, DeviceSoA};
+///
+/// #[derive(Clone, Copy, DeviceCopy, DeviceSoA)]
+/// #[device_copy(crate = "cuda_mem")]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], mass: f32 }
+///
+/// assert_eq!(Particle::FIELDS.iter().map(|f| f.name).collect::<Vec<_>>(), ["pos", "mass"]);
+/// assert_eq!(Particle::FIELDS[1].offset, 12);
+/// ```
+///
+/// # What it generates
+///
+/// Safe code only: the field table (`FIELDS`: names, `offset_of!`
+/// offsets, sizes and alignments), `{Name}Fields<Fam>` with the fields'
+/// names and visibilities, the functions that make its handles and visit a
+/// value's fields, and the alias `{Name}SoA` (host builds).
+/// cuda-mem checks the table against the struct before any byte moves by
+/// it. Generic structs, tuple structs, enums and unions are refused;
+/// `#[device_copy(crate = "path")]` names cuda-mem when it is renamed.
+#[proc_macro_derive(DeviceSoA, attributes(device_copy))]
+pub fn derive_device_soa(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    let input = syn::parse_macro_input!(input as DeriveInput);
+    soa::expand(&input)
         .unwrap_or_else(Error::into_compile_error)
         .into()
 }

@@ -620,6 +620,7 @@ pub mod launch;
 mod memory;
 #[cfg(feature = "host")]
 mod order;
+pub mod soa;
 #[cfg(all(test, feature = "host"))]
 mod test_rng;
 
@@ -643,6 +644,7 @@ pub mod checked {
 }
 pub use cuda_mem_derive::kernel;
 pub use cuda_mem_derive::DeviceCopy;
+pub use cuda_mem_derive::DeviceSoA;
 pub use launch::KernelParam;
 
 #[cfg(feature = "nccl")]

@@ -83,6 +83,11 @@ const LAYERS: &[(&str, u32, &str)] = &[
         "ipc/: CUDA IPC: buffers and events shared between processes",
     ),
     (
+        "soa",
+        7,
+        "soa/: structures of arrays (SoaBuffer, its field views, the GPU transpositions)",
+    ),
+    (
         "launch",
         7,
         "launch/: typed kernel launches (the host side takes buffers, views and graph handles)",

@@ -19,7 +19,7 @@ use crate::memory::allocation;
 const KERNELS_PTX: &str = include_str!("../../ptx/algo-kernels.ptx");
 
 /// Threads per block of every algorithm kernel (`algo-kernels/`'s `BLOCK`).
-pub(super) const BLOCK: u32 = 256;
+pub(crate) const BLOCK: u32 = 256;
 
 /// The PTX that cuda-mem loads for its algorithms (for inspection and
 /// tests; [`kernel_names`] lists its entries).
@@ -99,10 +99,17 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         .into_iter()
         .map(move |k| format!("cuda_mem_{k}_{t}"))
     });
-    per_type
-        .chain(radix)
-        .chain(histograms)
-        .chain(["cuda_mem_gather_bytes", "cuda_mem_segment_marks"].map(String::from))
+    per_type.chain(radix).chain(histograms).chain(
+        [
+            "cuda_mem_gather_bytes",
+            "cuda_mem_segment_marks",
+            "cuda_mem_soa_scatter_words",
+            "cuda_mem_soa_gather_words",
+            "cuda_mem_soa_scatter_bytes",
+            "cuda_mem_soa_gather_bytes",
+        ]
+        .map(String::from),
+    )
 }
 
 /// The PTX of one kernel of the shipped file: the header and the module's
@@ -172,7 +179,7 @@ pub(super) struct AlgoKernels {
 
 /// The kernel `cuda_mem_<kind>_<ty>` of `state`'s context and its resident
 /// blocks, loading it on first use.
-pub(super) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(CudaFunction, u32)> {
+pub(crate) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(CudaFunction, u32)> {
     let kernels: &AlgoKernels = state.lazy(&state.algo_kernels, || {
         Ok(AlgoKernels {
             loaded: Mutex::new(HashMap::new()),
@@ -214,7 +221,7 @@ pub(super) fn grid(len: usize, items: usize, resident: u32) -> u32 {
 /// `params` point to the kernel's parameters, of its types and in order,
 /// living until the call returns (the driver copies them); the memory
 /// they name is ordered on `stream` as the kernel's contract asks.
-pub(super) unsafe fn launch(
+pub(crate) unsafe fn launch(
     stream: &CudaStream,
     function: &CudaFunction,
     grid: u32,

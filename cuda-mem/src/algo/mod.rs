@@ -66,7 +66,7 @@
 
 mod element;
 mod histogram;
-mod kernels;
+pub(crate) mod kernels;
 mod reduce;
 mod scan;
 mod select;

@@ -3,6 +3,8 @@
 //! [`DeviceCopy`](device_copy::DeviceCopy) and its impls for the primitives,
 //! [`CheckedDeviceCopy`](checked::CheckedDeviceCopy) (types stored as the
 //! bits of a `DeviceCopy` type, read back through a check),
+//! [`DeviceSoA`](soa::DeviceSoA) (structs kept as a structure of arrays:
+//! their field table and the generic pieces the derive fills in),
 //! arrays, `half`, `num_complex` and (module `foreign`) glam and mint; the
 //! byte views it makes sound; [`DevicePtr`](device_ptr::DevicePtr); the
 //! layout fingerprints (`layout`); and the proof that `#[derive(DeviceCopy)]`
@@ -21,3 +23,4 @@ mod foreign;
 pub mod layout;
 #[doc(hidden)]
 pub mod private;
+pub(crate) mod soa;

@@ -2,7 +2,8 @@
 //! [`Elems`] (a typed rectangle of one allocation) and the one implementation
 //! of every operation on it: shapes and range checks, ordering, memset,
 //! `fill` and its kernels (`fill`; the pattern arithmetic the kernels share,
-//! `fill_pattern`, builds without the host API), copies between any two
+//! `fill_pattern`, builds without the host API; so does `soa_table`, the
+//! parameter of the structure-of-arrays transpositions), copies between any two
 //! kinds, shapes and contexts (`peer` for what is cross-context), host copies
 //! staged through pinned memory (`staging`, on the threads of `workers`), and
 //! the views ([`View`], [`ViewMut`]) and kernel arguments ([`KernelArg`]) that
@@ -22,6 +23,8 @@ pub mod fill_pattern;
 pub(crate) mod peer;
 #[cfg(feature = "host")]
 mod shape;
+#[doc(hidden)]
+pub mod soa_table;
 #[cfg(feature = "host")]
 pub(crate) mod staging;
 #[cfg(feature = "host")]

@@ -1,0 +1,187 @@
+//! [`DeviceSoA`]: `#[repr(C)]` structs that cuda-mem can keep as a
+//! structure of arrays (each field in an array of its own), with the table
+//! of their fields ([`SoaField`]) and the generic pieces that
+//! `#[derive(DeviceSoA)]` fills in: a struct of one handle per field for
+//! any [`FieldFamily`] (host views, device slices), made by a
+//! [`FieldMaker`], and a [`FieldVisitor`] over a value's fields. Shared by
+//! the host and kernels (`no_std`).
+
+use crate::copy::device_copy::DeviceCopy;
+
+/// The most fields a [`DeviceSoA`] struct has (one transposition moves them
+/// all).
+pub const MAX_FIELDS: usize = 64;
+
+/// One field of a [`DeviceSoA`] struct: its name, its offset in the struct,
+/// and its type's size and alignment.
+///
+/// ```
+/// use cuda_mem::soa::SoaField;
+/// let f = SoaField::of::<[f32; 3]>("pos", 0);
+/// assert_eq!((f.size, f.align), (12, 4));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoaField {
+    /// The field's name.
+    pub name: &'static str,
+    /// Its offset in the struct, in bytes.
+    pub offset: usize,
+    /// `size_of` its type.
+    pub size: usize,
+    /// `align_of` its type.
+    pub align: usize,
+}
+
+impl SoaField {
+    /// The field `name` of type `F` at `offset`.
+    ///
+    /// ```
+    /// let f = cuda_mem::soa::SoaField::of::<u64>("id", 8);
+    /// assert_eq!(f.offset + f.size, 16);
+    /// ```
+    pub const fn of<F: DeviceCopy>(name: &'static str, offset: usize) -> Self {
+        Self {
+            name,
+            offset,
+            size: core::mem::size_of::<F>(),
+            align: core::mem::align_of::<F>(),
+        }
+    }
+}
+
+/// What each field of a [`DeviceSoA`] struct becomes in one use of it: a
+/// view of its array on the host ([`Views`](crate::soa::Views),
+/// [`ViewsMut`](crate::soa::ViewsMut)), or something of your own.
+///
+/// ```
+/// use cuda_mem::soa::FieldFamily;
+/// /// Each field as its size.
+/// struct Sizes;
+/// impl FieldFamily for Sizes {
+///     type Of<F: cuda_mem::DeviceCopy + 'static> = usize;
+/// }
+/// ```
+pub trait FieldFamily {
+    /// The handle of a field of type `F`.
+    type Of<F: DeviceCopy + 'static>;
+}
+
+/// Makes the handle of each field, by index (the order of
+/// [`DeviceSoA::FIELDS`]) and type.
+///
+/// ```
+/// use cuda_mem::soa::{FieldFamily, FieldMaker};
+/// struct Sizes;
+/// impl FieldFamily for Sizes { type Of<F: cuda_mem::DeviceCopy + 'static> = usize; }
+/// struct SizeOf;
+/// impl FieldMaker<Sizes> for SizeOf {
+///     fn field<F: cuda_mem::DeviceCopy + 'static>(&mut self, _index: usize) -> usize { size_of::<F>() }
+/// }
+/// ```
+pub trait FieldMaker<Fam: FieldFamily> {
+    /// The handle of field `index`, of type `F`.
+    fn field<F: DeviceCopy + 'static>(&mut self, index: usize) -> Fam::Of<F>;
+}
+
+/// Visits a value's fields, by index (the order of [`DeviceSoA::FIELDS`]).
+///
+/// ```
+/// use cuda_mem::soa::FieldVisitor;
+/// struct Bytes(Vec<u8>);
+/// impl FieldVisitor for Bytes {
+///     fn field<F: cuda_mem::DeviceCopy>(&mut self, _index: usize, value: &F) {
+///         self.0.extend_from_slice(cuda_mem::bytes_of(value));
+///     }
+/// }
+/// ```
+pub trait FieldVisitor {
+    /// Field `index` of the value, of type `F`.
+    fn field<F: DeviceCopy>(&mut self, index: usize, value: &F);
+}
+
+/// A `#[repr(C)]` struct of named [`DeviceCopy`] fields that cuda-mem can
+/// keep as a structure of arrays: derive it with
+/// [`#[derive(DeviceSoA)]`](macro@crate::DeviceSoA) (next to
+/// `DeviceCopy`), which also makes `{Name}Fields<Fam>`, a struct of one
+/// handle per field, and `{Name}SoA`, its
+/// [`SoaBuffer`](crate::soa::SoaBuffer) in device memory.
+///
+/// Safe to implement: cuda-mem checks [`FIELDS`](Self::FIELDS) against the
+/// struct (the fields in order, each starting where the last ended, ending
+/// at `size_of::<Self>()`) before it moves any bytes by it, and a handle
+/// made for a field whose type does not have the table's size and
+/// alignment panics. A table that lies within those rules only moves bytes
+/// of `DeviceCopy` types to other places, never out of their arrays.
+///
+/// ```
+/// use cuda_mem::soa::DeviceSoA;
+/// use cuda_mem::{DeviceCopy, DeviceSoA};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], mass: f32 }
+///
+/// assert_eq!(Particle::FIELDS.len(), 2);
+/// assert_eq!(Particle::FIELDS[1].name, "mass");
+/// assert_eq!(Particle::FIELDS[1].offset, 12);
+/// ```
+pub trait DeviceSoA: DeviceCopy {
+    /// The fields, in declaration (and memory) order.
+    const FIELDS: &'static [SoaField];
+
+    /// A struct of one [`FieldFamily::Of`] per field, named like them
+    /// (`{Name}Fields<Fam>`).
+    type Fields<Fam: FieldFamily>;
+
+    /// The handles of every field, each made by `maker`.
+    fn make_fields<Fam: FieldFamily>(maker: &mut impl FieldMaker<Fam>) -> Self::Fields<Fam>;
+
+    /// Visits every field of `self`.
+    fn visit_fields(&self, visitor: &mut impl FieldVisitor);
+}
+
+/// Why `fields` is not the table of a struct of `size` bytes and alignment
+/// `align`, or `None` when it is: the fields in order, the first at 0, each
+/// starting where the last ended (no padding, as `DeviceCopy` requires),
+/// the last ending at `size`, each aligned, at most
+/// [`MAX_FIELDS`] of them.
+///
+/// ```
+/// use cuda_mem::soa::{check_fields, SoaField};
+/// let good = [SoaField::of::<u32>("a", 0), SoaField::of::<f32>("b", 4)];
+/// assert_eq!(check_fields(&good, 8, 4), None);
+/// let gap = [SoaField::of::<u32>("a", 0), SoaField::of::<f32>("b", 8)];
+/// assert!(check_fields(&gap, 12, 4).is_some());
+/// ```
+pub const fn check_fields(fields: &[SoaField], size: usize, align: usize) -> Option<&'static str> {
+    if fields.is_empty() {
+        return Some("a DeviceSoA struct has no fields");
+    }
+    if fields.len() > MAX_FIELDS {
+        return Some("a DeviceSoA struct has more than 64 fields");
+    }
+    let mut end = 0;
+    let mut i = 0;
+    while i < fields.len() {
+        let f = fields[i];
+        if f.offset != end {
+            return Some("a DeviceSoA field does not start where the one before ends");
+        }
+        if f.align == 0
+            || !f.align.is_power_of_two()
+            || !f.offset.is_multiple_of(f.align)
+            || f.align > align
+        {
+            return Some("a DeviceSoA field is not aligned in its struct");
+        }
+        if f.size == 0 {
+            return Some("a DeviceSoA field has no bytes");
+        }
+        end += f.size;
+        i += 1;
+    }
+    if end != size {
+        return Some("the DeviceSoA fields do not end where the struct does");
+    }
+    None
+}
