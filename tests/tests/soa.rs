@@ -1,0 +1,253 @@
+//! Structures of arrays (`#[derive(DeviceSoA)]`, `SoaBuffer`) on the GPU:
+//! transpositions both ways (4-byte words for a struct of whole words,
+//! bytes for one with `u8` and `u16` fields) from host slices and from
+//! device arrays of structs through unaligned views, in every memory kind,
+//! of odd and random sizes, every element checked and the bytes around a
+//! view checked untouched; fills of whole structs and of one field; field
+//! views read and written; copies between kinds.
+
+use cuda_mem::prelude::*;
+
+use cuda_mem::soa::{DeviceSoA, SoaBuffer};
+use cuda_mem::{DeviceBuffer, DeviceSoA, Error, Pinned, Pool, Unified};
+use cuda_mem_tests::{gpu, Rng};
+
+/// Seven fields of whole 4-byte words (48 bytes): the word kernels.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Particle {
+    pos: [f32; 3],
+    vel: [f32; 3],
+    mass: f32,
+    charge: f32,
+    id: u64,
+    kind: u32,
+    age: f32,
+}
+
+/// Fields of 1, 3, 2, 2 and 4 bytes (12 bytes): the byte kernels.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Pixel {
+    alpha: u8,
+    rgb: [u8; 3],
+    depth: u16,
+    mask: u16,
+    label: u32,
+}
+
+fn random_particles(rng: &mut Rng, n: usize) -> Vec<Particle> {
+    (0..n).map(|_| rng.value::<Particle>()).collect()
+}
+
+fn random_pixels(rng: &mut Rng, n: usize) -> Vec<Pixel> {
+    (0..n).map(|_| rng.value::<Pixel>()).collect()
+}
+
+/// Bit-for-bit equality (random bits make NaNs, which `==` refuses).
+fn same<T: DeviceCopy>(a: &[T], b: &[T]) -> bool {
+    cuda_mem::bytes_of_slice(a) == cuda_mem::bytes_of_slice(b)
+}
+
+fn sizes(rng: &mut Rng) -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 31, 819, 820, 4097];
+    v.extend((0..3).map(|_| 1 + rng.below(300_000)));
+    v
+}
+
+/// Host slices in, structs and fields out, in every kind; the word and
+/// the byte kernels.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn structs_round_trip_through_every_kind() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("structs_round_trip_through_every_kind");
+    for n in sizes(&mut rng) {
+        let particles = random_particles(&mut rng, n);
+        let pixels = random_pixels(&mut rng, n);
+        macro_rules! check {
+            ($what:literal, $soa:expr, $host:expr) => {{
+                let soa = $soa;
+                let host = $host;
+                assert_eq!(soa.len(), n);
+                assert!(
+                    same(&soa.to_vec().unwrap(), host),
+                    "{} n {n}: to_vec",
+                    $what
+                );
+                soa
+            }};
+        }
+        let device = check!(
+            "device",
+            ParticleSoA::from_slice(&ctx, &particles).unwrap(),
+            &particles
+        );
+        let fields = device.fields();
+        let masses: Vec<f32> = particles.iter().map(|p| p.mass).collect();
+        let ids: Vec<u64> = particles.iter().map(|p| p.id).collect();
+        let vels: Vec<[f32; 3]> = particles.iter().map(|p| p.vel).collect();
+        assert!(same(&fields.mass.to_vec().unwrap(), &masses), "n {n}: mass");
+        assert!(same(&fields.id.to_vec().unwrap(), &ids), "n {n}: id");
+        assert!(same(&fields.vel.to_vec().unwrap(), &vels), "n {n}: vel");
+        check!(
+            "pinned",
+            SoaBuffer::<Particle, Pinned>::from_slice(&ctx, &particles).unwrap(),
+            &particles
+        );
+        check!(
+            "unified",
+            SoaBuffer::<Pixel, Unified>::from_slice(&ctx, &pixels).unwrap(),
+            &pixels
+        );
+        let pool = check!(
+            "pool",
+            {
+                let mut soa = SoaBuffer::<Pixel, Pool>::new(n, &stream).unwrap();
+                soa.copy_from_host(&pixels).unwrap();
+                soa
+            },
+            &pixels
+        );
+        let depths: Vec<u16> = pixels.iter().map(|p| p.depth).collect();
+        let rgbs: Vec<[u8; 3]> = pixels.iter().map(|p| p.rgb).collect();
+        assert_eq!(
+            pool.fields().depth.to_vec().unwrap(),
+            depths,
+            "n {n}: depth"
+        );
+        assert_eq!(pool.fields().rgb.to_vec().unwrap(), rgbs, "n {n}: rgb");
+        pool.free_on_stream(&stream).unwrap();
+        // Between kinds: one copy of the allocation.
+        let mut back = SoaBuffer::<Particle, Pinned>::new(&ctx, n).unwrap();
+        back.copy_from(&device).unwrap();
+        assert!(
+            same(&back.to_vec().unwrap(), &particles),
+            "n {n}: copy_from"
+        );
+    }
+}
+
+/// Transpositions from and to device arrays of structs through views at
+/// odd offsets: the elements outside a view keep their poison.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn views_of_device_structs_transpose_both_ways() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut rng = Rng::from_env("views_of_device_structs_transpose_both_ways");
+    for _ in 0..8 {
+        let total = 1 + rng.below(200_000);
+        let a = rng.below(total);
+        let n = rng.below(total - a + 1);
+        // Particles: structs in from a view, out into a poisoned view.
+        let structs = random_particles(&mut rng, total);
+        let aos = DeviceBuffer::from_slice(&ctx, &structs).unwrap();
+        let mut soa = ParticleSoA::new(&ctx, n).unwrap();
+        soa.copy_from_aos_async(&aos.slice(a..a + n).unwrap(), &stream)
+            .unwrap();
+        let poison = random_particles(&mut rng, total);
+        let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+        let b = rng.below(total - n + 1);
+        soa.copy_to_aos_async(&mut out.slice_mut(b..b + n).unwrap(), &stream)
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        assert!(same(&got[..b], &poison[..b]), "before the view");
+        assert!(
+            same(&got[b..b + n], &structs[a..a + n]),
+            "the view, {n} at {a} -> {b}"
+        );
+        assert!(same(&got[b + n..], &poison[b + n..]), "after the view");
+        // Pixels (bytes): the same through the default stream.
+        let structs = random_pixels(&mut rng, total);
+        let aos = DeviceBuffer::from_slice(&ctx, &structs).unwrap();
+        let mut soa = PixelSoA::new(&ctx, n).unwrap();
+        soa.copy_from_aos(&aos.slice(a..a + n).unwrap()).unwrap();
+        let poison = random_pixels(&mut rng, total);
+        let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+        soa.copy_to_aos(&mut out.slice_mut(b..b + n).unwrap())
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        assert_eq!(&got[..b], &poison[..b]);
+        assert_eq!(
+            &got[b..b + n],
+            &structs[a..a + n],
+            "pixels {n} at {a} -> {b}"
+        );
+        assert_eq!(&got[b + n..], &poison[b + n..]);
+        // Lengths must match.
+        let short = DeviceBuffer::<Pixel>::new(&ctx, n + 1).unwrap();
+        assert!(matches!(
+            soa.copy_from_aos(&short),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+}
+
+/// `fill` sets every field of every struct; a field's view fills, and
+/// takes host data in a sub-range, leaving the other fields alone.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn fills_of_structs_and_of_one_field() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("fills_of_structs_and_of_one_field");
+    for n in sizes(&mut rng) {
+        let value = rng.value::<Particle>();
+        let mut soa = ParticleSoA::new(&ctx, n).unwrap();
+        soa.fill(value).unwrap();
+        assert!(same(&soa.to_vec().unwrap(), &vec![value; n]), "n {n}: fill");
+        let mut expected = vec![value; n];
+        let mass = rng.value::<f32>();
+        let (a, b) = {
+            let (x, y) = (rng.below(n + 1), rng.below(n + 1));
+            (x.min(y), x.max(y))
+        };
+        let pos: Vec<[f32; 3]> = (a..b).map(|_| rng.value()).collect();
+        {
+            let mut fields = soa.fields_mut();
+            fields.mass.fill(mass).unwrap();
+            fields
+                .pos
+                .slice_mut(a..b)
+                .unwrap()
+                .copy_from_host(&pos)
+                .unwrap();
+        }
+        for (i, p) in expected.iter_mut().enumerate() {
+            p.mass = mass;
+            if (a..b).contains(&i) {
+                p.pos = pos[i - a];
+            }
+        }
+        assert!(
+            same(&soa.to_vec().unwrap(), &expected),
+            "n {n}: field fill, pos {a}..{b}"
+        );
+        let mut pixels = PixelSoA::new(&ctx, n).unwrap();
+        let px = rng.value::<Pixel>();
+        pixels.fill(px).unwrap();
+        pixels.fields_mut().label.fill(7).unwrap();
+        let mut want = px;
+        want.label = 7;
+        assert_eq!(pixels.to_vec().unwrap(), vec![want; n], "n {n}: pixels");
+    }
+}
+
+#[test]
+fn the_derived_tables_describe_the_structs() {
+    assert_eq!(
+        cuda_mem::soa::check_fields(
+            Particle::FIELDS,
+            size_of::<Particle>(),
+            align_of::<Particle>()
+        ),
+        None
+    );
+    assert_eq!(
+        Particle::FIELDS.iter().map(|f| f.name).collect::<Vec<_>>(),
+        ["pos", "vel", "mass", "charge", "id", "kind", "age"]
+    );
+    assert_eq!(Pixel::FIELDS[2].offset, 4);
+    assert_eq!(Pixel::FIELDS[2].size, 2);
+}
