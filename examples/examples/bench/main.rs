@@ -27,6 +27,7 @@
 mod algo;
 mod alloc;
 mod awaited;
+mod checked;
 mod copies;
 mod cxx;
 mod device_vec;
@@ -39,6 +40,7 @@ mod peer;
 mod pitched;
 mod report;
 mod small;
+mod soa;
 mod staged;
 mod unified;
 
@@ -134,6 +136,18 @@ struct Only {
         help_heading = "One group only (default: all but parity and algo)"
     )]
     copies_only: bool,
+    /// Just the checked rows: Checked memory of bools and a struct against the same bytes as DeviceCopy
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
+    checked_only: bool,
+    /// Just the structure-of-arrays rows: SoaBuffer's transpositions against a copy of the same bytes
+    #[arg(
+        long,
+        help_heading = "One group only (default: all but parity and algo)"
+    )]
+    soa_only: bool,
     /// Just the graph rows
     #[arg(
         long,
@@ -170,6 +184,8 @@ enum Group {
     Peer,
     DeviceVec,
     Copies,
+    Checked,
+    Soa,
     Graph,
     Async,
     Parity,
@@ -186,6 +202,8 @@ impl Args {
             (o.peer_only, Group::Peer),
             (o.devvec_only, Group::DeviceVec),
             (o.copies_only, Group::Copies),
+            (o.checked_only, Group::Checked),
+            (o.soa_only, Group::Soa),
             (o.graph_only, Group::Graph),
             (o.async_only, Group::Async),
             (o.parity_only, Group::Parity),
@@ -333,6 +351,14 @@ fn main() {
             let (b, ctx) = s.open();
             graph::rows(b, ctx);
         }
+        Group::Checked => {
+            let (b, ctx) = s.open();
+            checked::rows(b, ctx);
+        }
+        Group::Soa => {
+            let (b, ctx) = s.open();
+            soa::rows(b, ctx);
+        }
         Group::Async => {
             let (b, ctx) = s.open();
             awaited::rows(b, ctx);
@@ -372,6 +398,8 @@ fn main() {
                 if args.copy_sweep {
                     staged::sweep(b, ctx);
                 }
+                checked::rows(b, ctx);
+                soa::rows(b, ctx);
                 alloc::alloc_free(b, ctx);
                 staged::pinned_alloc(b, ctx);
                 device_vec::rows(b, ctx, args.max_gib(), args.quick);

@@ -23,7 +23,7 @@ use cuda_mem::{CudaContext, DeviceBuffer, PinnedBuffer};
 use crate::harness::{median, Bench};
 
 /// Human-readable size.
-fn size_name(bytes: usize) -> String {
+pub fn size_name(bytes: usize) -> String {
     match bytes {
         b if b >= 1 << 30 => format!("{} GiB", b >> 30),
         b if b >= 1 << 20 => format!("{} MiB", b >> 20),
@@ -33,7 +33,7 @@ fn size_name(bytes: usize) -> String {
 
 /// Median host microseconds of `op` then a context synchronisation, for
 /// each of `ops` in turn, `rounds` times alternating; `calls` per batch.
-fn alternating_us(
+pub fn alternating_us(
     ctx: &Arc<CudaContext>,
     rounds: usize,
     calls: usize,
@@ -57,7 +57,7 @@ fn alternating_us(
 }
 
 /// Bandwidth in GB/s of `bytes` in `us` microseconds.
-fn gbps(bytes: usize, us: f64) -> f64 {
+pub fn gbps(bytes: usize, us: f64) -> f64 {
     bytes as f64 / us / 1e3
 }
 
