@@ -213,27 +213,46 @@ impl<S: StreamId> Ledger<S> {
     /// every stream x that `stream` must wait for first (each once), then,
     /// if `use_` is given, enters the operation. Nothing is entered when a
     /// wait fails.
+    #[inline]
     pub(crate) fn order<E>(
+        &mut self,
+        range: Range<usize>,
+        stream: &S,
+        use_: Option<Use>,
+        wait: impl FnMut(&S) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if self.needs_nothing(&range, stream, use_) {
+            return Ok(());
+        }
+        self.order_and_enter(range, stream, use_, wait)
+    }
+
+    /// The common case, one buffer used again and again on one stream
+    /// (inlined into every operation; the rest of [`Ledger::order`] is out
+    /// of line): the ledger's one entry is on `stream`, so there is nothing
+    /// to wait for, and it already stands for this operation (as `enter`
+    /// would find), or none is entered.
+    #[inline(always)]
+    fn needs_nothing(&self, range: &Range<usize>, stream: &S, use_: Option<Use>) -> bool {
+        match self.entries.as_slice() {
+            [only] => match use_ {
+                Some(use_) if !range.is_empty() => only.stands_for(range, stream, use_),
+                // Nothing is entered.
+                _ => only.stream.same(stream),
+            },
+            _ => false,
+        }
+    }
+
+    /// [`Ledger::order`] past its common case.
+    #[inline(never)]
+    fn order_and_enter<E>(
         &mut self,
         range: Range<usize>,
         stream: &S,
         use_: Option<Use>,
         mut wait: impl FnMut(&S) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        // The common case, one buffer used again and again on one stream:
-        // its one entry is on `stream`, so there is nothing to wait for, and
-        // it already stands for this operation (as `enter` would find), or
-        // none is entered.
-        if let [only] = self.entries.as_slice() {
-            let covered = match use_ {
-                Some(use_) if !range.is_empty() => only.stands_for(&range, stream, use_),
-                // Nothing is entered.
-                _ => only.stream.same(stream),
-            };
-            if covered {
-                return Ok(());
-            }
-        }
         if use_.is_some() && self.entries.len() >= MAX_ENTRIES {
             self.join_per_stream();
             if self.entries.len() >= MAX_ENTRIES {
@@ -395,6 +414,7 @@ impl OrderState {
 
     /// Makes `stream` wait for the queued operations that overlap `range`
     /// (on other streams), and enters the operation when `use_` is given.
+    #[inline]
     fn order(
         &mut self,
         range: Range<usize>,
@@ -428,6 +448,7 @@ impl StreamOrder {
         }
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, OrderState> {
         let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         // Counted once held: a count read under the lock covers every
@@ -514,6 +535,7 @@ impl StreamOrder {
     /// into a graph by `Graph::capture` (then it enters no ledger: nothing
     /// runs now, and the graph orders each of its launches), or `Err` when a
     /// capture refuses it (see `capture`).
+    #[inline]
     fn recorded(&self, range: &Range<usize>, stream: &CudaStream) -> Result<bool> {
         Ok(capture::verdict(self.key(), range, Some(stream))? == Verdict::Record)
     }
