@@ -373,6 +373,7 @@ impl ContextState {
     /// Checks that `stream` belongs to this context and that cuda-mem can
     /// order work on it (see [`check_orderable`](crate::order::streams::check_orderable)). The context's own default
     /// stream, which cuda-mem uses for the calls that take no stream, passes.
+    #[inline]
     pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
         // One `Arc` is one context (the common case), without reading it.
         let own = Arc::ptr_eq(stream.context(), &self.ctx);
