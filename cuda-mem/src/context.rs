@@ -193,6 +193,29 @@ fn synchronize_primary(ordinal: usize) -> Result<()> {
     released.op("cuDevicePrimaryCtxRelease")
 }
 
+/// Makes `ctx` current on the calling thread: cudarc's `bind_to_thread`
+/// (the errors recorded in the context are returned, and cleared, first;
+/// the context is set only when another one is current), with the common
+/// case, `ctx` current already, inlined into every operation.
+#[inline]
+pub(crate) fn bind(ctx: &CudaContext) -> Result<()> {
+    let mut current = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the call only reads this thread's current
+    // context.
+    let asked = unsafe { sys::cuCtxGetCurrent(&mut current) };
+    if asked == sys::CUresult::CUDA_SUCCESS && current == ctx.cu_ctx() {
+        return ctx.check_err().op("cuCtxSetCurrent");
+    }
+    bind_other(ctx)
+}
+
+/// [`bind`] when `ctx` is not current (or the driver could not say).
+#[cold]
+#[inline(never)]
+fn bind_other(ctx: &CudaContext) -> Result<()> {
+    ctx.bind_to_thread().op("cuCtxSetCurrent")
+}
+
 /// The state of every context cuda-mem has used, by `CUcontext` handle:
 /// held for the whole run for primary contexts, weakly for the others.
 static REGISTRY: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
@@ -386,9 +409,10 @@ impl ContextState {
         crate::order::streams::check_orderable(stream)
     }
 
-    /// Makes this context current on the calling thread.
+    /// Makes this context current on the calling thread (see [`bind`]).
+    #[inline]
     pub(crate) fn bind(&self) -> Result<()> {
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")
+        bind(&self.ctx)
     }
 }
 

@@ -241,6 +241,7 @@ pub(crate) enum FillPlan {
 /// `bytes` repeats with period `p` exactly when every byte equals the one
 /// `p` bytes further on: no division per byte, and most values fail at
 /// their first pair (this runs on every fill's launch path).
+#[inline]
 pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
     [1, 2, 4].into_iter().find(|&p| {
         bytes.len().is_multiple_of(p) && bytes.iter().zip(bytes.iter().skip(p)).all(|(a, b)| a == b)
@@ -248,6 +249,9 @@ pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Chooses how to fill `region` with the element `value` (its bytes).
+/// Inlined into each element type's fill, where the value's length is a
+/// constant.
+#[inline]
 pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
     if region.is_empty() || value.is_empty() {
         return FillPlan::Nothing;
@@ -385,16 +389,68 @@ fn tuning(size: u64) -> (u64, u64) {
 /// that `region` lies inside one allocation of `state`'s context, that
 /// `row_bytes` is a multiple of `value.len()` and, for several rows, that
 /// `pitch >= row_bytes`.
+#[inline]
 pub(crate) fn enqueue(
     state: &ContextState,
     stream: &CudaStream,
     value: &[u8],
     region: Region,
 ) -> Result<()> {
-    let plan = plan(value, &region);
-    if plan == FillPlan::Nothing {
-        return Ok(());
+    match plan(value, &region) {
+        FillPlan::Nothing => Ok(()),
+        plan @ (FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_))
+            if region.rows == 1 =>
+        {
+            memset_row(state, stream, region.addr, region.row_bytes as usize, plan)
+        }
+        plan @ (FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_)) => {
+            memset_rows(state, stream, region, plan)
+        }
+        plan => enqueue_kernel(state, stream, value, region, plan),
     }
+}
+
+/// The memset of one row of `bytes` bytes at `addr` that `plan` says (the
+/// common fill: a value whose bytes repeat), with [`enqueue`]'s guarantees.
+#[inline(never)]
+fn memset_row(
+    state: &ContextState,
+    stream: &CudaStream,
+    addr: u64,
+    bytes: usize,
+    plan: FillPlan,
+) -> Result<()> {
+    state.bind()?;
+    let s = stream.cu_stream();
+    // SAFETY (each arm): `enqueue`'s caller guarantees that the bytes are
+    // writable memory of this context; the count is in units of the
+    // memset's element size, which divides `bytes` (the value repeats with
+    // that period), and `plan` checked the address's alignment to it.
+    match plan {
+        FillPlan::Memset8(v) => {
+            // SAFETY: see above.
+            unsafe { sys::cuMemsetD8Async(addr, v, bytes, s).result() }.op("cuMemsetD8Async")
+        }
+        FillPlan::Memset16(v) => {
+            // SAFETY: see above.
+            unsafe { sys::cuMemsetD16Async(addr, v, bytes / 2, s).result() }.op("cuMemsetD16Async")
+        }
+        FillPlan::Memset32(v) => {
+            // SAFETY: see above.
+            unsafe { sys::cuMemsetD32Async(addr, v, bytes / 4, s).result() }.op("cuMemsetD32Async")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The 2D memset of several rows that `plan` says, with [`enqueue`]'s
+/// guarantees.
+fn memset_rows(
+    state: &ContextState,
+    stream: &CudaStream,
+    region: Region,
+    plan: FillPlan,
+) -> Result<()> {
     state.bind()?;
     let s = stream.cu_stream();
     let Region {
@@ -409,19 +465,6 @@ pub(crate) fn enqueue(
     // divides `row_bytes` (the value repeats with that period), and the address
     // and pitch are aligned to it (checked by `plan`).
     match plan {
-        FillPlan::Nothing => Ok(()),
-        FillPlan::Memset8(v) if rows == 1 => {
-            // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD8Async(addr, v, w, s).result() }.op("cuMemsetD8Async")
-        }
-        FillPlan::Memset16(v) if rows == 1 => {
-            // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD16Async(addr, v, w / 2, s).result() }.op("cuMemsetD16Async")
-        }
-        FillPlan::Memset32(v) if rows == 1 => {
-            // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD32Async(addr, v, w / 4, s).result() }.op("cuMemsetD32Async")
-        }
         FillPlan::Memset8(v) => {
             // SAFETY: see the comment above the match.
             unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s).result() }.op("cuMemsetD2D8Async")
@@ -436,6 +479,26 @@ pub(crate) fn enqueue(
             unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }
                 .op("cuMemsetD2D32Async")
         }
+        _ => Ok(()),
+    }
+}
+
+/// [`enqueue`] by a fill kernel, as `plan` says.
+#[inline(never)]
+fn enqueue_kernel(
+    state: &ContextState,
+    stream: &CudaStream,
+    value: &[u8],
+    region: Region,
+    plan: FillPlan,
+) -> Result<()> {
+    let Region {
+        addr,
+        pitch,
+        row_bytes,
+        rows,
+    } = region;
+    match plan {
         FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel
             if rows > 1 && pitch % CHUNK_ALIGN != 0 =>
         {
@@ -449,17 +512,23 @@ pub(crate) fn enqueue(
                 )
             })
         }
-        FillPlan::SmallKernel => {
-            let mut pattern = SmallPattern::repeating(value);
-            let kernel = &kernels(state)?.small;
-            launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
+        FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel => {
+            state.bind()?;
+            match plan {
+                FillPlan::SmallKernel => {
+                    let mut pattern = SmallPattern::repeating(value);
+                    let kernel = &kernels(state)?.small;
+                    launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
+                }
+                FillPlan::MediumKernel => {
+                    let mut pattern = MediumPattern::repeating(value);
+                    let kernel = &kernels(state)?.medium;
+                    launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
+                }
+                _ => enqueue_large(state, stream, value, region),
+            }
         }
-        FillPlan::MediumKernel => {
-            let mut pattern = MediumPattern::repeating(value);
-            let kernel = &kernels(state)?.medium;
-            launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
-        }
-        FillPlan::LargeKernel => enqueue_large(state, stream, value, region),
+        _ => Ok(()),
     }
 }
 

@@ -71,10 +71,7 @@ impl Launch<'_> {
                  launch fewer threads, with a grid-stride loop covering the data",
             ));
         }
-        self.stream
-            .context()
-            .bind_to_thread()
-            .op("cuCtxSetCurrent")?;
+        crate::context::bind(self.stream.context())?;
         // SAFETY: the function belongs to the current context (checked and
         // cached per context), which is the stream's (the module was found
         // through the stream's context); the caller guarantees the
