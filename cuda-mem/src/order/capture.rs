@@ -152,6 +152,7 @@ pub(crate) fn forbid(stream: &CudaStream, key: usize) {
 }
 
 /// Whether any capture is recording for cuda-mem now (one atomic load).
+#[inline]
 pub(crate) fn any() -> bool {
     COUNT.load(Ordering::SeqCst) > 0
 }
