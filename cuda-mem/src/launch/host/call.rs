@@ -4,6 +4,7 @@
 
 use std::cell::Cell;
 use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream, LaunchConfig};
@@ -61,11 +62,9 @@ impl Launch<'_> {
         let (grid, block) = (config.grid_dim, config.block_dim);
         // The device's global indices are exact 64-bit numbers for fewer
         // than 2^63 threads (`cuda_mem::device::global_linear_idx`); CUDA's
-        // limits allow up to 2^73. (Six factors below 2^32: the product fits
-        // in 192 bits, checked in two steps of 128.)
-        let blocks = u128::from(grid.0) * u128::from(grid.1) * u128::from(grid.2);
-        let threads = u128::from(block.0) * u128::from(block.1) * u128::from(block.2);
-        if blocks.saturating_mul(threads) >= 1 << 63 {
+        // limits allow up to 2^73. (A product that overflows 64 bits on the
+        // way is at least 2^64: refused too.)
+        if !below_2_63_threads(grid, block) {
             return Err(Error::InvalidArgument(
                 "a kernel launch of 2^63 threads or more (grid size times block size); \
                  launch fewer threads, with a grid-stride loop covering the data",
@@ -94,6 +93,16 @@ impl Launch<'_> {
         .result()
         .op("cuLaunchKernel")
     }
+}
+
+/// Whether a launch of `grid` blocks of `block` threads has fewer than
+/// 2^63 threads (a product that overflows 64 bits on the way is at least
+/// 2^64).
+fn below_2_63_threads(grid: (u32, u32, u32), block: (u32, u32, u32)) -> bool {
+    let threads = [grid.0, grid.1, grid.2, block.0, block.1, block.2]
+        .into_iter()
+        .try_fold(1u64, |n, d| n.checked_mul(u64::from(d)));
+    threads.is_some_and(|n| n < 1 << 63)
 }
 
 impl Module {
@@ -179,13 +188,45 @@ pub trait KernelParams {
     /// Writes the address of each PTX parameter into `out`, in order: for
     /// each parameter, its address part (if it has one) and its rest, both
     /// inside the parameter value (see `KernelParam::__Address`).
-    fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]);
+    fn __parts(&mut self, out: &mut Parts);
 }
 
 /// The most PTX parameters a launch pushes (two parts for each of up to 24
 /// parameters).
 #[doc(hidden)]
 pub const MAX_PARTS: usize = 48;
+
+/// The addresses of a launch's PTX parameters, as [`KernelParams::__parts`]
+/// pushes them: only the pushed ones are ever read, so the rest of the
+/// array is never written (zeroing all of it cost a `memset` per launch).
+#[doc(hidden)]
+pub struct Parts {
+    parts: [MaybeUninit<*mut c_void>; MAX_PARTS],
+    /// How many are pushed: `parts[..len]` are written.
+    len: usize,
+}
+
+impl Parts {
+    fn new() -> Self {
+        Self {
+            parts: [MaybeUninit::uninit(); MAX_PARTS],
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, part: *mut c_void) {
+        self.parts[self.len].write(part);
+        self.len += 1;
+    }
+
+    /// The pushed addresses, in order.
+    fn as_mut_slice(&mut self) -> &mut [*mut c_void] {
+        // SAFETY: `parts[..len]` are written (`push` writes each before it
+        // counts it), and `MaybeUninit<X>` has the layout of `X`.
+        unsafe { std::slice::from_raw_parts_mut(self.parts.as_mut_ptr().cast(), self.len) }
+    }
+}
 
 /// The arguments of a launch, as a tuple `(A0, A1, ..)` whose every element
 /// is a [`LaunchArg`] for the parameter in the same place of `P`.
@@ -206,11 +247,7 @@ pub unsafe trait LaunchArgs<P> {
 
 /// Pushes the parts of the parameter `p` (see [`KernelParams::__parts`]).
 #[inline(always)]
-fn push_parts<P: crate::launch::KernelParam>(
-    p: &mut P,
-    out: &mut [*mut c_void; MAX_PARTS],
-    next: &mut usize,
-) {
+fn push_parts<P: crate::launch::KernelParam>(p: &mut P, out: &mut Parts) {
     const {
         assert!(
             size_of::<P>() == size_of::<P::__Address>() + size_of::<P::__Rest>(),
@@ -219,11 +256,9 @@ fn push_parts<P: crate::launch::KernelParam>(
     }
     let base = (p as *mut P).cast::<u8>();
     if size_of::<P::__Address>() != 0 {
-        out[*next] = base.cast();
-        *next += 1;
+        out.push(base.cast());
     }
-    out[*next] = base.wrapping_add(size_of::<P::__Address>()).cast();
-    *next += 1;
+    out.push(base.wrapping_add(size_of::<P::__Address>()).cast());
 }
 
 macro_rules! tuple_params {
@@ -248,9 +283,8 @@ macro_rules! tuple_params {
 
             #[inline(always)]
             #[allow(unused_variables, unused_mut)]
-            fn __parts(&mut self, out: &mut [*mut c_void; MAX_PARTS]) {
-                let mut next = 0;
-                $(push_parts(&mut self.$i, out, &mut next);)*
+            fn __parts(&mut self, out: &mut Parts) {
+                $(push_parts(&mut self.$i, out);)*
             }
         }
 
@@ -414,13 +448,41 @@ unsafe fn launch_checked<
     // SAFETY: the parameters go to this launch only (below), while the
     // arguments' borrows last (this call).
     let mut params = unsafe { args.__into_params(&launch) }?;
-    let mut parts = [std::ptr::null_mut(); MAX_PARTS];
+    let mut parts = Parts::new();
     params.__parts(&mut parts);
+    debug_assert_eq!(parts.len, P::PARTS);
     // SAFETY: the parts point into `params`, made by `param` for this launch,
     // in the order and shape of the entry point's parameters (one or two per
     // parameter, see `KernelParam::__Address`); the PTX's fingerprint and
     // table matched those of these very parameter types, and `UNSAFE` is the
     // kernel's safety (a safe kernel has no preconditions; an unsafe one's
     // caller promised them).
-    unsafe { launch.__finish(config, &mut parts[..P::PARTS]) }
+    unsafe { launch.__finish(config, parts.as_mut_slice()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::below_2_63_threads;
+
+    #[test]
+    fn launches_of_2_63_threads_or_more_are_found() {
+        let max = u32::MAX;
+        assert!(below_2_63_threads((1, 1, 1), (1, 1, 1)));
+        assert!(below_2_63_threads((0, max, max), (max, max, max)));
+        // 2^62 and 2^63 threads, by several factorings.
+        assert!(below_2_63_threads((1 << 31, 1 << 31, 1), (1, 1, 1)));
+        assert!(!below_2_63_threads((1 << 31, 1 << 31, 1), (2, 1, 1)));
+        assert!(below_2_63_threads(
+            (1 << 20, 1 << 20, 1 << 12),
+            (1 << 9, 1, 2)
+        ));
+        assert!(!below_2_63_threads(
+            (1 << 20, 1 << 20, 1 << 12),
+            (1 << 11, 1, 1)
+        ));
+        assert!(!below_2_63_threads((1, 1, 1), (1 << 21, 1 << 21, 1 << 21)));
+        // Products past 64 bits.
+        assert!(!below_2_63_threads((max, max, max), (max, max, max)));
+        assert!(!below_2_63_threads((max, max, 1), (max, 1, 1)));
+    }
 }
