@@ -236,6 +236,7 @@ pub(crate) struct LazyCell(OnceLock<Box<dyn Any + Send + Sync>>);
 
 impl LazyCell {
     /// The value, if it has been set up and is a `T`.
+    #[inline]
     pub(crate) fn get<T: Any>(&self) -> Option<&T> {
         self.0.get().and_then(|v| v.downcast_ref())
     }
@@ -368,6 +369,7 @@ impl ContextState {
     /// set-up lock, so once per context; a failure is returned and not
     /// cached, so the next call tries again). Each cell holds one type, that
     /// of its owning module's `set_up`.
+    #[inline]
     pub(crate) fn lazy<'s, T: Any + Send + Sync>(
         &'s self,
         cell: &'s LazyCell,
@@ -376,6 +378,16 @@ impl ContextState {
         if let Some(value) = cell.get() {
             return Ok(value);
         }
+        self.set_up_lazy(cell, set_up)
+    }
+
+    /// [`ContextState::lazy`] before the value is set up (out of line).
+    #[inline(never)]
+    fn set_up_lazy<'s, T: Any + Send + Sync>(
+        &'s self,
+        cell: &'s LazyCell,
+        set_up: impl FnOnce() -> Result<T>,
+    ) -> Result<&'s T> {
         let _guard = self.set_up.lock().unwrap_or_else(|p| p.into_inner());
         if cell.0.get().is_none() {
             let value: Box<dyn Any + Send + Sync> = Box::new(set_up()?);

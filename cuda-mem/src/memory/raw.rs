@@ -459,7 +459,10 @@ impl RawMemory {
 
 impl Drop for RawMemory {
     fn drop(&mut self) {
-        if let Some(stream) = self.order.recording_stream().filter(|_| !self.freed) {
+        if let Some(stream) = (!self.freed)
+            .then(|| self.order.recording_stream())
+            .flatten()
+        {
             // Dropped inside a `Graph::capture` while work queued on the
             // capturing stream before the capture may still use it: nothing
             // can be ordered after that work until the capture ends, so the
