@@ -159,6 +159,45 @@
 //! rows. [`checked::values_of_bits`] and [`checked::bits_of_values`]
 //! convert slices of your own.
 //!
+//! # Structures of arrays: `DeviceSoA`
+//!
+//! A kernel that reads 2 of a struct's 8 fields still reads all 8 from an
+//! array of structs. `#[derive(DeviceSoA)]` (next to `DeviceCopy`, on a
+//! `#[repr(C)]` struct of named fields) keeps the struct as a structure of
+//! arrays: `{Name}SoA` ([`soa::SoaBuffer<T, K>`] in device memory; pinned,
+//! unified and pool memory as `SoaBuffer<T, Pinned>`, ...), each field in
+//! an array of its own, all of them the same length and moved together.
+//!
+//! ```no_run
+//! use cuda_mem::prelude::*;
+//! use cuda_mem::DeviceSoA;
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+//! #[repr(C)]
+//! struct Particle { pos: [f32; 3], vel: [f32; 3], mass: f32, charge: f32 }
+//!
+//! let ctx = cuda_mem::context(0)?;
+//! let host = vec![Particle { pos: [0.0; 3], vel: [1.0; 3], mass: 2.0, charge: 1.0 }; 1 << 20];
+//! let mut soa = ParticleSoA::from_slice(&ctx, &host)?; // transposed on the GPU
+//! soa.fields_mut().charge.fill(-1.0)?; // one field's array: a ViewMut
+//! let mass: cuda_mem::View<'_, f32> = soa.fields().mass; // a view like any other
+//! assert_eq!(mass.len(), 1 << 20);
+//! assert_eq!(soa.to_vec()?[7].charge, -1.0); // structs again
+//! # Ok::<(), cuda_mem::Error>(())
+//! ```
+//!
+//! Field views work wherever a view does: fills, copies, `cuda_mem::algo`,
+//! and kernel parameters (a `DeviceSlice<f32>` of the masses). Why it is
+//! sound: a `SoaBuffer` is one allocation cut into one region per field
+//! (256-byte aligned, `len` elements of the field's type), and every field
+//! is `DeviceCopy`, so any bytes are a value; the exclusive views of
+//! `fields_mut` are of disjoint regions. The derive emits safe code only
+//! (`DeviceSoA` is a safe trait): cuda-mem checks its field table against
+//! the struct ([`soa::check_fields`]: the fields in order, without gaps,
+//! ending at the struct's size) before the transposition kernels move a
+//! byte by it, and a view made with a type that is not the table's size
+//! and alignment panics.
+//!
 //! # Asynchronous work: the rules
 //!
 //! - **Every operation is queued on a stream.** The `_async` methods take the
