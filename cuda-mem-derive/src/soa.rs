@@ -75,6 +75,16 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let tys: Vec<_> = fields.iter().map(|f| &f.ty).collect();
     let fvis: Vec<_> = fields.iter().map(|f| &f.vis).collect();
     let index: Vec<usize> = (0..names.len()).collect();
+    let slice_ident = format_ident!("{}Slice", ident);
+    let slice_mut_ident = format_ident!("{}SliceMut", ident);
+    let slice_doc = format!(
+        "A structure of arrays of [`{ident}`] as a kernel parameter the kernel reads \
+         (`#[derive(DeviceSoA)]`): `get(i)` gives struct `i`, `fields()` each field's array."
+    );
+    let slice_mut_doc = format!(
+        "A structure of arrays of [`{ident}`] as a kernel parameter each thread writes its own \
+         structs of (`#[derive(DeviceSoA)]`), as with `DeviceSliceMut`."
+    );
     let fields_doc = format!(
         "One handle per field of [`{ident}`] (`#[derive(DeviceSoA)]`): with \
          `cuda_mem::soa::Views` each field's array as a `View` (`SoaBuffer::fields`), with \
@@ -99,7 +109,17 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn visit_fields(&self, visitor: &mut impl #krate::soa::FieldVisitor) {
                 #( #krate::soa::FieldVisitor::field::<#tys>(visitor, #index, &self.#names); )*
             }
+            fn read_fields(reader: &mut impl #krate::soa::FieldReader) -> Self {
+                #ident {
+                    #( #names: #krate::soa::FieldReader::field::<#tys>(reader, #index), )*
+                }
+            }
         }
+
+        #[doc = #slice_doc]
+        #vis type #slice_ident<'a> = #krate::soa::SoaSlice<'a, #ident>;
+        #[doc = #slice_mut_doc]
+        #vis type #slice_mut_ident<'a> = #krate::soa::SoaSliceMut<'a, #ident>;
 
         #[doc = #fields_doc]
         #vis struct #fields_ident<Fam: #krate::soa::FieldFamily> {

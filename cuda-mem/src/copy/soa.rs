@@ -83,6 +83,37 @@ pub trait FieldMaker<Fam: FieldFamily> {
     fn field<F: DeviceCopy + 'static>(&mut self, index: usize) -> Fam::Of<F>;
 }
 
+/// Reads each field of one struct, by index (the order of
+/// [`DeviceSoA::FIELDS`]) and type: what [`DeviceSoA::read_fields`] puts
+/// the struct together from.
+///
+/// ```
+/// use cuda_mem::soa::{DeviceSoA, FieldReader};
+/// use cuda_mem::{DeviceCopy, DeviceSoA};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], mass: f32 }
+///
+/// /// Reads the fields of another particle, by index.
+/// struct Fields(Particle);
+/// impl FieldReader for Fields {
+///     fn field<F: DeviceCopy + 'static>(&mut self, index: usize) -> F {
+///         let field: &dyn std::any::Any = match index {
+///             0 => &self.0.pos,
+///             _ => &self.0.mass,
+///         };
+///         *field.downcast_ref::<F>().expect("the field's type")
+///     }
+/// }
+/// let p = Particle { pos: [1.0, 2.0, 3.0], mass: 4.0 };
+/// assert_eq!(Particle::read_fields(&mut Fields(p)), p);
+/// ```
+pub trait FieldReader {
+    /// Field `index` of the struct, of type `F`.
+    fn field<F: DeviceCopy + 'static>(&mut self, index: usize) -> F;
+}
+
 /// Visits a value's fields, by index (the order of [`DeviceSoA::FIELDS`]).
 ///
 /// ```
@@ -138,6 +169,35 @@ pub trait DeviceSoA: DeviceCopy {
 
     /// Visits every field of `self`.
     fn visit_fields(&self, visitor: &mut impl FieldVisitor);
+
+    /// The struct whose fields `reader` reads.
+    fn read_fields(reader: &mut impl FieldReader) -> Self;
+}
+
+/// The byte alignment of each field's array in a structure of arrays.
+pub const REGION_ALIGN: usize = 256;
+
+/// Where the array of field `index` starts in a structure of arrays of
+/// `len` structs of `fields`, in bytes from the start of the allocation:
+/// each field's array right after the one before, rounded up to
+/// [`REGION_ALIGN`]. The host lays a `SoaBuffer` out by it and kernels find
+/// the arrays by it (the host checks that the whole layout fits `usize`).
+///
+/// ```
+/// use cuda_mem::soa::{region_offset, SoaField};
+/// let fields = [SoaField::of::<[f32; 3]>("pos", 0), SoaField::of::<f32>("mass", 12)];
+/// assert_eq!(region_offset(&fields, 100, 0), 0);
+/// assert_eq!(region_offset(&fields, 100, 1), 1280); // 1200 bytes of positions, rounded up
+/// ```
+#[inline(always)]
+pub const fn region_offset(fields: &[SoaField], len: usize, index: usize) -> usize {
+    let mut at = 0;
+    let mut f = 0;
+    while f < index && f < fields.len() {
+        at = (at + len * fields[f].size).next_multiple_of(REGION_ALIGN);
+        f += 1;
+    }
+    at
 }
 
 /// Why `fields` is not the table of a struct of `size` bytes and alignment

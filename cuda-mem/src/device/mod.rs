@@ -7,6 +7,7 @@
 //! | thread, block and grid indices and sizes | [`thread_idx`], [`thread_idx_for`] (a fixed block shape, whose bounds the compiler then knows), [`block_idx`], [`block_dim`], [`grid_dim`], [`global_idx`], [`global_linear_idx`], [`total_threads`], [`Dim3`] ([`thread`]) |
 //! | grid-stride loops, 1D, 2D, rows | [`grid_stride()`], [`grid_stride_2d`], [`grid_stride_rows`], [`GridStride`] ([`grid_stride`](mod@grid_stride)) |
 //! | kernel parameters for buffers and views | [`DeviceSlice`] (read: [`grid_stride`](DeviceSlice::grid_stride), [`slice`](DeviceSlice::slice), `s[a..b]`, 16-byte [`aligned_chunks`](DeviceSlice::aligned_chunks)), [`DeviceSliceMut`] (each thread writes its own elements: [`grid_stride_zip`](DeviceSliceMut::grid_stride_zip) and [`this_thread_zip`](DeviceSliceMut::this_thread_zip) walk inputs beside them with no bounds check), [`DeviceAtomicSlice`] (atomic updates of any element) |
+//! | checked and structure-of-arrays parameters | [`CheckedSlice`], [`CheckedSliceMut`] (`bool`s and enums, every read checked), [`SoaSlice`], [`SoaSliceMut`] (a `SoaBuffer`: whole structs field by field, or each field's array) ([`soa`]) |
 //! | other write partitions | [`DeviceTilesMut`] (a block's own tiles, striped over its threads), [`DeviceChunksMut`] (contiguous chunks per thread), [`PitchedTilesMut`] (2D tiles per block, sub-tiles per thread) ([`tiles`]) |
 //! | pitched 2D parameters (`PitchedBuffer`) | [`PitchedSlice`], [`PitchedSliceMut`] (per element), [`PitchedRowsMut`] (per row) |
 //! | shared memory | [`shared_array!`](crate::shared_array), [`dynamic_shared!`](crate::dynamic_shared), safe [`load`](SharedSlice::load) / [`store`](SharedSlice::store) / [`add`](SharedSlice::add) ([`shared`]) |
@@ -127,6 +128,7 @@ pub mod pitched;
 pub mod print;
 pub mod shared;
 pub mod slice;
+pub mod soa;
 pub mod sync;
 pub mod thread;
 pub mod tiles;
@@ -150,6 +152,7 @@ pub use slice::{
     Align16, CheckedMut, CheckedSlice, CheckedSliceMut, DeviceSlice, DeviceSliceMut, GridStrideMut,
     GridStrideRef, GridStrideZip, ZipInputs,
 };
+pub use soa::{Slices, SlicesMut, SoaItemMut, SoaSlice, SoaSliceMut};
 pub use sync::{
     fence, nanosleep, sync_threads, sync_threads_and, sync_threads_count, sync_threads_or,
 };

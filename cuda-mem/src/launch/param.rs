@@ -7,9 +7,11 @@ use core::ptr::NonNull;
 
 use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
+use crate::copy::soa::DeviceSoA;
 use crate::device::{
     CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
-    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
+    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, SoaSlice,
+    SoaSliceMut,
 };
 
 /// A type that a [`#[kernel]`](macro@crate::kernel) fn can take as a
@@ -44,7 +46,8 @@ use crate::device::{
             types of `cuda_mem::device`: `DeviceSlice<T>` (elements the kernel reads), \
             `DeviceSliceMut<T>` (elements each thread writes), `DeviceAtomicSlice<T>`, \
             `PitchedSlice<T>`, `PitchedSliceMut<T>`, `PitchedRowsMut<T>`; and for `bool`s and \
-            `#[derive(CheckedDeviceCopy)]` enums and structs `CheckedSlice<T>`, `CheckedSliceMut<T>`"
+            `#[derive(CheckedDeviceCopy)]` enums and structs `CheckedSlice<T>`, `CheckedSliceMut<T>`; \
+            for a `SoaBuffer` of a `#[derive(DeviceSoA)]` struct `SoaSlice<T>`, `SoaSliceMut<T>`"
 )]
 pub unsafe trait KernelParam {
     /// A fingerprint of the parameter's kind (value, read-only slice, written
@@ -228,6 +231,8 @@ mod tag {
     pub(super) const PITCHED_TILES: u64 = 0x5049_5443_4854_494c; // "PITCHTIL"
     pub(super) const CHECKED: u64 = 0x0043_4845_434b_4544; // "CHECKED"
     pub(super) const CHECKED_MUT: u64 = 0x4348_4543_4b45_444d; // "CHECKEDM"
+    pub(super) const SOA: u64 = 0x0053_4f41; // "SOA"
+    pub(super) const SOA_MUT: u64 = 0x0000_534f_414d_5554; // "SOAMUT"
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -343,6 +348,42 @@ unsafe impl<C: CheckedDeviceCopy> KernelParam for CheckedSliceMut<'_, C> {
     #[inline(always)]
     fn __assemble(address: __Raw<NonNull<C::Bits>>, len: __Raw<usize>) -> Self {
         CheckedSliceMut::from_bits(DeviceSliceMut::__assemble(address, len))
+    }
+}
+
+// SAFETY: `#[repr(C)] { base, len }`, 16 bytes aligned to 8; the host
+// builds it from a `SoaBuffer` (the arrays of `len` `T`s laid out by
+// `region_offset`) that nothing writes while the kernel runs. Its own tag,
+// over `T`'s layout fingerprint.
+unsafe impl<T: DeviceSoA> KernelParam for SoaSlice<'_, T> {
+    const SIGNATURE: u64 = param(tag::SOA, T::__LAYOUT);
+    const __KIND: u64 = tag::SOA;
+    const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = NonNull<u8>;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<NonNull<u8>>, len: __Raw<usize>) -> Self {
+        // SAFETY: the parts come from the driver (only it makes a `__Raw`),
+        // which copied them from a value the host made for this parameter
+        // type (`LaunchArg`): the arrays of `len` `T`s, for the whole launch.
+        unsafe { SoaSlice::from_raw_parts(address.get().as_ptr(), len.get()) }
+    }
+}
+
+// SAFETY: as for `SoaSlice`; the host builds it from a `SoaBuffer`
+// borrowed exclusively for the launch.
+unsafe impl<T: DeviceSoA> KernelParam for SoaSliceMut<'_, T> {
+    const SIGNATURE: u64 = param(tag::SOA_MUT, T::__LAYOUT);
+    const __KIND: u64 = tag::SOA_MUT;
+    const __ELEMENT: (usize, usize) = element::<T>();
+    type __Address = NonNull<u8>;
+    type __Rest = usize;
+
+    #[inline(always)]
+    fn __assemble(address: __Raw<NonNull<u8>>, len: __Raw<usize>) -> Self {
+        // SAFETY: as for `SoaSlice`, memory this launch writes alone.
+        unsafe { SoaSliceMut::from_raw_parts(address.get().as_ptr(), len.get()) }
     }
 }
 

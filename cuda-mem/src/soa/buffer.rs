@@ -243,6 +243,12 @@ impl<T: DeviceSoA, K: MemoryKind> SoaBuffer<T, K> {
         self.bytes.context()
     }
 
+    /// The allocation's bytes and the number of structs (kernel
+    /// arguments: the device finds the arrays by `region_offset`).
+    pub(crate) fn arrays(&self) -> (Elems<'_, u8>, usize) {
+        (self.bytes.elems(), self.len)
+    }
+
     fn makers(&self) -> Regions<'_, T> {
         Regions {
             mem: self.bytes.elems().mem,

@@ -28,8 +28,10 @@ mod transpose;
 pub use crate::engine::soa_table as __table;
 
 pub use crate::copy::soa::{
-    check_fields, DeviceSoA, FieldFamily, FieldMaker, FieldVisitor, SoaField, MAX_FIELDS,
+    check_fields, region_offset, DeviceSoA, FieldFamily, FieldMaker, FieldReader, FieldVisitor,
+    SoaField, MAX_FIELDS, REGION_ALIGN,
 };
+pub use crate::device::{Slices, SlicesMut, SoaItemMut, SoaSlice, SoaSliceMut};
 
 #[cfg(feature = "host")]
 pub use buffer::{SoaBuffer, Views, ViewsMut};

@@ -14,13 +14,16 @@ use crate::buffers::ops::{sealed::Engine, Memory, MemoryMut};
 use crate::buffers::pitched::PitchedBuffer;
 use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
+use crate::copy::soa::DeviceSoA;
 use crate::device::{
     CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
-    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut,
+    DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, SoaSlice,
+    SoaSliceMut,
 };
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::graph::Held;
+use crate::soa::SoaBuffer;
 
 /// A host value that can be passed for a kernel parameter of type `P`.
 ///
@@ -33,6 +36,8 @@ use crate::graph::Held;
 /// | [`PitchedSliceMut<T>`](crate::device::PitchedSliceMut), [`PitchedRowsMut<T>`](crate::device::PitchedRowsMut) | `&mut` a `PitchedBuffer<T>` |
 /// | [`CheckedSlice<C>`](crate::device::CheckedSlice) | `&` (or `&mut`) a [`Checked`](crate::Checked) buffer or view of `C`s: `&flags`, `flags.slice(..)?` |
 /// | [`CheckedSliceMut<C>`](crate::device::CheckedSliceMut) | `&mut` a `Checked` buffer or an exclusive view: `&mut flags`, `flags.slice_mut(..)?` |
+/// | [`SoaSlice<T>`](crate::device::SoaSlice) | `&` (or `&mut`) a [`SoaBuffer<T>`](crate::soa::SoaBuffer) |
+/// | [`SoaSliceMut<T>`](crate::device::SoaSliceMut) | `&mut` a `SoaBuffer<T>` |
 /// | any [`DeviceCopy`] type `T` | a `T`, by value |
 ///
 /// Buffers and views are ordered on the launch's stream like
@@ -241,6 +246,49 @@ checked_args! { shared, CheckedSlice:
 checked_args! { exclusive, CheckedSliceMut:
     ['b, C: CheckedDeviceCopy, M: MemoryMut<C::Bits>] &'b mut Checked<C, M>;
     ['v, C: CheckedDeviceCopy] Checked<C, ViewMut<'v, C::Bits>>;
+}
+
+// SAFETY: the whole allocation of the structure of arrays, claimed on the
+// stream (`shared`: borrowed for the launch, nothing else writes it), whose
+// arrays the device finds by `region_offset` from `len`, as `SoaBuffer`
+// laid them out.
+unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &SoaBuffer<T, K> {
+    const __CHECKS_STREAM: bool = true;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSlice<'p, T>> {
+        let (bytes, len) = self.arrays();
+        let all = shared(bytes, stream)?;
+        // SAFETY: see the impl.
+        Ok(unsafe { SoaSlice::from_raw_parts(all.as_ptr().cast_mut(), len) })
+    }
+}
+
+// SAFETY: as above, through `&mut`.
+unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &mut SoaBuffer<T, K> {
+    const __CHECKS_STREAM: bool = true;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSlice<'p, T>> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { LaunchArg::<SoaSlice<'p, T>>::__into_param(&*self, stream) }
+    }
+}
+
+// SAFETY: as above, `exclusive`: the `&mut` borrow means no other argument
+// of the launch and no host reference aliases the allocation.
+unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSliceMut<'p, T>>
+    for &mut SoaBuffer<T, K>
+{
+    const __CHECKS_STREAM: bool = true;
+
+    #[inline]
+    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSliceMut<'p, T>> {
+        let (bytes, len) = self.arrays();
+        let all = exclusive(bytes, stream)?;
+        // SAFETY: see the impl.
+        Ok(unsafe { SoaSliceMut::from_raw_parts(all.as_mut_ptr(), len) })
+    }
 }
 
 // SAFETY: the argument makes a `DeviceSliceMut` (memory borrowed
