@@ -251,3 +251,87 @@ fn the_derived_tables_describe_the_structs() {
     assert_eq!(Pixel::FIELDS[2].offset, 4);
     assert_eq!(Pixel::FIELDS[2].size, 2);
 }
+
+mod kernels {
+    use super::*;
+    use cuda_mem::{LaunchConfig, Module};
+    use cuda_mem_launch_kernels::soa::{bump, bumped, label_plus_tag, soa_gather, Mixed};
+
+    static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
+
+    fn config(rng: &mut Rng, n: usize) -> LaunchConfig {
+        let block = [32u32, 64, 128, 256, 1024][rng.below(5)];
+        let grid = match rng.below(3) {
+            0 => 1,
+            1 => (n as u32).div_ceil(block).clamp(1, 65_535),
+            _ => 1 + rng.below(50) as u32,
+        };
+        LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// `SoaSlice::get`, `SoaSliceMut`'s owned structs and `fields()` in
+    /// kernels, over random structs of odd sizes, outputs poisoned first and
+    /// every element checked; the buffer in every kind a kernel takes.
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn kernels_read_and_update_structures_of_arrays() {
+        let ctx = gpu();
+        let stream = ctx.new_stream().unwrap();
+        let mut rng = Rng::from_env("kernels_read_and_update_structures_of_arrays");
+        for n in [1usize, 2, 33, 1000, 4099, 65_537, (1 << 20) + 3] {
+            let items: Vec<Mixed> = (0..n).map(|_| rng.value::<Mixed>()).collect();
+            let mut soa = SoaBuffer::<Mixed, cuda_mem::Device>::from_slice(&ctx, &items).unwrap();
+            // Whole structs out.
+            let poison: Vec<Mixed> = (0..n).map(|_| rng.value::<Mixed>()).collect();
+            let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+            soa_gather
+                .launch(&KERNELS, &stream, config(&mut rng, n), (&soa, &mut out))
+                .unwrap();
+            // (A grid smaller than `n` covers it too: grid-stride loops.)
+            assert_eq!(out.to_vec().unwrap(), items, "n {n}: soa_gather");
+            // Updated in place.
+            let add = rng.next_u64() as u32;
+            bump.launch(&KERNELS, &stream, config(&mut rng, n), (&mut soa, add))
+                .unwrap();
+            let expected: Vec<Mixed> = items.iter().map(|&m| bumped(m, add)).collect();
+            assert_eq!(soa.to_vec().unwrap(), expected, "n {n}: bump");
+            // Two fields' arrays and a plain slice.
+            let extra: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+            let extra_d = DeviceBuffer::from_slice(&ctx, &extra).unwrap();
+            let mut sums = DeviceBuffer::from_slice(&ctx, &vec![0xdead_beefu32; n]).unwrap();
+            label_plus_tag
+                .launch(
+                    &KERNELS,
+                    &stream,
+                    config(&mut rng, n),
+                    (&soa, &extra_d, &mut sums),
+                )
+                .unwrap();
+            let want: Vec<u32> = expected
+                .iter()
+                .zip(&extra)
+                .map(|(m, &x)| m.label.wrapping_add(m.tag as u32).wrapping_add(x))
+                .collect();
+            assert_eq!(sums.to_vec().unwrap(), want, "n {n}: label_plus_tag");
+            // Pinned and unified structures of arrays are kernel arguments too.
+            let mut pinned = SoaBuffer::<Mixed, Pinned>::from_slice(&ctx, &items).unwrap();
+            bump.launch(&KERNELS, &stream, config(&mut rng, n), (&mut pinned, add))
+                .unwrap();
+            let mut unified = SoaBuffer::<Mixed, Unified>::new(&ctx, n).unwrap();
+            unified.copy_from(&pinned).unwrap();
+            let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+            soa_gather
+                .launch(&KERNELS, &stream, config(&mut rng, n), (&unified, &mut out))
+                .unwrap();
+            assert_eq!(
+                out.to_vec().unwrap(),
+                expected,
+                "n {n}: pinned bump, unified gather"
+            );
+        }
+    }
+}

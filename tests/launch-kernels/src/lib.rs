@@ -566,3 +566,76 @@ pub mod checked {
         }
     }
 }
+
+/// Kernels over a structure of arrays (`#[derive(DeviceSoA)]`): whole
+/// structs read with `get`, updated in place by the owning thread, and one
+/// field's array read as a slice. The struct mixes byte and word fields.
+pub mod soa {
+    use cuda_mem::device::{DeviceSlice, DeviceSliceMut, SoaSlice, SoaSliceMut};
+    use cuda_mem::{kernel, DeviceCopy, DeviceSoA};
+
+    /// Fields of 1, 3, 2, 2, 4 and 4 bytes (16 bytes, no padding).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, DeviceCopy, DeviceSoA)]
+    #[repr(C)]
+    pub struct Mixed {
+        /// A byte.
+        pub tag: u8,
+        /// Three bytes.
+        pub rgb: [u8; 3],
+        /// A short.
+        pub depth: u16,
+        /// Another.
+        pub mask: u16,
+        /// A word.
+        pub label: u32,
+        /// Another.
+        pub count: u32,
+    }
+
+    /// What [`bump`] does to one struct.
+    #[inline]
+    pub fn bumped(m: Mixed, add: u32) -> Mixed {
+        Mixed {
+            tag: m.tag.wrapping_add(add as u8),
+            rgb: [m.rgb[2], m.rgb[0], m.rgb[1]],
+            depth: m.depth ^ m.mask,
+            mask: m.mask,
+            label: m.label.wrapping_mul(3).wrapping_add(add),
+            count: m.count.wrapping_add(m.tag as u32),
+        }
+    }
+
+    /// `out[i] = items.get(i)`: whole structs read field by field.
+    #[kernel]
+    pub fn soa_gather(items: SoaSlice<Mixed>, mut out: DeviceSliceMut<Mixed>) {
+        for (i, slot) in out.grid_stride_mut() {
+            if let Some(m) = items.get(i) {
+                *slot = m;
+            }
+        }
+    }
+
+    /// `items[i] = bumped(items[i], add)`, in place, each struct by the
+    /// thread that owns it.
+    #[kernel]
+    pub fn bump(mut items: SoaSliceMut<Mixed>, add: u32) {
+        for (_, mut item) in items.grid_stride_mut() {
+            let m = item.get();
+            item.set(bumped(m, add));
+        }
+    }
+
+    /// `out[i] = labels[i] + tags[i]`, from two fields' arrays (`fields()`),
+    /// and a plain slice beside them.
+    #[kernel]
+    pub fn label_plus_tag(
+        items: SoaSlice<Mixed>,
+        extra: DeviceSlice<u32>,
+        mut out: DeviceSliceMut<u32>,
+    ) {
+        let f = items.fields();
+        for (_, o, ((&label, &tag), &x)) in out.grid_stride_zip(((f.label, f.tag), extra)) {
+            *o = label.wrapping_add(tag as u32).wrapping_add(x);
+        }
+    }
+}
