@@ -10,6 +10,10 @@
 //!   `reduce`);
 //! - [`jacobi::relax`] and the kernel [`jacobi::jacobi_sweep`] (example
 //!   `graph`);
+//! - [`soa::Body`] (`#[derive(DeviceSoA)]`) and the kernels
+//!   [`soa::advance_aos`], [`soa::advance_soa`], [`soa::kinetic_aos`],
+//!   [`soa::kinetic_soa`] (example `particles_soa`: the same update and a
+//!   2-of-8-fields read in each layout);
 //! - [`heaviest::Heaviest`], its operator and the kernel
 //!   [`heaviest::heaviest_particle`] (example `heaviest`: the device std's
 //!   device-wide blocks on a user's own type).
@@ -47,6 +51,7 @@ use cuda_mem::{kernel, DeviceCopy};
 pub mod heaviest;
 pub mod jacobi;
 pub mod reduce;
+pub mod soa;
 
 /// A point mass: position and velocity in metres and metres per second, mass
 /// in kilograms. 28 bytes, no padding (the derive proves it), the layout of
