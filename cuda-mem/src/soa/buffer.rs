@@ -11,29 +11,32 @@ use cudarc::driver::{CudaContext, CudaStream};
 use crate::buffers::buffer::{Buffer, Device, MemoryKind, Pinned, Pool, Unified};
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::copy::device_copy::DeviceCopy;
-use crate::copy::soa::{check_fields, DeviceSoA, FieldFamily, FieldMaker, FieldVisitor, SoaField};
+use crate::copy::soa::{
+    check_fields, region_offset, DeviceSoA, FieldFamily, FieldMaker, FieldVisitor, SoaField,
+    REGION_ALIGN,
+};
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::memory::raw::RawMemory;
 use crate::soa::transpose;
 
-/// Where each field's array starts, in bytes from the allocation's start.
-const REGION_ALIGN: usize = 256;
-
-/// The byte offset of each field's region for `len` structs, and the total.
+/// The byte offset of each field's region for `len` structs
+/// ([`region_offset`], which kernels use to find them), and the total.
 fn regions(fields: &[SoaField], len: usize) -> Result<(Vec<usize>, usize)> {
-    let mut at = Vec::with_capacity(fields.len());
+    // The end, in checked arithmetic: every start lies below it, so
+    // `region_offset`'s unchecked sums cannot overflow once it fits.
     let mut end = 0usize;
     for f in fields {
-        let start = end.next_multiple_of(REGION_ALIGN);
-        at.push(start);
-        end = len
-            .checked_mul(f.size)
-            .and_then(|bytes| start.checked_add(bytes))
+        end = end
+            .checked_next_multiple_of(REGION_ALIGN)
+            .and_then(|start| len.checked_mul(f.size)?.checked_add(start))
             .ok_or(Error::SizeOverflow {
                 what: "the regions of a SoaBuffer",
             })?;
     }
+    let at = (0..fields.len())
+        .map(|i| region_offset(fields, len, i))
+        .collect();
     Ok((at, end))
 }
 
