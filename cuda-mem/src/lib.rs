@@ -187,7 +187,23 @@
 //! ```
 //!
 //! Field views work wherever a view does: fills, copies, `cuda_mem::algo`,
-//! and kernel parameters (a `DeviceSlice<f32>` of the masses). Why it is
+//! and kernel parameters (a `DeviceSlice<f32>` of the masses). A kernel
+//! takes the whole structure as a `{Name}Slice` / `{Name}SliceMut`
+//! ([`device::SoaSlice`], [`device::SoaSliceMut`]): `get(i)` reads a
+//! struct field by field, `fields()` gives each field's array, and a
+//! thread writes its own structs as with `DeviceSliceMut`:
+//!
+//! ```ignore
+//! #[kernel]
+//! pub fn kinetic(bodies: ParticleSlice, mut energy: DeviceSliceMut<f32>) {
+//!     let f = bodies.fields(); // reads only the two arrays it uses
+//!     for (_, e, (&v, &m)) in energy.grid_stride_zip((f.vel, f.mass)) {
+//!         *e = 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+//!     }
+//! }
+//! ```
+//!
+//! Why it is
 //! sound: a `SoaBuffer` is one allocation cut into one region per field
 //! (256-byte aligned, `len` elements of the field's type), and every field
 //! is `DeviceCopy`, so any bytes are a value; the exclusive views of
