@@ -96,6 +96,23 @@ impl Rng {
     }
 }
 
+/// A random 1D launch shape for `n` elements: blocks of 32 to 1024
+/// threads, and one block, enough blocks for one element a thread, or a
+/// few blocks (the kernels' grid-stride loops then cover the rest).
+pub fn random_launch_config(rng: &mut Rng, n: usize) -> cuda_mem::LaunchConfig {
+    let block = [32u32, 64, 128, 256, 1024][rng.below(5)];
+    let grid = match rng.below(3) {
+        0 => 1,
+        1 => (n as u32).div_ceil(block).clamp(1, 65_535),
+        _ => 1 + rng.below(50) as u32,
+    };
+    cuda_mem::LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// The first GPU's primary context; panics (the test fails) without one.
 pub fn gpu() -> Arc<CudaContext> {
     cuda_mem::context(0).expect("this test needs a CUDA device")

@@ -15,7 +15,7 @@ use cuda_mem::{
     CheckedUnifiedBuffer, DeviceBuffer, Error, LaunchConfig, Module,
 };
 use cuda_mem_launch_kernels::checked::{next_phase, next_phases, step, step_cells, Cell, Phase};
-use cuda_mem_tests::{gpu, Rng};
+use cuda_mem_tests::{gpu, random_launch_config, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 
@@ -257,20 +257,6 @@ fn enums_and_structs_round_trip_in_every_kind() {
     }
 }
 
-fn config(rng: &mut Rng, n: usize) -> LaunchConfig {
-    let block = [32u32, 64, 128, 256, 1024][rng.below(5)];
-    let grid = match rng.below(3) {
-        0 => 1,
-        1 => (n as u32).div_ceil(block).clamp(1, 65_535),
-        _ => 1 + rng.below(40) as u32,
-    };
-    LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 /// `next_phases` over views at odd offsets: every element with valid
 /// inputs gets `next_phase`, every other one the byte 0 and a count; the
 /// elements outside the output view keep their poison.
@@ -313,7 +299,7 @@ fn kernels_read_checked_and_write_values_over_views() {
             .launch(
                 &KERNELS,
                 &stream,
-                config(&mut rng, len),
+                random_launch_config(&mut rng, len),
                 (
                     out.slice_mut(o..o + len).unwrap(),
                     phases.slice(s..s + len).unwrap(),

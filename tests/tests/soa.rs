@@ -10,7 +10,7 @@ use cuda_mem::prelude::*;
 
 use cuda_mem::soa::{DeviceSoA, SoaBuffer};
 use cuda_mem::{DeviceBuffer, DeviceSoA, Error, Pinned, Pool, Unified};
-use cuda_mem_tests::{gpu, Rng};
+use cuda_mem_tests::{gpu, random_launch_config, Rng};
 
 /// Seven fields of whole 4-byte words (48 bytes): the word kernels.
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
@@ -254,24 +254,10 @@ fn the_derived_tables_describe_the_structs() {
 
 mod kernels {
     use super::*;
-    use cuda_mem::{LaunchConfig, Module};
+    use cuda_mem::Module;
     use cuda_mem_launch_kernels::soa::{bump, bumped, label_plus_tag, soa_gather, Mixed};
 
     static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
-
-    fn config(rng: &mut Rng, n: usize) -> LaunchConfig {
-        let block = [32u32, 64, 128, 256, 1024][rng.below(5)];
-        let grid = match rng.below(3) {
-            0 => 1,
-            1 => (n as u32).div_ceil(block).clamp(1, 65_535),
-            _ => 1 + rng.below(50) as u32,
-        };
-        LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
 
     /// `SoaSlice::get`, `SoaSliceMut`'s owned structs and `fields()` in
     /// kernels, over random structs of odd sizes, outputs poisoned first and
@@ -289,14 +275,24 @@ mod kernels {
             let poison: Vec<Mixed> = (0..n).map(|_| rng.value::<Mixed>()).collect();
             let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
             soa_gather
-                .launch(&KERNELS, &stream, config(&mut rng, n), (&soa, &mut out))
+                .launch(
+                    &KERNELS,
+                    &stream,
+                    random_launch_config(&mut rng, n),
+                    (&soa, &mut out),
+                )
                 .unwrap();
             // (A grid smaller than `n` covers it too: grid-stride loops.)
             assert_eq!(out.to_vec().unwrap(), items, "n {n}: soa_gather");
             // Updated in place.
             let add = rng.next_u64() as u32;
-            bump.launch(&KERNELS, &stream, config(&mut rng, n), (&mut soa, add))
-                .unwrap();
+            bump.launch(
+                &KERNELS,
+                &stream,
+                random_launch_config(&mut rng, n),
+                (&mut soa, add),
+            )
+            .unwrap();
             let expected: Vec<Mixed> = items.iter().map(|&m| bumped(m, add)).collect();
             assert_eq!(soa.to_vec().unwrap(), expected, "n {n}: bump");
             // Two fields' arrays and a plain slice.
@@ -307,7 +303,7 @@ mod kernels {
                 .launch(
                     &KERNELS,
                     &stream,
-                    config(&mut rng, n),
+                    random_launch_config(&mut rng, n),
                     (&soa, &extra_d, &mut sums),
                 )
                 .unwrap();
@@ -319,13 +315,23 @@ mod kernels {
             assert_eq!(sums.to_vec().unwrap(), want, "n {n}: label_plus_tag");
             // Pinned and unified structures of arrays are kernel arguments too.
             let mut pinned = SoaBuffer::<Mixed, Pinned>::from_slice(&ctx, &items).unwrap();
-            bump.launch(&KERNELS, &stream, config(&mut rng, n), (&mut pinned, add))
-                .unwrap();
+            bump.launch(
+                &KERNELS,
+                &stream,
+                random_launch_config(&mut rng, n),
+                (&mut pinned, add),
+            )
+            .unwrap();
             let mut unified = SoaBuffer::<Mixed, Unified>::new(&ctx, n).unwrap();
             unified.copy_from(&pinned).unwrap();
             let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
             soa_gather
-                .launch(&KERNELS, &stream, config(&mut rng, n), (&unified, &mut out))
+                .launch(
+                    &KERNELS,
+                    &stream,
+                    random_launch_config(&mut rng, n),
+                    (&unified, &mut out),
+                )
                 .unwrap();
             assert_eq!(
                 out.to_vec().unwrap(),
