@@ -87,12 +87,29 @@ impl<'a> FieldFamily for SlicesMut<'a> {
     type Of<F: DeviceCopy + 'static> = DeviceSliceMut<'a, F>;
 }
 
-/// Makes each field's slice, or reads each field of element `i`.
+/// Makes each field's slice, or reads and writes each field of element
+/// `i`. `made` has bit `f` set once field `f`'s written slice is made: a
+/// second one would alias it (a hand-written `make_fields` that makes a
+/// field twice traps).
 struct Arrays<T> {
     base: *mut u8,
     len: usize,
     i: usize,
+    made: u64,
     _t: PhantomData<T>,
+}
+
+impl<T> Arrays<T> {
+    #[inline(always)]
+    fn new(base: *mut u8, len: usize, i: usize) -> Self {
+        Self {
+            base,
+            len,
+            i,
+            made: 0,
+            _t: PhantomData,
+        }
+    }
 }
 
 impl<'a, T: DeviceSoA> FieldMaker<Slices<'a>> for Arrays<T> {
@@ -109,10 +126,15 @@ impl<'a, T: DeviceSoA> FieldMaker<Slices<'a>> for Arrays<T> {
 impl<'a, T: DeviceSoA> FieldMaker<SlicesMut<'a>> for Arrays<T> {
     #[inline(always)]
     fn field<F: DeviceCopy + 'static>(&mut self, index: usize) -> DeviceSliceMut<'a, F> {
+        let bit = 1u64 << (index % 64);
+        assert!(self.made & bit == 0, "a DeviceSoA field's slice made twice");
+        self.made |= bit;
         let at = field_ptr::<T, F>(self.base, self.len, index, 0);
         // SAFETY: as above, the region written only through this slice's
         // ownership rule (`SoaSliceMut`'s contract); the regions of two
-        // fields are disjoint, so the field slices alias nothing.
+        // fields are disjoint and each field's slice is made once (`made`;
+        // `field_ptr` checked `index` against the table, which has at most
+        // 64 fields), so the field slices alias nothing.
         unsafe { DeviceSliceMut::from_raw_parts(at, self.len) }
     }
 }
@@ -234,14 +256,7 @@ impl<'a, T: DeviceSoA> SoaSlice<'a, T> {
     /// ```
     #[inline(always)]
     pub fn get(&self, i: usize) -> Option<T> {
-        (i < self.len).then(|| {
-            T::read_fields(&mut Arrays::<T> {
-                base: self.base,
-                len: self.len,
-                i,
-                _t: PhantomData,
-            })
-        })
+        (i < self.len).then(|| T::read_fields(&mut Arrays::<T>::new(self.base, self.len, i)))
     }
 
     /// Each field's array, as a [`DeviceSlice`]: `bodies.fields().mass`.
@@ -257,12 +272,7 @@ impl<'a, T: DeviceSoA> SoaSlice<'a, T> {
     /// ```
     #[inline(always)]
     pub fn fields(&self) -> T::Fields<Slices<'a>> {
-        T::make_fields(&mut Arrays::<T> {
-            base: self.base,
-            len: self.len,
-            i: 0,
-            _t: PhantomData,
-        })
+        T::make_fields(&mut Arrays::<T>::new(self.base, self.len, 0))
     }
 }
 
@@ -365,12 +375,7 @@ impl<'a, T: DeviceSoA> SoaSliceMut<'a, T> {
 
     fn item(&mut self, i: usize) -> SoaItemMut<'_, T> {
         SoaItemMut {
-            arrays: Arrays {
-                base: self.base,
-                len: self.len,
-                i,
-                _t: PhantomData,
-            },
+            arrays: Arrays::new(self.base, self.len, i),
             _borrow: PhantomData,
         }
     }
@@ -418,12 +423,7 @@ impl<'a, T: DeviceSoA> SoaSliceMut<'a, T> {
             (
                 i,
                 SoaItemMut {
-                    arrays: Arrays {
-                        base,
-                        len,
-                        i,
-                        _t: PhantomData,
-                    },
+                    arrays: Arrays::new(base, len, i),
                     _borrow: PhantomData,
                 },
             )
@@ -446,12 +446,7 @@ impl<'a, T: DeviceSoA> SoaSliceMut<'a, T> {
     /// ```
     #[inline(always)]
     pub fn fields_mut(&mut self) -> T::Fields<SlicesMut<'_>> {
-        T::make_fields(&mut Arrays::<T> {
-            base: self.base,
-            len: self.len,
-            i: 0,
-            _t: PhantomData,
-        })
+        T::make_fields(&mut Arrays::<T>::new(self.base, self.len, 0))
     }
 
     /// The same structs, read-only for the rest of the borrow: any thread
@@ -533,12 +528,11 @@ impl<T: DeviceSoA> SoaItemMut<'_, T> {
     /// ```
     #[inline(always)]
     pub fn get(&self) -> T {
-        T::read_fields(&mut Arrays::<T> {
-            base: self.arrays.base,
-            len: self.arrays.len,
-            i: self.arrays.i,
-            _t: PhantomData,
-        })
+        T::read_fields(&mut Arrays::<T>::new(
+            self.arrays.base,
+            self.arrays.len,
+            self.arrays.i,
+        ))
     }
 
     /// Writes `value`, field by field.
@@ -554,5 +548,58 @@ impl<T: DeviceSoA> SoaItemMut<'_, T> {
     #[inline(always)]
     pub fn set(&mut self, value: T) {
         value.visit_fields(&mut self.arrays);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::copy::soa::SoaField;
+
+    #[derive(Clone, Copy, crate::DeviceCopy)]
+    #[repr(C)]
+    struct Pair {
+        a: u32,
+        b: u32,
+    }
+
+    /// A hand-written impl (the trait is safe) whose `make_fields` makes
+    /// field 0 twice: two written slices of one array would alias.
+    impl DeviceSoA for Pair {
+        const FIELDS: &'static [SoaField] =
+            &[SoaField::of::<u32>("a", 0), SoaField::of::<u32>("b", 4)];
+        type Fields<Fam: FieldFamily> = (Fam::Of<u32>, Fam::Of<u32>);
+        fn make_fields<Fam: FieldFamily>(maker: &mut impl FieldMaker<Fam>) -> Self::Fields<Fam> {
+            (maker.field::<u32>(0), maker.field::<u32>(0))
+        }
+        fn visit_fields(&self, visitor: &mut impl FieldVisitor) {
+            visitor.field(0, &self.a);
+            visitor.field(1, &self.b);
+        }
+        fn read_fields(reader: &mut impl FieldReader) -> Self {
+            Pair {
+                a: reader.field(0),
+                b: reader.field(1),
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "made twice")]
+    fn a_field_made_twice_for_writing_is_refused() {
+        let mut bytes = [0u8; 512];
+        // SAFETY: the arrays of one pair, used through `s` alone.
+        let mut s = unsafe { SoaSliceMut::<Pair>::from_raw_parts(bytes.as_mut_ptr(), 1) };
+        let _aliased = s.fields_mut();
+    }
+
+    #[test]
+    fn a_field_made_twice_for_reading_is_fine() {
+        let mut bytes = [0u8; 512];
+        bytes[..4].copy_from_slice(&7u32.to_ne_bytes());
+        // SAFETY: the arrays of one pair, unwritten while `s` lives.
+        let s = unsafe { SoaSlice::<Pair>::from_raw_parts(bytes.as_mut_ptr(), 1) };
+        let (x, y) = s.fields();
+        assert_eq!((x.as_slice(), y.as_slice()), (&[7][..], &[7][..]));
     }
 }
