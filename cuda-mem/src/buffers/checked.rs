@@ -18,7 +18,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::buffers::buffer::{Buffer, Device, Pinned, Pool, Unified};
 use crate::buffers::ops::{Memory, MemoryMut};
-use crate::copy::checked::{first_invalid, CheckedDeviceCopy, InvalidBitPattern};
+use crate::copy::checked::{convert_into, first_invalid, invalid_at, CheckedDeviceCopy};
 use crate::copy::device_copy::DeviceCopy;
 use crate::engine::workers::run_lanes;
 use crate::engine::{AsView, View, ViewMut};
@@ -136,31 +136,6 @@ fn in_lanes<B: Sync, D: Send>(
     all.into_inner()
 }
 
-/// Writes the value of every element of `src` to `dst` (of equal length)
-/// through `write`, and whether every one was a value. Branch-free (a
-/// vector loop for `bool`s): bits that are no value write `src[0]`'s value
-/// instead; when `src[0]` itself is none, nothing is written.
-#[inline]
-fn convert_into<C: CheckedDeviceCopy, D>(
-    src: &[C::Bits],
-    dst: &mut [D],
-    write: impl Fn(&mut D, C),
-) -> bool {
-    let Some(&first) = src.first() else {
-        return true;
-    };
-    let Some(fallback) = C::try_from_bits(first) else {
-        return false;
-    };
-    let mut all = true;
-    for (d, &b) in dst.iter_mut().zip(src) {
-        let value = C::try_from_bits(b);
-        all &= value.is_some();
-        write(d, value.unwrap_or(fallback));
-    }
-    all
-}
-
 /// The values of `bits`, each through `try_from_bits` (in lanes for large
 /// slices), or the error naming the first index whose bits are none.
 fn values<C: CheckedDeviceCopy + Send>(bits: &[C::Bits]) -> Result<Vec<C>>
@@ -175,22 +150,13 @@ where
         })
     });
     if !all {
-        return Err(invalid::<C>(bits));
+        return Err(invalid_at::<C>(bits).into());
     }
     // SAFETY: every lane returned `true`, so `convert_into` wrote every
     // element of its chunk, and the chunks cover the first `bits.len()`
     // elements of the capacity; `C: Copy`, so nothing needs dropping.
     unsafe { out.set_len(bits.len()) };
     Ok(out)
-}
-
-/// The error naming the first element of `bits` that is no value of `C`
-/// (there is one: the caller found it).
-fn invalid<C: CheckedDeviceCopy>(bits: &[C::Bits]) -> Error {
-    Error::InvalidBitPattern(InvalidBitPattern {
-        index: first_invalid::<C>(bits).unwrap_or(bits.len()),
-        type_name: std::any::type_name::<C>(),
-    })
 }
 
 /// Writes the bits of `values` to `dst` (of equal length), in lanes for
@@ -356,7 +322,7 @@ impl<C: CheckedDeviceCopy, M: Memory<C::Bits>> Checked<C, M> {
         {
             Ok(())
         } else {
-            Err(invalid::<C>(bits))
+            Err(invalid_at::<C>(bits).into())
         }
     }
 

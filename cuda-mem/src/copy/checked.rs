@@ -143,6 +143,44 @@ pub fn first_invalid<T: CheckedDeviceCopy>(bits: &[T::Bits]) -> Option<usize> {
     bits.iter().position(|&b| !T::is_valid_bit_pattern(b))
 }
 
+/// Writes the value of every element of `src` to `dst` (of equal length)
+/// through `write`, and whether every one was a value. Branch-free (a
+/// vector loop for `bool`s): bits that are no value write `src[0]`'s value
+/// instead; when `src[0]` itself is none, nothing is written. The one
+/// conversion loop of slices: [`values_of_bits`], and `Checked` memory's
+/// reads in parallel lanes.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn convert_into<C: CheckedDeviceCopy, D>(
+    src: &[C::Bits],
+    dst: &mut [D],
+    write: impl Fn(&mut D, C),
+) -> bool {
+    let Some(&first) = src.first() else {
+        return true;
+    };
+    let Some(fallback) = C::try_from_bits(first) else {
+        return false;
+    };
+    let mut all = true;
+    for (d, &b) in dst.iter_mut().zip(src) {
+        let value = C::try_from_bits(b);
+        all &= value.is_some();
+        write(d, value.unwrap_or(fallback));
+    }
+    all
+}
+
+/// What a checked read of `bits` reports: the first element that is no
+/// value of `C` (`bits.len()` when there is none, which no caller asks).
+#[cfg(feature = "std")]
+pub(crate) fn invalid_at<C: CheckedDeviceCopy>(bits: &[C::Bits]) -> InvalidBitPattern {
+    InvalidBitPattern {
+        index: first_invalid::<C>(bits).unwrap_or(bits.len()),
+        type_name: core::any::type_name::<C>(),
+    }
+}
+
 /// The values of `bits`, or the first index whose bits are not a value.
 ///
 /// ```
@@ -157,15 +195,17 @@ pub fn first_invalid<T: CheckedDeviceCopy>(bits: &[T::Bits]) -> Option<usize> {
 pub fn values_of_bits<T: CheckedDeviceCopy>(
     bits: &[T::Bits],
 ) -> Result<std::vec::Vec<T>, InvalidBitPattern> {
-    bits.iter()
-        .enumerate()
-        .map(|(index, &b)| {
-            T::try_from_bits(b).ok_or(InvalidBitPattern {
-                index,
-                type_name: core::any::type_name::<T>(),
-            })
-        })
-        .collect()
+    let mut out = std::vec::Vec::<T>::with_capacity(bits.len());
+    let spare = &mut out.spare_capacity_mut()[..bits.len()];
+    if !convert_into::<T, _>(bits, spare, |d, v| {
+        d.write(v);
+    }) {
+        return Err(invalid_at::<T>(bits));
+    }
+    // SAFETY: `convert_into` returned `true`, so it wrote all of the first
+    // `bits.len()` elements of the capacity; `T: Copy`, nothing to drop.
+    unsafe { out.set_len(bits.len()) };
+    Ok(out)
 }
 
 /// The bits of `values`, to upload.
