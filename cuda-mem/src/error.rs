@@ -239,11 +239,17 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 impl Error {
     /// Wraps a driver error from the call `op`, mapping the codes that have a
     /// variant of their own (out of memory, no device, not supported).
+    /// Out of line: every driver call's error path comes here, and none of
+    /// them is the path a program runs (their callers' frames stay small).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn driver(op: &'static str, err: DriverError) -> Self {
         Self::driver_sized(op, err, 0, "device")
     }
 
     /// Like [`Error::driver`], for an allocation of `requested` bytes.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn driver_sized(
         op: &'static str,
         err: DriverError,
@@ -278,6 +284,7 @@ pub(crate) trait DriverResultExt<T> {
 }
 
 impl<T> DriverResultExt<T> for core::result::Result<T, DriverError> {
+    #[inline(always)]
     fn op(self, op: &'static str) -> Result<T> {
         self.map_err(|e| Error::driver(op, e))
     }

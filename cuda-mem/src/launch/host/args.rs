@@ -98,6 +98,7 @@ unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
 /// process): a Rust kernel's slices assume that nothing else writes their
 /// elements while it runs, and no borrow or stream order of this process
 /// binds the other one (see `cuda_mem::ipc`, "Kernels and shared memory").
+#[inline(always)]
 fn local<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
     if elems.mem.is_interprocess() {
         return Err(Error::InvalidArgument(
@@ -113,6 +114,7 @@ fn local<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
 
 /// `elems`, if its elements are one contiguous block (a slice parameter
 /// cannot describe padded rows) of memory no other process uses.
+#[inline(always)]
 fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
     let elems = local(elems)?;
     if elems.is_contiguous() {
@@ -126,6 +128,7 @@ fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
 
 /// `elems` claimed on `stream` (ordered after earlier work, later work and
 /// host access waiting for the kernel), as a read-only slice.
+#[inline(always)]
 fn shared<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
@@ -141,6 +144,7 @@ fn shared<'p, T: DeviceCopy>(
 }
 
 /// Like [`shared`], writable: the caller holds the memory exclusively.
+#[inline(always)]
 fn exclusive<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,
@@ -152,6 +156,7 @@ fn exclusive<'p, T: DeviceCopy>(
 }
 
 /// Like [`exclusive`], for atomic access by every thread.
+#[inline(always)]
 fn atomic<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
     stream: &Arc<CudaStream>,

@@ -4,7 +4,6 @@
 
 use std::cell::Cell;
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream, LaunchConfig};
@@ -124,17 +123,19 @@ impl Module {
             signatures: &[],
             type_name: |_| "",
         };
-        self.begin(kernel, signature, declared, stream)
+        self.begin(kernel, signature, &declared, stream)
     }
 
     /// [`__begin`](Self::__begin) with the parameters' own fingerprints and
     /// type names, which name the parameter a differing fingerprint comes
-    /// from.
+    /// from. Inlined into each launcher, whose kernel, fingerprint and table
+    /// are constants there.
+    #[inline(always)]
     fn begin<'s>(
         &'static self,
         kernel: &'static str,
         signature: u64,
-        declared: Declared,
+        declared: &Declared,
         stream: &'s Arc<CudaStream>,
     ) -> Result<Launch<'s>> {
         let function = self.function(
@@ -180,6 +181,11 @@ pub trait KernelParams {
     const ABI_UNSAFE: &'static [ParamAbi];
     /// The number of PTX parameters (each parameter has one or two parts).
     const PARTS: usize;
+    /// An array of two null addresses per parameter, which
+    /// [`__parts`](Self::__parts) fills.
+    type PartArray: AsMut<[*mut c_void]>;
+    /// The array, all null.
+    const NO_PARTS: Self::PartArray;
 
     /// Parameter `index`'s type, as `core::any::type_name` spells it (`""`
     /// past the last).
@@ -188,43 +194,40 @@ pub trait KernelParams {
     /// Writes the address of each PTX parameter into `out`, in order: for
     /// each parameter, its address part (if it has one) and its rest, both
     /// inside the parameter value (see `KernelParam::__Address`).
-    fn __parts(&mut self, out: &mut Parts);
+    fn __parts(&mut self, out: &mut Parts<Self::PartArray>);
 }
 
-/// The most PTX parameters a launch pushes (two parts for each of up to 24
-/// parameters).
-#[doc(hidden)]
-pub const MAX_PARTS: usize = 48;
-
 /// The addresses of a launch's PTX parameters, as [`KernelParams::__parts`]
-/// pushes them: only the pushed ones are ever read, so the rest of the
-/// array is never written (zeroing all of it cost a `memset` per launch).
+/// pushes them, in `A`, an array of two per parameter (the most a parameter
+/// has). Sized by the tuple: one of 48 for every launch, uninitialised,
+/// cost a `memset` of its unpushed tail per launch (LLVM merged the
+/// undefined bytes into the zero next to them).
 #[doc(hidden)]
-pub struct Parts {
-    parts: [MaybeUninit<*mut c_void>; MAX_PARTS],
-    /// How many are pushed: `parts[..len]` are written.
+pub struct Parts<A> {
+    parts: A,
+    /// How many are pushed: `parts[..len]`.
     len: usize,
 }
 
-impl Parts {
-    fn new() -> Self {
+impl<A: AsMut<[*mut c_void]>> Parts<A> {
+    #[inline(always)]
+    fn new(empty: A) -> Self {
         Self {
-            parts: [MaybeUninit::uninit(); MAX_PARTS],
+            parts: empty,
             len: 0,
         }
     }
 
     #[inline(always)]
     fn push(&mut self, part: *mut c_void) {
-        self.parts[self.len].write(part);
+        self.parts.as_mut()[self.len] = part;
         self.len += 1;
     }
 
     /// The pushed addresses, in order.
+    #[inline(always)]
     fn as_mut_slice(&mut self) -> &mut [*mut c_void] {
-        // SAFETY: `parts[..len]` are written (`push` writes each before it
-        // counts it), and `MaybeUninit<X>` has the layout of `X`.
-        unsafe { std::slice::from_raw_parts_mut(self.parts.as_mut_ptr().cast(), self.len) }
+        &mut self.parts.as_mut()[..self.len]
     }
 }
 
@@ -247,7 +250,10 @@ pub unsafe trait LaunchArgs<P> {
 
 /// Pushes the parts of the parameter `p` (see [`KernelParams::__parts`]).
 #[inline(always)]
-fn push_parts<P: crate::launch::KernelParam>(p: &mut P, out: &mut Parts) {
+fn push_parts<P: crate::launch::KernelParam, A: AsMut<[*mut c_void]>>(
+    p: &mut P,
+    out: &mut Parts<A>,
+) {
     const {
         assert!(
             size_of::<P>() == size_of::<P::__Address>() + size_of::<P::__Rest>(),
@@ -274,6 +280,8 @@ macro_rules! tuple_params {
                 $(crate::launch::__param_abi::<fn($p), $p>()),*
             ];
             const PARTS: usize = 0 $(+ 1 + (size_of::<<$p as crate::launch::KernelParam>::__Address>() != 0) as usize)*;
+            type PartArray = [*mut c_void; 2 * <[&str]>::len(&[$(stringify!($p)),*])];
+            const NO_PARTS: Self::PartArray = [std::ptr::null_mut(); 2 * <[&str]>::len(&[$(stringify!($p)),*])];
 
             fn __type_name(index: usize) -> &'static str {
                 <[&'static str]>::get(&[$(core::any::type_name::<$p>()),*], index)
@@ -283,7 +291,7 @@ macro_rules! tuple_params {
 
             #[inline(always)]
             #[allow(unused_variables, unused_mut)]
-            fn __parts(&mut self, out: &mut Parts) {
+            fn __parts(&mut self, out: &mut Parts<Self::PartArray>) {
                 $(push_parts(&mut self.$i, out);)*
             }
         }
@@ -438,17 +446,20 @@ unsafe fn launch_checked<
         }
     }
     let signature = const { crate::launch::__kernel_signature(UNSAFE, SOURCE, P::SIGNATURES) };
-    let declared = Declared {
-        abi: if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE },
-        block: BLOCK,
-        signatures: P::SIGNATURES,
-        type_name: P::__type_name,
+    // One constant per launcher: only a first launch in a context reads it.
+    let declared = const {
+        &Declared {
+            abi: if UNSAFE { P::ABI_UNSAFE } else { P::ABI_SAFE },
+            block: BLOCK,
+            signatures: P::SIGNATURES,
+            type_name: P::__type_name,
+        }
     };
     let launch = module.begin(kernel, signature, declared, stream)?;
     // SAFETY: the parameters go to this launch only (below), while the
     // arguments' borrows last (this call).
     let mut params = unsafe { args.__into_params(&launch) }?;
-    let mut parts = Parts::new();
+    let mut parts = Parts::new(P::NO_PARTS);
     params.__parts(&mut parts);
     debug_assert_eq!(parts.len, P::PARTS);
     // SAFETY: the parts point into `params`, made by `param` for this launch,

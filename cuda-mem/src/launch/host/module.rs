@@ -4,6 +4,7 @@
 //! [`Occupancy`] of its kernels.
 
 use std::ffi::CString;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{result, sys, CudaContext, CudaStream, LaunchConfig};
@@ -53,30 +54,29 @@ pub(super) struct Declared {
 /// context: the PTX must have the kernel, and the kernel's signature
 /// fingerprint in the PTX must equal the one the host computed from the same
 /// `#[kernel]` declaration (see [`launch`](crate::launch) for why). Both
-/// results are cached, so later launches do no loading, lookup by name or
-/// allocation: they find the function handle in a short list under one
-/// uncontended lock. The loaded module, and with it its context, is kept
-/// until the process exits (a `static` is never dropped).
+/// results are cached, so later launches do no loading, lookup by name,
+/// allocation or locking: they find the function handle in a short list that
+/// only grows. The loaded module, and with it its context, is kept until the
+/// process exits (a `static` is never dropped).
 ///
 /// A module that fails to load (PTX for a newer GPU or driver) is an `Err`
 /// of the launch, retried at the next one.
 pub struct Module {
     name: &'static str,
     ptx: &'static str,
+    /// The contexts the module is loaded into. Its lock is taken by a
+    /// kernel's first launch in a context only.
     loaded: Mutex<Vec<Loaded>>,
+    /// The kernels checked so far, in every context: read by every launch
+    /// without a lock, pushed to under `loaded`'s.
+    checked: CheckedList,
 }
 
-/// The module loaded into one context, with the kernels checked there so far.
+/// The module loaded into one context.
 struct Loaded {
     /// Keeps the context (and so `module` and the function handles) alive.
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
-    /// Checked kernels: name, the fingerprint and parameter table they were
-    /// checked against, function. Keyed by all three, so that a launcher
-    /// whose fingerprint or parameters differ from the checked ones
-    /// (another crate's kernel of the same name) is checked, and refused,
-    /// too.
-    kernels: Vec<Checked>,
 }
 
 /// A parameter table as a launch declares it: its rows (the head's block
@@ -86,6 +86,7 @@ type Table = (&'static [ParamAbi], u64);
 /// Whether a checked table `a` stands for `b`: both absent, or the same
 /// rows and block (one launcher's table is one promoted constant, so the
 /// address usually says it without a comparison).
+#[inline(always)]
 fn same_table(a: Option<Table>, b: Option<Table>) -> bool {
     match (a, b) {
         (Some((a, x)), Some((b, y))) => x == y && (std::ptr::eq(a, b) || a == b),
@@ -94,34 +95,105 @@ fn same_table(a: Option<Table>, b: Option<Table>) -> bool {
     }
 }
 
-/// A kernel checked in one context (see [`Loaded::kernels`]).
+/// A kernel checked in one context: a node of a [`CheckedList`]. Keyed by
+/// the context, the name, the fingerprint and the parameter table, so that
+/// a launcher whose fingerprint or parameters differ from the checked ones
+/// (another crate's kernel of the same name) is checked, and refused, too.
 struct Checked {
+    /// The context's handle. The context is kept alive by the module's
+    /// [`Loaded`] entry for it, so the handle names no other context while
+    /// the node exists.
+    ctx: sys::CUcontext,
     name: &'static str,
     signature: u64,
     /// The parameter table compared; `None` for a `check` (which knows no
     /// parameter types), which no launch takes for its own.
     abi: Option<Table>,
     function: sys::CUfunction,
+    /// The node checked before this one (null at the end).
+    next: *mut Checked,
 }
 
-impl Loaded {
-    /// The function of the kernel checked here as `kernel` with this
-    /// fingerprint and table, if any. Names are compared by address first:
-    /// one launcher's name is one string constant.
-    fn checked(&self, kernel: &str, signature: u64, abi: Option<Table>) -> Option<sys::CUfunction> {
-        self.kernels
-            .iter()
-            .find(|c| {
-                c.signature == signature
-                    && same_table(c.abi, abi)
-                    && (std::ptr::eq(c.name, kernel) || c.name == kernel)
-            })
-            .map(|c| c.function)
+impl Checked {
+    /// Whether this node is `kernel` checked in `ctx` with this fingerprint
+    /// and table. Names are compared by address first: one launcher's name
+    /// is one string constant.
+    #[inline(always)]
+    fn is(&self, ctx: sys::CUcontext, kernel: &str, signature: u64, abi: Option<Table>) -> bool {
+        self.ctx == ctx
+            && self.signature == signature
+            && same_table(self.abi, abi)
+            && (std::ptr::eq(self.name, kernel) || self.name == kernel)
     }
 }
 
-// SAFETY: `CUmodule` and `CUfunction` are driver handles, usable from any
-// thread; the context they live in is kept alive by `ctx` and never unloaded.
+/// The kernels a module has checked, in every context, newest first: a
+/// singly linked list whose nodes are written whole before they are
+/// published and never changed or freed until the list is dropped. So a
+/// launch finds its kernel with one load and a walk, without a lock (the
+/// mutex it replaced cost two atomic operations per launch); pushes take
+/// the module's lock, which `push` asks for as a guard.
+struct CheckedList {
+    head: AtomicPtr<Checked>,
+}
+
+impl CheckedList {
+    const fn new() -> Self {
+        Self {
+            head: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The function of `kernel` checked in `ctx` with this fingerprint and
+    /// table, if any.
+    #[inline(always)]
+    fn find(
+        &self,
+        ctx: sys::CUcontext,
+        kernel: &str,
+        signature: u64,
+        abi: Option<Table>,
+    ) -> Option<sys::CUfunction> {
+        let mut node = self.head.load(Ordering::Acquire);
+        // SAFETY: every non-null pointer of the list is a node published by
+        // `push` (a leaked `Box`, written whole before the `Release` store
+        // that made it reachable, which the `Acquire` load above sees),
+        // never written again and not freed before the list is dropped.
+        while let Some(checked) = unsafe { node.as_ref() } {
+            if checked.is(ctx, kernel, signature, abi) {
+                return Some(checked.function);
+            }
+            node = checked.next;
+        }
+        None
+    }
+
+    /// Publishes a checked kernel (`node`'s `next` is overwritten). The
+    /// guard of the module's lock is the proof that no other push runs at
+    /// the same time.
+    fn push(&self, mut node: Checked, _pushing: &MutexGuard<'_, Vec<Loaded>>) {
+        node.next = self.head.load(Ordering::Relaxed);
+        let node = Box::into_raw(Box::new(node));
+        self.head.store(node, Ordering::Release);
+    }
+}
+
+impl Drop for CheckedList {
+    /// Frees the nodes. (A module launched from is borrowed for `'static`,
+    /// so a list with nodes is dropped only in this module's tests.)
+    fn drop(&mut self) {
+        let mut node = *self.head.get_mut();
+        while !node.is_null() {
+            // SAFETY: every node is a leaked `Box` of `push`, reachable from
+            // the head once; `&mut self` means no `find` is walking it.
+            let checked = unsafe { Box::from_raw(node) };
+            node = checked.next;
+        }
+    }
+}
+
+// SAFETY: `CUmodule` is a driver handle, usable from any thread; the
+// context it lives in is kept alive by `ctx` and never unloaded.
 unsafe impl Send for Loaded {}
 
 impl Module {
@@ -149,6 +221,7 @@ impl Module {
             name,
             ptx,
             loaded: Mutex::new(Vec::new()),
+            checked: CheckedList::new(),
         }
     }
 
@@ -185,21 +258,43 @@ impl Module {
     /// no context state. The first looks the state up, and a launch on
     /// `stream` checks the stream before loading or checking anything (the
     /// synchronous copy of the check must not meet a capture).
+    #[inline(always)]
     pub(super) fn function(
         &'static self,
         ctx: &Arc<CudaContext>,
         kernel: &'static str,
         signature: u64,
-        declared: Option<Declared>,
+        declared: Option<&Declared>,
+        stream: Option<&CudaStream>,
+    ) -> Result<sys::CUfunction> {
+        let abi = declared.map(|d| (d.abi, d.block));
+        match self.checked.find(ctx.cu_ctx(), kernel, signature, abi) {
+            Some(function) => Ok(function),
+            None => self.load_and_check(ctx, kernel, signature, declared, stream),
+        }
+    }
+
+    /// [`function`](Self::function) for a kernel not yet checked in `ctx`
+    /// with this fingerprint and table: under the lock, loads the module
+    /// into the context (once) and checks the kernel, and publishes it.
+    #[cold]
+    #[inline(never)]
+    fn load_and_check(
+        &'static self,
+        ctx: &Arc<CudaContext>,
+        kernel: &'static str,
+        signature: u64,
+        declared: Option<&Declared>,
         stream: Option<&CudaStream>,
     ) -> Result<sys::CUfunction> {
         let abi = declared.map(|d| (d.abi, d.block));
         let mut loaded = self.lock();
         let key = ctx.cu_ctx();
-        let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
-        if let Some(function) = found.and_then(|i| loaded[i].checked(kernel, signature, abi)) {
+        // Checked by another thread while this one waited for the lock.
+        if let Some(function) = self.checked.find(key, kernel, signature, abi) {
             return Ok(function);
         }
+        let found = loaded.iter().position(|l| l.ctx.cu_ctx() == key);
         let state = ContextState::of(ctx)?;
         if let Some(stream) = stream {
             state.check_stream(stream)?;
@@ -211,14 +306,16 @@ impl Module {
                 loaded.len() - 1
             }
         };
-        let entry = &mut loaded[index];
-        let function = self.check(&state, entry.module, kernel, signature, declared)?;
-        entry.kernels.push(Checked {
+        let function = self.check(&state, loaded[index].module, kernel, signature, declared)?;
+        let node = Checked {
+            ctx: key,
             name: kernel,
             signature,
             abi,
             function,
-        });
+            next: std::ptr::null_mut(),
+        };
+        self.checked.push(node, &loaded);
         Ok(function)
     }
 
@@ -234,7 +331,6 @@ impl Module {
         Ok(Loaded {
             ctx: state.ctx.clone(),
             module,
-            kernels: Vec::new(),
         })
     }
 
@@ -246,7 +342,7 @@ impl Module {
         module: sys::CUmodule,
         kernel: &'static str,
         expected: u64,
-        declared: Option<Declared>,
+        declared: Option<&Declared>,
     ) -> Result<sys::CUfunction> {
         let mismatch = |problem| Error::KernelMismatch {
             kernel,
@@ -332,7 +428,7 @@ impl Module {
         // current context; the copy is synchronous and writes only `rows`,
         // which holds `bytes` bytes (checked above).
         unsafe { result::memcpy_dtoh_sync(rows.as_flattened_mut(), addr) }.op("cuMemcpyDtoH")?;
-        let same_rows = |d: Declared| {
+        let same_rows = |d: &Declared| {
             let mut head = d.abi.first().copied().unwrap_or_default();
             head[3] = d.block;
             rows.len() == d.abi.len() && rows[0] == head && rows[1..] == d.abi[1..]
@@ -571,7 +667,113 @@ fn ptx_declares(ptx: &str, directive: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::ptx_declares;
+    use super::{ptx_declares, Checked, CheckedList, Loaded, ParamAbi};
+    use cudarc::driver::sys;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    /// A handle made up from a number (never passed to the driver).
+    fn handle<T>(n: usize) -> *mut T {
+        n as *mut T
+    }
+
+    fn node(
+        ctx: usize,
+        name: &'static str,
+        signature: u64,
+        abi: Option<(&'static [ParamAbi], u64)>,
+        function: usize,
+    ) -> Checked {
+        Checked {
+            ctx: handle(ctx),
+            name,
+            signature,
+            abi,
+            function: handle(function),
+            next: std::ptr::null_mut(),
+        }
+    }
+
+    #[test]
+    fn checked_kernels_are_found_by_context_name_fingerprint_and_table() {
+        static ROWS: [ParamAbi; 2] = [[1, 0, 0, 0, 0], [2, 8, 8, 0, 0]];
+        static OTHER_ROWS: [ParamAbi; 2] = [[1, 0, 0, 0, 0], [2, 4, 4, 0, 0]];
+        let table = Some((&ROWS[..], 0));
+        let lock = Mutex::new(Vec::<Loaded>::new());
+        let list = CheckedList::new();
+        let find = |ctx: usize, name: &str, sig: u64, abi| {
+            list.find(handle(ctx), name, sig, abi).map(|f| f as usize)
+        };
+        assert_eq!(find(1, "step", 7, table), None);
+        list.push(node(1, "step", 7, table, 100), &lock.lock().unwrap());
+        list.push(node(2, "step", 7, table, 200), &lock.lock().unwrap());
+        list.push(node(1, "step", 8, table, 300), &lock.lock().unwrap());
+        list.push(node(1, "scale", 7, None, 400), &lock.lock().unwrap());
+        assert_eq!(find(1, "step", 7, table), Some(100));
+        assert_eq!(find(2, "step", 7, table), Some(200));
+        assert_eq!(find(1, "step", 8, table), Some(300));
+        // A name of another address but the same text is the same kernel.
+        let name = String::from("step");
+        assert_eq!(find(1, &name, 7, table), Some(100));
+        // Another context, fingerprint, name, table or block is not.
+        assert_eq!(find(3, "step", 7, table), None);
+        assert_eq!(find(2, "step", 8, table), None);
+        assert_eq!(find(1, "steps", 7, table), None);
+        assert_eq!(find(1, "step", 7, Some((&OTHER_ROWS[..], 0))), None);
+        assert_eq!(find(1, "step", 7, Some((&ROWS[..], 1))), None);
+        // A `check`'s node (no table) stands for no launch, and no launch's
+        // node for a `check`.
+        assert_eq!(find(1, "step", 7, None), None);
+        assert_eq!(find(1, "scale", 7, None), Some(400));
+        assert_eq!(find(1, "scale", 7, table), None);
+        // A table equal in its rows but at another address is the same.
+        let copy: &'static [ParamAbi] = Box::leak(Box::new(ROWS));
+        assert_eq!(find(1, "step", 7, Some((copy, 0))), Some(100));
+    }
+
+    #[test]
+    fn launches_read_the_list_while_another_thread_pushes() {
+        const PUSHES: usize = 2000;
+        let lock = Mutex::new(Vec::<Loaded>::new());
+        let list = CheckedList::new();
+        // How many nodes are published: every one below it must be found,
+        // with its own function.
+        let published = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for reader in 0..3 {
+                let (list, published) = (&list, &published);
+                scope.spawn(move || {
+                    let mut seen = 0;
+                    while seen < PUSHES {
+                        seen = published.load(Ordering::Acquire);
+                        for i in [
+                            0,
+                            seen / 2,
+                            seen.saturating_sub(1),
+                            (reader * 7919 + seen) % (seen + 1),
+                        ] {
+                            if i < seen {
+                                let found = list.find(handle(i % 3 + 1), "k", i as u64, None);
+                                assert_eq!(
+                                    found,
+                                    Some(handle::<sys::CUfunc_st>(i + 1000)),
+                                    "node {i}"
+                                );
+                            }
+                        }
+                        assert_eq!(list.find(handle(1), "k", PUSHES as u64, None), None);
+                    }
+                });
+            }
+            for i in 0..PUSHES {
+                list.push(
+                    node(i % 3 + 1, "k", i as u64, None, i + 1000),
+                    &lock.lock().unwrap(),
+                );
+                published.store(i + 1, Ordering::Release);
+            }
+        });
+    }
 
     #[test]
     fn declarations_are_found_by_their_whole_name() {
