@@ -19,7 +19,9 @@
 //! allocated and freed on a stream), `fill-memset` (a 4 KiB `u32` fill, which
 //! is one `cuMemsetD32Async`), `fill-kernel` (a 4 KiB fill of 16-byte
 //! elements: cuda-mem's fill kernel), `launch` (a typed `#[kernel]` launch
-//! with a buffer and an `f32`). With a real driver and GPU the program runs
+//! with a buffer and an `f32`), `graph` (a launch of a `Graph` that holds
+//! ten 16 KiB buffers, five fills and five copies, against `cuGraphLaunch`
+//! of the same operations captured with raw calls). With a real driver and GPU the program runs
 //! the same loops (the benchmark's `small` rows time them).
 
 use std::hint::black_box;
@@ -27,13 +29,13 @@ use std::process::ExitCode;
 
 use cuda_mem::cudarc::driver::{result, sys};
 use cuda_mem::prelude::*;
-use cuda_mem::{DeviceBuffer, LaunchConfig, PoolBuffer};
+use cuda_mem::{DeviceBuffer, Graph, LaunchConfig, PoolBuffer};
 use cuda_mem_examples::raw::{self, FillPattern};
 
 /// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
 static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("particles-shared");
 
-const MODES: [&str; 8] = [
+const MODES: [&str; 10] = [
     "pool",
     "pool-raw",
     "fill-memset",
@@ -42,6 +44,8 @@ const MODES: [&str; 8] = [
     "fill-kernel-raw",
     "launch",
     "launch-raw",
+    "graph",
+    "graph-raw",
 ];
 
 fn main() -> ExitCode {
@@ -98,6 +102,29 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let pattern = FillPattern::repeating(&value);
     let (words_addr, structs_addr) = (words.as_device_ptr().addr(), structs.as_device_ptr().addr());
     let floats_addr = floats.as_device_ptr().addr();
+    // The graph rows: five fills and five copies of 16 KiB buffers.
+    let mut held: Vec<DeviceBuffer<u32>> = (0..10)
+        .map(|_| DeviceBuffer::<u32>::zeroed(&ctx, 4096))
+        .collect::<Result<_, _>>()?;
+    let raw_exec = raw_graph(&s, &held)?;
+    let [a0, a1, a2, a3, a4, c0, c1, c2, c3, c4] = &mut held[..] else {
+        unreachable!("ten buffers")
+    };
+    let mut graph = Graph::capture(
+        &s,
+        (a0, a1, a2, a3, a4, c0, c1, c2, c3, c4),
+        |s, (a0, a1, a2, a3, a4, c0, c1, c2, c3, c4)| {
+            for (i, (mut a, mut c)) in [(a0, c0), (a1, c1), (a2, c2), (a3, c3), (a4, c4)]
+                .into_iter()
+                .enumerate()
+            {
+                a.fill_async(0x0102_0304 + i as u32, s)?;
+                c.copy_from_async(&a, s)?;
+            }
+            Ok(())
+        },
+    )?;
+    graph.launch(&s)?;
     s.synchronize()?;
     for _ in 0..n {
         match mode {
@@ -139,9 +166,39 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
                     black_box(1.0),
                 )?
             },
+            "graph" => graph.launch(&s)?,
+            // SAFETY: the executable of `raw_graph`, over buffers that live
+            // until the end of `run`.
+            "graph-raw" => unsafe { sys::cuGraphLaunch(raw_exec, s.cu_stream()).result()? },
             _ => unreachable!("checked in main"),
         }
     }
     s.synchronize()?;
     Ok(())
+}
+
+/// The graph's operations captured with raw driver calls on `stream`: a
+/// fill of each of the first five buffers and a copy of it into the next
+/// five. Its executable is never destroyed (the program ends).
+fn raw_graph(
+    stream: &cuda_mem::CudaStream,
+    buffers: &[DeviceBuffer<u32>],
+) -> Result<sys::CUgraphExec, Box<dyn std::error::Error>> {
+    let addrs: Vec<u64> = buffers.iter().map(|b| b.as_device_ptr().addr()).collect();
+    let s = stream.cu_stream();
+    let (mut graph, mut exec) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: live buffers of 4096 words each, used by nothing else while
+    // the graph is launched (the program's other modes never run with this
+    // one); the capture ends before the stream is used again.
+    unsafe {
+        sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .result()?;
+        for i in 0..5 {
+            sys::cuMemsetD32Async(addrs[i], 0x0102_0304 + i as u32, 4096, s).result()?;
+            sys::cuMemcpyAsync(addrs[i + 5], addrs[i], 4096 * 4, s).result()?;
+        }
+        sys::cuStreamEndCapture(s, &mut graph).result()?;
+        sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0).result()?;
+    }
+    Ok(exec)
 }

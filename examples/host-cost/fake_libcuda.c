@@ -1,5 +1,5 @@
 /* A CPU-only stand-in for libcuda, for `examples/host-cost/run`: every call
- * cuda-mem makes on its launch, fill and pool paths succeeds at once and does
+ * cuda-mem makes on its launch, fill, pool and graph paths succeeds at once and does
  * no GPU work, so the host instructions around the driver can be counted
  * (callgrind) on a machine without a GPU. Not a simulator: device memory is
  * never touched and kernels never run. Its one piece of bookkeeping is the
@@ -46,12 +46,43 @@ CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuCtxGetFlags(unsigned *f) { *f = 0; return 0; }
 CUresult cuCtxSetFlags(unsigned f) { return 0; }
-CUresult cuStreamCreate(P *s, unsigned f) { *s = malloc(16); return 0; }
-CUresult cuStreamCreateWithPriority(P *s, unsigned f, int p) { *s = malloc(16); return 0; }
+/* A stream is 16 bytes whose first int says whether it is capturing. */
+CUresult cuStreamCreate(P *s, unsigned f) { *s = calloc(1, 16); return 0; }
+CUresult cuStreamCreateWithPriority(P *s, unsigned f, int p) { *s = calloc(1, 16); return 0; }
 CUresult cuStreamDestroy_v2(P s) { free(s); return 0; }
 CUresult cuStreamSynchronize(P s) { return 0; }
 CUresult cuStreamQuery(P s) { return 0; }
-CUresult cuStreamIsCapturing(P s, int *st) { *st = 0; return 0; }
+static int capturing(P s) { return (uintptr_t)s > 2 ? *(int *)s : 0; }
+CUresult cuStreamIsCapturing(P s, int *st) { *st = capturing(s); return 0; }
+/* Captures: one graph, one executable, and the last node recorded is a
+ * memset of the element size of the last memset call. */
+static char graph_obj[64], exec_obj[64], node_obj[64];
+static P last_nodes[1] = {node_obj};
+static unsigned last_memset_size = 4;
+CUresult cuStreamBeginCapture_v2(P s, int mode) { *(int *)s = 1; return 0; }
+CUresult cuStreamEndCapture(P s, P *g) { *(int *)s = 0; *g = graph_obj; return 0; }
+CUresult cuStreamGetCaptureInfo_v2(P s, int *st, uint64_t *id, P *g, P **deps, size_t *n) {
+  *st = capturing(s);
+  if (*st) {
+    if (id) *id = 1;
+    if (g) *g = graph_obj;
+    if (deps) *deps = last_nodes;
+    if (n) *n = 1;
+  }
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(P *e, P g, unsigned long long f) { *e = exec_obj; return 0; }
+CUresult cuGraphLaunch(P e, P s) { return 0; }
+CUresult cuGraphDestroy(P g) { return 0; }
+CUresult cuGraphExecDestroy(P e) { return 0; }
+CUresult cuDeviceGraphMemTrim(CUdevice d) { return 0; }
+typedef struct { uint64_t dst; size_t pitch; unsigned value, element_size; size_t width, height; } MemsetParams;
+CUresult cuGraphMemsetNodeGetParams(P node, MemsetParams *p) {
+  memset(p, 0, sizeof *p);
+  p->element_size = last_memset_size;
+  return 0;
+}
+CUresult cuGraphExecMemsetNodeSetParams(P e, P node, const MemsetParams *p, P ctx) { return 0; }
 CUresult cuStreamWaitEvent(P s, P e, unsigned f) { return 0; }
 CUresult cuStreamGetCtx(P s, P *c) { *c = ctx_obj; return 0; }
 CUresult cuEventCreate(P *e, unsigned f) { *e = malloc(16); return 0; }
@@ -72,9 +103,9 @@ CUresult cuDeviceGetMemPool(P *p, CUdevice d) { *p = pool_obj; return 0; }
 CUresult cuMemPoolSetAttribute(P p, int a, void *v) { return 0; }
 CUresult cuMemPoolGetAttribute(P p, int a, void *v) { memset(v, 0, 8); return 0; }
 CUresult cuMemPoolTrimTo(P p, size_t k) { return 0; }
-CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, P s) { return 0; }
-CUresult cuMemsetD16Async(uint64_t d, unsigned short v, size_t n, P s) { return 0; }
-CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, P s) { return 0; }
+CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, P s) { last_memset_size = 1; return 0; }
+CUresult cuMemsetD16Async(uint64_t d, unsigned short v, size_t n, P s) { last_memset_size = 2; return 0; }
+CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, P s) { last_memset_size = 4; return 0; }
 CUresult cuMemcpyAsync(uint64_t d, uint64_t s_, size_t n, P s) { return 0; }
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *h, size_t n, P s) { return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void *h, uint64_t d, size_t n, P s) { return 0; }
