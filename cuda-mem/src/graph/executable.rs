@@ -166,29 +166,46 @@ impl<A: Recorded> Graph<A> {
                  operations into the new graph instead)",
             ));
         }
-        let mut listed = crate::graph::held::sealed::Parts::new();
-        self.buffers.list(&mut listed);
-        let first_output = listed.len();
-        self.outputs.iter().for_each(|o| listed.push(o.part()));
-        let changes = |listed: &[Part<'_>]| {
+        let Self {
+            buffers,
+            outputs,
+            outputs_live,
+            exec,
+            ordered,
+            last,
+            state,
+            ..
+        } = self;
+        let (buffers, outputs, exec) = (&*buffers, &outputs[..], *exec);
+        // The sum of the held memory's change counts (each only grows, so
+        // the sum moves whenever one does). Visited, not listed: the
+        // relaunch below needs no list.
+        let changes = || {
+            let mut sum = 0u64;
+            buffers.visit(&mut |p: Part<'_>| sum = sum.wrapping_add(p.mem.order.changes()));
+            for output in outputs {
+                sum = sum.wrapping_add(output.part().mem.order.changes());
+            }
+            sum
+        };
+        // Every allocation and range, for the ledgers.
+        let orders = || -> Vec<(&StreamOrder, Range<usize>)> {
+            let mut listed = crate::graph::held::sealed::Parts::new();
+            buffers.list(&mut listed);
+            outputs.iter().for_each(|o| listed.push(o.part()));
             listed
-                .iter()
-                .fold(0u64, |sum, p| sum.wrapping_add(p.mem.order.changes()))
+                .into_iter()
+                .map(|p| (&p.mem.order, p.range))
+                .collect()
         };
         // The previous launch's outputs, freed here rather than by the
         // driver at the launch (`AUTO_FREE_ON_LAUNCH`), so that every
         // allocation of the graph has a free that tools see.
-        let freed = if self.outputs_live {
-            &listed[first_output..]
-        } else {
-            &[]
-        };
-        let exec = self.exec;
-        let outputs_live = &mut self.outputs_live;
+        let freed = if *outputs_live { outputs } else { &[] };
         let mut queue = || -> Result<()> {
             // A failure below leaks what is left rather than freeing twice.
             *outputs_live = false;
-            for output in freed.iter().filter(|o| o.mem.bytes > 0) {
+            for output in freed.iter().map(|o| o.part()).filter(|o| o.mem.bytes > 0) {
                 // SAFETY: an output the graph's latest launch allocated,
                 // which nothing uses after the launch queued next (every
                 // use queued before is ordered before `stream`; the graph
@@ -210,42 +227,32 @@ impl<A: Recorded> Graph<A> {
         // Only reads of shared buffers can happen elsewhere meanwhile, which
         // need no order with the launch's (every write to held memory goes
         // through `&mut self`).
-        let same_stream = self
-            .last
-            .as_ref()
-            .is_some_and(|last| Arc::ptr_eq(last, stream));
-        let seen = changes(&listed);
-        let unchanged = same_stream && self.ordered == Some(seen) && !crate::order::capture::any();
-        self.state.bind()?;
-        fn orders_of<'a>(listed: &[Part<'a>]) -> Vec<(&'a StreamOrder, Range<usize>)> {
-            listed
-                .iter()
-                .map(|p| (&p.mem.order, p.range.clone()))
-                .collect()
-        }
-        let ordered = &mut self.ordered;
+        let same_stream = last.as_ref().is_some_and(|last| Arc::ptr_eq(last, stream));
+        let seen = changes();
+        let unchanged = same_stream && *ordered == Some(seen) && !crate::order::capture::any();
+        state.bind()?;
         if unchanged {
             queue()?;
-            if changes(&listed) != seen {
+            if changes() != seen {
                 // Another thread used a shared buffer meanwhile (a host
                 // wait may have dropped the previous launch's entry): the
                 // launch is entered now, as the slow path would have.
                 *ordered = None;
-                StreamOrder::run_all(&mut orders_of(&listed), stream, || Ok(()))?;
-                *ordered = Some(changes(&listed));
+                StreamOrder::run_all(&mut orders(), stream, || Ok(()))?;
+                *ordered = Some(changes());
             }
         } else {
             *ordered = None;
-            StreamOrder::run_all(&mut orders_of(&listed), stream, || {
+            StreamOrder::run_all(&mut orders(), stream, || {
                 queue()?;
                 // Read while every order is locked: a change made after
                 // this launch was entered shows as a different sum.
-                *ordered = Some(changes(&listed));
+                *ordered = Some(changes());
                 Ok(())
             })?;
         }
         if !same_stream {
-            self.last = Some(stream.clone());
+            *last = Some(stream.clone());
         }
         Ok(())
     }

@@ -46,8 +46,13 @@ pub trait HeldAt<'r, Implied = &'r Self> {
 pub(crate) mod sealed {
     /// The memory a recorded value stands for. Not nameable outside the crate.
     pub trait Listed {
+        /// Calls `f` with every allocation and byte range of `self`.
+        fn visit<'s, F: FnMut(Part<'s>)>(&'s self, f: &mut F);
+
         /// Appends every allocation and byte range of `self`.
-        fn list<'s>(&'s self, out: &mut Parts<'s>);
+        fn list<'s>(&'s self, out: &mut Parts<'s>) {
+            self.visit(&mut |part| out.push(part));
+        }
     }
 
     /// One buffer or view that a graph may hold.
@@ -69,7 +74,7 @@ pub(crate) mod sealed {
     pub type Parts<'s> = smallvec::SmallVec<[Part<'s>; 16]>;
 }
 
-use sealed::{Part, Parts};
+use sealed::Part;
 
 pub(super) fn part<T: DeviceCopy>(elems: Elems<'_, T>) -> Part<'_> {
     Part {
@@ -105,23 +110,23 @@ impl<T: DeviceCopy> sealed::Target for ViewMut<'_, T> {
 }
 
 impl<M: sealed::Target + ?Sized> sealed::Listed for &mut M {
-    fn list<'s>(&'s self, out: &mut Parts<'s>) {
-        out.push((**self).memory());
+    fn visit<'s, F: FnMut(Part<'s>)>(&'s self, f: &mut F) {
+        f((**self).memory());
     }
 }
 impl<M: sealed::Target + ?Sized> sealed::Listed for &M {
-    fn list<'s>(&'s self, out: &mut Parts<'s>) {
-        out.push((**self).memory());
+    fn visit<'s, F: FnMut(Part<'s>)>(&'s self, f: &mut F) {
+        f((**self).memory());
     }
 }
 impl<T: DeviceCopy> sealed::Listed for ViewMut<'_, T> {
-    fn list<'s>(&'s self, out: &mut Parts<'s>) {
-        out.push(sealed::Target::memory(self));
+    fn visit<'s, F: FnMut(Part<'s>)>(&'s self, f: &mut F) {
+        f(sealed::Target::memory(self));
     }
 }
 impl<T: DeviceCopy> sealed::Listed for View<'_, T> {
-    fn list<'s>(&'s self, out: &mut Parts<'s>) {
-        out.push(sealed::Target::memory(self));
+    fn visit<'s, F: FnMut(Part<'s>)>(&'s self, f: &mut F) {
+        f(sealed::Target::memory(self));
     }
 }
 
@@ -162,9 +167,9 @@ macro_rules! tuples {
     ($(($($name:ident),*);)*) => { $(
         impl<$($name: sealed::Listed),*> sealed::Listed for ($($name,)*) {
             #[allow(non_snake_case, unused_variables)]
-            fn list<'s>(&'s self, out: &mut Parts<'s>) {
+            fn visit<'s, Fn_: FnMut(Part<'s>)>(&'s self, f: &mut Fn_) {
                 let ($($name,)*) = self;
-                $($name.list(out);)*
+                $($name.visit(f);)*
             }
         }
         impl<'r, $($name: HeldAt<'r>),*> HeldAt<'r> for ($($name,)*) {

@@ -464,6 +464,7 @@ impl StreamOrder {
     /// unchanged since a graph launch ordered it, no operation has
     /// touched the memory since, and the ledger still says what it said
     /// after the launch.
+    #[inline]
     pub(crate) fn changes(&self) -> u64 {
         self.locks.load(Ordering::SeqCst)
     }
