@@ -19,7 +19,8 @@
 //! allocated and freed on a stream), `fill-memset` (a 4 KiB `u32` fill, which
 //! is one `cuMemsetD32Async`), `fill-kernel` (a 4 KiB fill of 16-byte
 //! elements: cuda-mem's fill kernel), `launch` (a typed `#[kernel]` launch
-//! with a buffer and an `f32`), `graph` (a launch of a `Graph` that holds
+//! with a buffer and an `f32`), `launch2` (one with two buffers,
+//! `kinetic_aos`), `graph` (a launch of a `Graph` that holds
 //! ten 16 KiB buffers, five fills and five copies, against `cuGraphLaunch`
 //! of the same operations captured with raw calls). With a real driver and GPU the program runs
 //! the same loops (the benchmark's `small` rows time them).
@@ -35,7 +36,7 @@ use cuda_mem_examples::raw::{self, FillPattern};
 /// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
 static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("particles-shared");
 
-const MODES: [&str; 10] = [
+const MODES: [&str; 12] = [
     "pool",
     "pool-raw",
     "fill-memset",
@@ -44,6 +45,8 @@ const MODES: [&str; 10] = [
     "fill-kernel-raw",
     "launch",
     "launch-raw",
+    "launch2",
+    "launch2-raw",
     "graph",
     "graph-raw",
 ];
@@ -76,6 +79,7 @@ fn usage() -> ExitCode {
 
 fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     use particles_shared::scale_f32;
+    use particles_shared::soa::{kinetic_aos, Body};
     let ctx = cuda_mem::context(0)?;
     let s = ctx.new_stream()?;
     // Every per-context set-up happens here, before the loop: the pool's
@@ -99,6 +103,14 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let fill_small = fills.load_function("cuda_mem_fill_small")?;
     let typed = ctx.load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(KERNELS.ptx()))?;
     let scale = typed.load_function(scale_f32::NAME)?;
+    let kinetic = typed.load_function(kinetic_aos::NAME)?;
+    let bodies = DeviceBuffer::<Body>::new(&ctx, 1024)?;
+    let mut energies = DeviceBuffer::<f32>::new(&ctx, 1024)?;
+    kinetic_aos.launch(&KERNELS, &s, config, (&bodies, &mut energies))?;
+    let (bodies_addr, energies_addr) = (
+        bodies.as_device_ptr().addr(),
+        energies.as_device_ptr().addr(),
+    );
     let pattern = FillPattern::repeating(&value);
     let (words_addr, structs_addr) = (words.as_device_ptr().addr(), structs.as_device_ptr().addr());
     let floats_addr = floats.as_device_ptr().addr();
@@ -164,6 +176,19 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
                     black_box(floats_addr),
                     1024,
                     black_box(1.0),
+                )?
+            },
+            "launch2" => kinetic_aos.launch(&KERNELS, &s, config, (&bodies, &mut energies))?,
+            // SAFETY: `kinetic_aos` over the live 1024-body and 1024-float
+            // buffers, on the typed launches' stream.
+            "launch2-raw" => unsafe {
+                raw::two_slices(
+                    kinetic.cu_function(),
+                    &s,
+                    config,
+                    black_box(bodies_addr),
+                    black_box(energies_addr),
+                    1024,
                 )?
             },
             "graph" => graph.launch(&s)?,

@@ -107,3 +107,40 @@ pub unsafe fn slice_and_scalar(
         )
     }
 }
+
+/// `cuLaunchKernel` of a `#[kernel]` fn that takes two slices (`(input,
+/// output)`: `kinetic_aos`), each its address and its length.
+///
+/// # Safety
+///
+/// `function` has exactly those parameters and is loaded in `stream`'s
+/// context; `input` is `len` elements of device memory, and `output` `len`
+/// elements that nothing else uses until the kernel is done.
+pub unsafe fn two_slices(
+    function: sys::CUfunction,
+    stream: &CudaStream,
+    config: LaunchConfig,
+    input: u64,
+    output: u64,
+    len: usize,
+) -> Result<(), DriverError> {
+    let (mut input, mut input_len, mut output, mut output_len) = (input, len, output, len);
+    let params: &mut [*mut c_void] = &mut [
+        (&mut input as *mut u64).cast(),
+        (&mut input_len as *mut usize).cast(),
+        (&mut output as *mut u64).cast(),
+        (&mut output_len as *mut usize).cast(),
+    ];
+    // SAFETY: the kernel's parameters (the caller's promise), which outlive
+    // the call.
+    unsafe {
+        result::launch_kernel(
+            function,
+            config.grid_dim,
+            config.block_dim,
+            0,
+            stream.cu_stream(),
+            params,
+        )
+    }
+}
