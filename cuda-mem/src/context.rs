@@ -410,15 +410,23 @@ impl ContextState {
     /// stream, which cuda-mem uses for the calls that take no stream, passes.
     #[inline]
     pub(crate) fn check_stream(&self, stream: &CudaStream) -> Result<()> {
+        self.check_context(stream)?;
+        if std::ptr::eq(stream, &*self.default_stream) {
+            return Ok(());
+        }
+        crate::order::streams::check_orderable(stream)
+    }
+
+    /// Checks that `stream` belongs to this context (the first half of
+    /// [`check_stream`](Self::check_stream)).
+    #[inline]
+    pub(crate) fn check_context(&self, stream: &CudaStream) -> Result<()> {
         // One `Arc` is one context (the common case), without reading it.
         let own = Arc::ptr_eq(stream.context(), &self.ctx);
         if !own && stream.context().cu_ctx() != self.ctx.cu_ctx() {
             return Err(Error::ContextMismatch("the stream"));
         }
-        if std::ptr::eq(stream, &*self.default_stream) {
-            return Ok(());
-        }
-        crate::order::streams::check_orderable(stream)
+        Ok(())
     }
 
     /// Makes this context current on the calling thread (see [`bind`]).

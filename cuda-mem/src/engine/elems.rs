@@ -346,6 +346,21 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// `order`). Returns the first element's address.
     pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.state.check_stream(stream)?;
+        self.claim_unchecked_stream(stream)
+    }
+
+    /// [`claim`](Self::claim) on a stream that a claim of the same launch
+    /// has checked a moment ago (`check_stream`): only its context is
+    /// compared with the memory's.
+    #[inline]
+    pub(crate) fn claim_on_checked(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
+        self.mem.state.check_context(stream)?;
+        self.claim_unchecked_stream(stream)
+    }
+
+    /// The claim's ordering, the stream checked by the caller.
+    #[inline(always)]
+    fn claim_unchecked_stream(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.order.run_deferred(self.span(), stream, || {
             Ok(DevicePtr::from_addr(self.addr()))
         })

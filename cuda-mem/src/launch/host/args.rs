@@ -3,10 +3,6 @@
 //! accepts, and how each becomes its parameter, ordered on the launch's
 //! stream.
 
-use std::sync::Arc;
-
-use cudarc::driver::CudaStream;
-
 use crate::buffers::buffer::{Buffer, MemoryKind};
 use crate::buffers::checked::Checked;
 use crate::buffers::device_vec::DeviceVec;
@@ -23,6 +19,7 @@ use crate::device::{
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::graph::Held;
+use crate::launch::host::call::Launch;
 use crate::soa::SoaBuffer;
 
 /// A host value that can be passed for a kernel parameter of type `P`.
@@ -67,29 +64,24 @@ use crate::soa::SoaBuffer;
             a kernel with one parameter takes `(arg,)`"
 )]
 pub unsafe trait LaunchArg<P> {
-    /// Whether `__into_param` checks the stream with `check_stream` (a
-    /// claim does), so that the launch need not check it again.
-    #[doc(hidden)]
-    const __CHECKS_STREAM: bool = false;
-
-    /// The parameter value, ordered on `stream`.
+    /// The parameter value, ordered on the launch's stream.
     ///
     /// # Safety
     ///
     /// The value is a kernel parameter and nothing else: it goes to one
-    /// kernel launched on `stream` next, while `self`'s borrow of the memory
+    /// kernel `launch` queues next, while `self`'s borrow of the memory
     /// lasts. A slice parameter points into device memory under a lifetime
     /// of its own, so on the host it could outlive the buffer, alias another
     /// `DeviceSliceMut` of the same memory, or be read as host memory; only
     /// the launchers that `#[kernel]` generates call this.
     #[doc(hidden)]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<P>;
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<P>;
 }
 
 // SAFETY: a `DeviceCopy` value is its own parameter, pushed byte for byte.
 unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     #[inline]
-    unsafe fn __into_param(self, _stream: &Arc<CudaStream>) -> Result<T> {
+    unsafe fn __into_param(self, _launch: &Launch<'_>) -> Result<T> {
         Ok(self)
     }
 }
@@ -126,14 +118,14 @@ fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
     }
 }
 
-/// `elems` claimed on `stream` (ordered after earlier work, later work and
-/// host access waiting for the kernel), as a read-only slice.
+/// `elems` claimed on the launch's stream (ordered after earlier work, later
+/// work and host access waiting for the kernel), as a read-only slice.
 #[inline(always)]
 fn shared<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    stream: &Arc<CudaStream>,
+    launch: &Launch<'_>,
 ) -> Result<DeviceSlice<'p, T>> {
-    let ptr = contiguous(elems)?.claim(stream)?;
+    let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: `len` elements of a live allocation at `ptr` (a dangling,
     // aligned, non-null address for an empty slice, which is never
     // dereferenced: the kernel's entry point takes every slice's address to
@@ -147,9 +139,9 @@ fn shared<'p, T: DeviceCopy>(
 #[inline(always)]
 fn exclusive<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    stream: &Arc<CudaStream>,
+    launch: &Launch<'_>,
 ) -> Result<DeviceSliceMut<'p, T>> {
-    let ptr = contiguous(elems)?.claim(stream)?;
+    let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
     // no other argument of this launch and no host reference aliases it.
     Ok(unsafe { DeviceSliceMut::from_raw_parts(non_null(ptr.as_raw()), elems.len()) })
@@ -159,9 +151,9 @@ fn exclusive<'p, T: DeviceCopy>(
 #[inline(always)]
 fn atomic<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    stream: &Arc<CudaStream>,
+    launch: &Launch<'_>,
 ) -> Result<DeviceAtomicSlice<'p, T>> {
-    let ptr = contiguous(elems)?.claim(stream)?;
+    let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: as in `exclusive`; inside the kernel every access through the
     // slice is atomic.
     Ok(unsafe { DeviceAtomicSlice::from_raw_parts(non_null(ptr.as_raw()), elems.len()) })
@@ -173,12 +165,11 @@ macro_rules! slice_args {
         // (exclusively for `DeviceSliceMut`) for the launch, and the claim
         // orders it on the launch's stream.
         unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, T>> for $arg {
-            const __CHECKS_STREAM: bool = true;
 
             #[inline]
-            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
+            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, T>> {
                 let elems: fn(&Self) -> Elems<'_, T> = $elems;
-                $make(elems(&self), stream)
+                $make(elems(&self), launch)
             }
         }
     )* };
@@ -231,11 +222,10 @@ macro_rules! checked_args {
         // memory the argument borrows (exclusively for `CheckedSliceMut`)
         // for the launch; any bits in it are sound, as every read checks.
         unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, C>> for $arg {
-            const __CHECKS_STREAM: bool = true;
 
             #[inline]
-            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, C>> {
-                $make(self.bits().elems(), stream).map($param::from_bits)
+            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, C>> {
+                $make(self.bits().elems(), launch).map($param::from_bits)
             }
         }
     )* };
@@ -258,12 +248,10 @@ checked_args! { exclusive, CheckedSliceMut:
 // arrays the device finds by `region_offset` from `len`, as `SoaBuffer`
 // laid them out.
 unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &SoaBuffer<T, K> {
-    const __CHECKS_STREAM: bool = true;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSlice<'p, T>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSlice<'p, T>> {
         let (bytes, len) = self.arrays();
-        let all = shared(bytes, stream)?;
+        let all = shared(bytes, launch)?;
         // SAFETY: see the impl.
         Ok(unsafe { SoaSlice::from_raw_parts(all.as_ptr().cast_mut(), len) })
     }
@@ -271,12 +259,10 @@ unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &Soa
 
 // SAFETY: as above, through `&mut`.
 unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &mut SoaBuffer<T, K> {
-    const __CHECKS_STREAM: bool = true;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSlice<'p, T>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSlice<'p, T>> {
         // SAFETY: the caller's contract, passed on.
-        unsafe { LaunchArg::<SoaSlice<'p, T>>::__into_param(&*self, stream) }
+        unsafe { LaunchArg::<SoaSlice<'p, T>>::__into_param(&*self, launch) }
     }
 }
 
@@ -285,12 +271,10 @@ unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &mut
 unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSliceMut<'p, T>>
     for &mut SoaBuffer<T, K>
 {
-    const __CHECKS_STREAM: bool = true;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<SoaSliceMut<'p, T>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSliceMut<'p, T>> {
         let (bytes, len) = self.arrays();
-        let all = exclusive(bytes, stream)?;
+        let all = exclusive(bytes, launch)?;
         // SAFETY: see the impl.
         Ok(unsafe { SoaSliceMut::from_raw_parts(all.as_mut_ptr(), len) })
     }
@@ -303,12 +287,10 @@ unsafe impl<'p, A, T: DeviceCopy, const TILE: usize> LaunchArg<DeviceTilesMut<'p
 where
     A: LaunchArg<DeviceSliceMut<'p, T>>,
 {
-    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<DeviceTilesMut<'p, T, TILE>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<DeviceTilesMut<'p, T, TILE>> {
         // SAFETY: the caller's promise, passed on.
-        let slice = unsafe { self.__into_param(stream) }?;
+        let slice = unsafe { self.__into_param(launch) }?;
         // SAFETY: the slice's memory, with the same access.
         Ok(unsafe { DeviceTilesMut::from_raw_parts(slice.as_mut_ptr(), slice.len()) })
     }
@@ -319,12 +301,10 @@ unsafe impl<'p, A, T: DeviceCopy, const C: usize> LaunchArg<DeviceChunksMut<'p, 
 where
     A: LaunchArg<DeviceSliceMut<'p, T>>,
 {
-    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<DeviceChunksMut<'p, T, C>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<DeviceChunksMut<'p, T, C>> {
         // SAFETY: the caller's promise, passed on.
-        let slice = unsafe { self.__into_param(stream) }?;
+        let slice = unsafe { self.__into_param(launch) }?;
         // SAFETY: the slice's memory, with the same access.
         Ok(unsafe { DeviceChunksMut::from_raw_parts(slice.as_mut_ptr(), slice.len()) })
     }
@@ -338,12 +318,10 @@ unsafe impl<'p, A, T: DeviceCopy, const W: usize, const H: usize>
 where
     A: LaunchArg<PitchedSliceMut<'p, T>>,
 {
-    const __CHECKS_STREAM: bool = A::__CHECKS_STREAM;
-
     #[inline]
-    unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<PitchedTilesMut<'p, T, W, H>> {
+    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<PitchedTilesMut<'p, T, W, H>> {
         // SAFETY: the caller's promise, passed on.
-        let image = unsafe { self.__into_param(stream) }?;
+        let image = unsafe { self.__into_param(launch) }?;
         // SAFETY: the image's rows, with the same access.
         Ok(unsafe {
             PitchedTilesMut::from_raw_parts(
@@ -356,13 +334,13 @@ where
     }
 }
 
-/// `buffer` claimed on `stream`, as the parts of a pitched parameter:
+/// `buffer` claimed on the launch's stream, as the parts of a pitched parameter:
 /// `(ptr, pitch, width, height)`, with the pitch checked against `T`'s
 /// alignment and the sizes against `u32::MAX` (which the device types
 /// require).
 fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
-    stream: &Arc<CudaStream>,
+    launch: &Launch<'_>,
 ) -> Result<(*mut T, usize, usize, usize)> {
     let elems = local(buffer.elems())?;
     if !elems.shape.pitch.is_multiple_of(align_of::<T>()) {
@@ -383,7 +361,7 @@ fn pitched<T: DeviceCopy>(
              pass an array of at most u32::MAX rows and columns",
         ));
     }
-    let ptr = elems.claim(stream)?;
+    let ptr = launch.claim(elems)?;
     Ok((non_null(ptr.as_raw()), s.pitch, s.width, s.rows))
 }
 
@@ -426,11 +404,10 @@ macro_rules! pitched_args {
         // alignment, checked above), borrowed for the launch (exclusively
         // for the writable forms) and ordered on the launch's stream.
         unsafe impl<'p, 'b, T: DeviceCopy> LaunchArg<$param<'p, T>> for $arg {
-            const __CHECKS_STREAM: bool = true;
 
             #[inline]
-            unsafe fn __into_param(self, stream: &Arc<CudaStream>) -> Result<$param<'p, T>> {
-                let (ptr, pitch, width, height) = pitched(AsPitched::pitched(&*self), stream)?;
+            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, T>> {
+                let (ptr, pitch, width, height) = pitched(AsPitched::pitched(&*self), launch)?;
                 // SAFETY: see above.
                 Ok(unsafe { $param::from_raw_parts(ptr as $ptr, pitch, width, height) })
             }

@@ -9,6 +9,9 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream, LaunchConfig};
 
 use crate::context::ContextState;
+use crate::copy::device_copy::DeviceCopy;
+use crate::copy::device_ptr::DevicePtr;
+use crate::engine::Elems;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::launch::host::args::LaunchArg;
 use crate::launch::host::module::{Declared, Module};
@@ -22,8 +25,9 @@ pub struct Launch<'s> {
     stream: &'s Arc<CudaStream>,
     function: sys::CUfunction,
     /// Whether an argument's claim has checked the stream (`check_stream`:
-    /// its context, and that cuda-mem can order work on it). Launches
-    /// without buffer arguments check it in `__finish`.
+    /// that cuda-mem can order work on it, one driver call). The later
+    /// claims of the launch compare its context only, and launches without
+    /// buffer arguments check it in `__finish`.
     stream_checked: Cell<bool>,
 }
 
@@ -35,13 +39,25 @@ impl Launch<'_> {
     /// As for [`LaunchArg::__into_param`]: the value goes to this launch's
     /// [`__finish`](Launch::__finish) only, while `arg`'s borrow lasts.
     #[doc(hidden)]
+    #[inline(always)]
     pub unsafe fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
         // SAFETY: the caller's promise, passed on.
-        let param = unsafe { arg.__into_param(self.stream) }?;
-        if A::__CHECKS_STREAM {
-            self.stream_checked.set(true);
+        unsafe { arg.__into_param(self) }
+    }
+
+    /// `elems` claimed on the launch's stream (see `Elems::claim`). The
+    /// first claim checks the stream; the others, of the same launch,
+    /// compare its context with the memory's only, as a stream that cuda-mem
+    /// can order a moment ago still is (a capture begun meanwhile on another
+    /// thread could as well begin between the check and `cuLaunchKernel`).
+    #[inline(always)]
+    pub(super) fn claim<T: DeviceCopy>(&self, elems: Elems<'_, T>) -> Result<DevicePtr<T>> {
+        if self.stream_checked.get() {
+            return elems.claim_on_checked(self.stream);
         }
-        Ok(param)
+        let ptr = elems.claim(self.stream)?;
+        self.stream_checked.set(true);
+        Ok(ptr)
     }
 
     /// Queues the kernel.
