@@ -489,7 +489,73 @@ unsafe fn launch_checked<
 
 #[cfg(test)]
 mod tests {
-    use super::below_2_63_threads;
+    use super::{below_2_63_threads, KernelParams, Parts};
+    use crate::device::DeviceSlice;
+    use std::ffi::c_void;
+
+    /// The addresses a tuple's parts point at, as offsets into the tuple.
+    fn offsets<P: KernelParams>(params: &mut P) -> Vec<usize> {
+        let base = (params as *mut P).cast::<u8>() as usize;
+        let mut parts = Parts::new(P::NO_PARTS);
+        params.__parts(&mut parts);
+        let pushed: Vec<*mut c_void> = parts.as_mut_slice().to_vec();
+        assert_eq!(pushed.len(), P::PARTS);
+        pushed.into_iter().map(|p| p as usize - base).collect()
+    }
+
+    #[test]
+    fn parts_point_at_each_parameter_in_order() {
+        let words = [7u32; 3];
+        let slice = || {
+            // SAFETY: a host array standing in for device memory; the slice
+            // is only pushed, never read.
+            unsafe { DeviceSlice::from_raw_parts(words.as_ptr(), words.len()) }
+        };
+        // A slice is two parts (its address, its length), a scalar one.
+        let mut one = (slice(), 2.5f32);
+        let at = offsets(&mut one);
+        let (a, b) = (&raw const one.0 as usize, &raw const one.1 as usize);
+        let base = &raw const one as usize;
+        assert_eq!(at, [a - base, a - base + 8, b - base]);
+        // The most parts there are: 24 slices, 48 parts, two per parameter.
+        let s = slice;
+        let mut many = (
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+            s(),
+        );
+        let at = offsets(&mut many);
+        assert_eq!(at.len(), 48);
+        let first = &raw const many.0 as usize - &raw const many as usize;
+        assert_eq!(&at[..2], [first, first + 8]);
+        let mut sorted = at.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 48, "every part is its own");
+        // No parameters, no parts.
+        assert!(offsets(&mut ()).is_empty());
+    }
 
     #[test]
     fn launches_of_2_63_threads_or_more_are_found() {
