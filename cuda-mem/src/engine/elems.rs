@@ -280,8 +280,19 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             return self.mem.state.check_stream(stream);
         }
         let region = self.fill_region();
+        // Chosen here, where the value's length is a constant.
+        let plan = fill::plan(bytes_of(value), &region);
+        let state = &self.mem.state;
+        if plan.is_memset() && region.rows == 1 {
+            // The common fill, one memset, in a closure of its own: all it
+            // carries is the row and the plan.
+            let (addr, bytes) = (region.addr, region.row_bytes as usize);
+            return self.run(stream, || {
+                fill::memset_row(state, stream, addr, bytes, plan)
+            });
+        }
         self.run(stream, || {
-            fill::enqueue(&self.mem.state, stream, bytes_of(value), region)
+            fill::enqueue_planned(state, stream, bytes_of(value), region, plan)
         })
     }
 

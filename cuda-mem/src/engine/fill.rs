@@ -61,6 +61,7 @@ pub(crate) fn preload(state: &ContextState) -> Result<()> {
 
 /// The fill kernels of `state`'s context, loading the embedded PTX on first
 /// use (kept in the context's state until it goes).
+#[inline]
 fn kernels(state: &ContextState) -> Result<&FillKernels> {
     state.lazy(&state.fill_kernels, || {
         let ptx = cudarc::nvrtc::Ptx::from_src(KERNELS_PTX);
@@ -93,8 +94,8 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::engine::fill_pattern::{
-    pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
-    SMALL_PATTERN_MAX,
+    pattern_words_read, MediumPattern, Pattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
+    SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
 };
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
@@ -237,21 +238,48 @@ pub(crate) enum FillPlan {
     LargeKernel,
 }
 
+impl FillPlan {
+    /// Whether this is one of the driver's memsets.
+    #[inline(always)]
+    pub(crate) fn is_memset(self) -> bool {
+        matches!(
+            self,
+            FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_)
+        )
+    }
+}
+
 /// The smallest period (1, 2 or 4) with which `bytes` repeats, if any.
 /// `bytes` repeats with period `p` exactly when every byte equals the one
 /// `p` bytes further on: no division per byte, and most values fail at
 /// their first pair (this runs on every fill's launch path).
-#[inline]
+///
+/// Each test is one comparison of the value with itself shifted by `p`
+/// bytes: inlined where the value's length is a constant (each element
+/// type's fill), a few word compares rather than a loop over the bytes.
+#[inline(always)]
 pub(crate) fn byte_period(bytes: &[u8]) -> Option<usize> {
-    [1, 2, 4].into_iter().find(|&p| {
-        bytes.len().is_multiple_of(p) && bytes.iter().zip(bytes.iter().skip(p)).all(|(a, b)| a == b)
-    })
+    let n = bytes.len();
+    let repeats = |p: usize| n.is_multiple_of(p) && bytes[p..] == bytes[..n - p];
+    if n == 0 {
+        // No byte differs from the one `p` further on: period 1, as the
+        // test of every pair says (`plan` never asks: it fills nothing).
+        Some(1)
+    } else if repeats(1) {
+        Some(1)
+    } else if repeats(2) {
+        Some(2)
+    } else if repeats(4) {
+        Some(4)
+    } else {
+        None
+    }
 }
 
 /// Chooses how to fill `region` with the element `value` (its bytes).
 /// Inlined into each element type's fill, where the value's length is a
 /// constant.
-#[inline]
+#[inline(always)]
 pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
     if region.is_empty() || value.is_empty() {
         return FillPlan::Nothing;
@@ -278,6 +306,7 @@ pub(crate) fn plan(value: &[u8], region: &Region) -> FillPlan {
 /// `a` with every factor 2 that it shares with the power of two `p`
 /// divided out: `a / gcd(a, p)`, by a shift (this runs on every fill's
 /// launch path, and a 64-bit division costs tens of cycles).
+#[inline(always)]
 fn odd_part(a: u64, p: u64) -> u64 {
     debug_assert!(p.is_power_of_two());
     a >> a.trailing_zeros().min(p.trailing_zeros())
@@ -309,6 +338,12 @@ fn odd_part(a: u64, p: u64) -> u64 {
 /// the costlier setup of the value-in-memory kernel gets more chunks per
 /// thread (see [`TUNING`]). A count of 0 asks for one wave: a block per
 /// resident slot, each thread striding over the row.
+///
+/// Inlined into each caller: where the element size is a constant (a typed
+/// fill's one-row launch), the period arithmetic folds away, and a phase
+/// step of 1 (every element size whose odd part divides 256) costs no
+/// division at all.
+#[inline(always)]
 pub(crate) fn grid(
     region: &Region,
     size: u64,
@@ -318,8 +353,9 @@ pub(crate) fn grid(
     cycling: bool,
 ) -> (u32, u32) {
     let rows_y = region.rows.clamp(1, 65_535) as u32;
+    // At least 1: a grid covers the head before the first aligned chunk.
     let chunks = region.row_bytes / 16 + 1;
-    let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
+    let one_pass = chunks.div_ceil(BLOCK as u64);
     let period = odd_part(size, 16);
     let step = odd_part(period, BLOCK as u64);
     let per_row = |blocks: u64| {
@@ -329,11 +365,10 @@ pub(crate) fn grid(
             (blocks / rows_y as u64).max(1)
         }
     };
-    let wave = per_row(capacity.sm_count * capacity.per_sm);
-    let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
     let x = if chunks_per_thread > 0 {
-        let blocks = floor.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
-        let fixed = blocks.div_ceil(step).saturating_mul(step);
+        let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
+        let blocks = floor.max(div_ceil_by(chunks, BLOCK as u64 * chunks_per_thread));
+        let fixed = round_up(blocks, step);
         // A fixed phase is cheaper per chunk; a cycling kernel forgoes it
         // only when keeping it would more than double the blocks (each
         // staging the whole value).
@@ -342,29 +377,79 @@ pub(crate) fn grid(
         } else {
             fixed
         }
-    } else if wave >= step {
-        wave / step * step
-    } else if cycling {
-        wave
     } else {
-        // A period so long that one step of blocks exceeds a wave (values of
-        // thousands of bytes): the smallest grid that keeps phases fixed.
-        step
+        let wave = per_row(capacity.sm_count * capacity.per_sm);
+        if wave >= step {
+            round_down(wave, step)
+        } else if cycling {
+            wave
+        } else {
+            // A period so long that one step of blocks exceeds a wave (values
+            // of thousands of bytes): the smallest grid that keeps phases
+            // fixed.
+            step
+        }
     };
-    // The device's limit on a grid's x, kept a multiple of the phase step
-    // where the kernel cannot move its threads' phases (only rows of
-    // terabytes come near it).
+    (
+        within_grid_x_limit(x.min(one_pass), step, cycling) as u32,
+        rows_y,
+    )
+}
+
+/// `x` capped by the device's limit on a grid's x, kept a multiple of the
+/// phase step `step` (`>= 1`) where the kernel cannot move its threads'
+/// phases (`!cycling`): only rows of terabytes come near it. The capped
+/// limit is divided out only for an `x` within a step of it.
+#[inline(always)]
+fn within_grid_x_limit(x: u64, step: u64, cycling: bool) -> u64 {
     const GRID_X_MAX: u64 = i32::MAX as u64;
-    let limit = if cycling {
-        GRID_X_MAX
+    if cycling || step == 1 {
+        x.min(GRID_X_MAX)
+    } else if x <= GRID_X_MAX.saturating_sub(step - 1) {
+        // The limit, the greatest multiple of `step` up to GRID_X_MAX, is
+        // more than GRID_X_MAX - step.
+        x
     } else {
-        (GRID_X_MAX / step * step).max(1)
-    };
-    (x.min(one_pass).min(limit) as u32, rows_y)
+        x.min((GRID_X_MAX / step * step).max(1))
+    }
+}
+
+/// `a.div_ceil(d)` (`d >= 1`), by a shift when `d` is a power of two (the
+/// default tunings: 256 threads times 4 or 8 chunks).
+#[inline(always)]
+fn div_ceil_by(a: u64, d: u64) -> u64 {
+    if d.is_power_of_two() {
+        (a >> d.trailing_zeros()) + u64::from(a & (d - 1) != 0)
+    } else {
+        a.div_ceil(d)
+    }
+}
+
+/// The least multiple of `step` (`>= 1`) that is at least `a`, saturating:
+/// `a` itself for a step of 1.
+#[inline(always)]
+fn round_up(a: u64, step: u64) -> u64 {
+    if step == 1 {
+        a
+    } else {
+        a.div_ceil(step).saturating_mul(step)
+    }
+}
+
+/// The greatest multiple of `step` (`>= 1`) that is at most `a`: `a`
+/// itself for a step of 1.
+#[inline(always)]
+fn round_down(a: u64, step: u64) -> u64 {
+    if step == 1 {
+        a
+    } else {
+        a / step * step
+    }
 }
 
 /// The chunks per thread and the block floor for a fill with an element of
 /// `size` bytes (see [`TUNING`]).
+#[inline(always)]
 fn tuning(size: u64) -> (u64, u64) {
     let class = if size > MEDIUM_PATTERN_MAX as u64 {
         3
@@ -396,15 +481,39 @@ pub(crate) fn enqueue(
     value: &[u8],
     region: Region,
 ) -> Result<()> {
-    match plan(value, &region) {
+    enqueue_planned(state, stream, value, region, plan(value, &region))
+}
+
+/// [`enqueue`] with `plan`, which [`plan`] chose for `value` and `region`.
+///
+/// Inlined into each element type's fill, where the value's length is a
+/// constant: the one-row small kernel's parameter is built there in a few
+/// stores (the value's copies and the zeroed rest), in the frame it is
+/// launched from.
+#[inline(always)]
+pub(crate) fn enqueue_planned(
+    state: &ContextState,
+    stream: &CudaStream,
+    value: &[u8],
+    region: Region,
+    plan: FillPlan,
+) -> Result<()> {
+    match plan {
         FillPlan::Nothing => Ok(()),
-        plan @ (FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_))
+        FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_)
             if region.rows == 1 =>
         {
             memset_row(state, stream, region.addr, region.row_bytes as usize, plan)
         }
-        plan @ (FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_)) => {
+        FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_) => {
             memset_rows(state, stream, region, plan)
+        }
+        FillPlan::SmallKernel if region.rows == 1 => {
+            let mut pattern = SmallPattern {
+                words: [0; SMALL_PATTERN_WORDS],
+            };
+            repeat_into(&mut pattern, value);
+            launch_small(state, stream, &region, value.len(), &mut pattern)
         }
         plan => enqueue_kernel(state, stream, value, region, plan),
     }
@@ -413,7 +522,7 @@ pub(crate) fn enqueue(
 /// The memset of one row of `bytes` bytes at `addr` that `plan` says (the
 /// common fill: a value whose bytes repeat), with [`enqueue`]'s guarantees.
 #[inline(never)]
-fn memset_row(
+pub(crate) fn memset_row(
     state: &ContextState,
     stream: &CudaStream,
     addr: u64,
@@ -532,9 +641,44 @@ fn enqueue_kernel(
     }
 }
 
+/// Writes `value` repeated into the zeroed `pattern`, as
+/// [`Pattern::repeating`] builds it (the same words; the rest stay zero),
+/// in place: the caller's pattern is the launch's parameter, not a copy of
+/// one built elsewhere (288 bytes moved on every fill).
+#[inline(always)]
+fn repeat_into<const W: usize>(pattern: &mut Pattern<W>, value: &[u8]) {
+    let read = pattern_words_read(value.len() as u32, W as u32) as usize;
+    let words = &mut pattern.words[..read];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
+    for piece in bytes.chunks_mut(value.len()) {
+        piece.copy_from_slice(&value[..piece.len()]);
+    }
+    for word in words {
+        *word = u32::from_le(*word);
+    }
+}
+
+/// The small kernel's fill of one row, `region`, with an element of `size`
+/// bytes repeated in `pattern` (built by the caller, [`enqueue_planned`]),
+/// with [`enqueue`]'s guarantees. Inlined into each element type's fill,
+/// where `size` is a constant (see [`grid`]).
+#[inline(always)]
+fn launch_small(
+    state: &ContextState,
+    stream: &CudaStream,
+    region: &Region,
+    size: usize,
+    pattern: &mut SmallPattern,
+) -> Result<()> {
+    state.bind()?;
+    let kernel = &kernels(state)?.small;
+    launch_by_parameter(stream, kernel, region, size, pattern)
+}
+
 /// Launches a by-parameter fill kernel (`cuda_mem_fill_small` or
 /// `cuda_mem_fill_medium`, whose last parameter is a `P`) over `region`
 /// with an element of `size` bytes repeated in `pattern`.
+#[inline(always)]
 fn launch_by_parameter<P>(
     stream: &CudaStream,
     kernel: &FillKernel,
@@ -646,6 +790,10 @@ impl Drop for KeptValue {
     }
 }
 
+/// Launches `kernel` with `params` over `region` (an element of `size`
+/// bytes) with the grid that [`grid`] and [`TUNING`] give. Inlined into
+/// each caller: a typed fill's small-kernel launch has a constant `size`.
+#[inline(always)]
 fn launch(
     stream: &CudaStream,
     kernel: &FillKernel,
@@ -712,6 +860,139 @@ mod tests {
     /// (a failing case is shrunk to the smallest one that still fails).
     fn property() -> Property {
         Property::new("FILL_SEED")
+    }
+
+    /// `grid` as it was before its fast paths (divisions by the phase step
+    /// and by the chunks per block always, the grid-x limit always
+    /// computed): the reference the new one must equal.
+    fn grid_reference(
+        region: &Region,
+        size: u64,
+        capacity: Capacity,
+        chunks_per_thread: u64,
+        floor_per_sm: u64,
+        cycling: bool,
+    ) -> (u32, u32) {
+        let rows_y = region.rows.clamp(1, 65_535) as u32;
+        let chunks = region.row_bytes / 16 + 1;
+        let one_pass = chunks.div_ceil(BLOCK as u64).max(1);
+        let period = odd_part(size, 16);
+        let step = odd_part(period, BLOCK as u64);
+        let per_row = |blocks: u64| {
+            if rows_y == 1 {
+                blocks.max(1)
+            } else {
+                (blocks / rows_y as u64).max(1)
+            }
+        };
+        let wave = per_row(capacity.sm_count * capacity.per_sm);
+        let floor = per_row(capacity.sm_count * floor_per_sm.min(capacity.per_sm));
+        let x = if chunks_per_thread > 0 {
+            let blocks = floor.max(chunks.div_ceil(BLOCK as u64 * chunks_per_thread));
+            let fixed = blocks.div_ceil(step).saturating_mul(step);
+            if cycling && fixed > 2 * blocks {
+                blocks
+            } else {
+                fixed
+            }
+        } else if wave >= step {
+            wave / step * step
+        } else if cycling {
+            wave
+        } else {
+            step
+        };
+        const GRID_X_MAX: u64 = i32::MAX as u64;
+        let limit = if cycling {
+            GRID_X_MAX
+        } else {
+            (GRID_X_MAX / step * step).max(1)
+        };
+        (x.min(one_pass).min(limit) as u32, rows_y)
+    }
+
+    /// The grid with its fast paths equals the reference, on rows of every
+    /// length up to terabytes, several rows, element sizes of every kind
+    /// (steps of 1 and odd periods up to millions of bytes), devices, and
+    /// tunings (chunks per thread powers of two and not).
+    #[test]
+    fn grid_equals_its_reference() {
+        let size = prop_oneof![
+            1..=300u64,
+            1..=5000u64,
+            (1..=1u64 << 24, 0..24u32).prop_map(|(a, s)| (a >> s).max(1)),
+            (0..20u32, 1..=9u64).prop_map(|(k, m)| m << k),
+        ];
+        let region = (
+            0..1u64 << 12,
+            prop_oneof![0..1u64 << 16, 0..1u64 << 45],
+            prop_oneof![Just(1u64), 0..4u64, 0..100_000u64],
+            0..1u64 << 20,
+        )
+            .prop_map(|(addr, row_bytes, rows, extra)| Region {
+                addr,
+                pitch: row_bytes + extra,
+                row_bytes,
+                rows,
+            });
+        let capacity =
+            (1..=200u64, 1..=32u64).prop_map(|(sm_count, per_sm)| Capacity { sm_count, per_sm });
+        let tuning = (
+            prop_oneof![Just(0u64), Just(4), Just(8), 1..=64u64, 0..=u32::MAX as u64],
+            0..40u64,
+            any::<bool>(),
+        );
+        property().check_cases(
+            50_000,
+            &(size, region, capacity, tuning),
+            |(size, region, capacity, (chunks, floor, cycling))| {
+                assert_eq!(
+                    grid(&region, size, capacity, chunks, floor, cycling),
+                    grid_reference(&region, size, capacity, chunks, floor, cycling),
+                    "size {size}, {region:?}, {capacity:?}, {chunks} chunks, floor {floor}, cycling {cycling}"
+                );
+            },
+        );
+        // Every small size over rows near the grid-x limit, and the huge row
+        // of the limit test.
+        let capacity = Capacity {
+            sm_count: 132,
+            per_sm: 8,
+        };
+        for size in (1..=300u64).chain([447_242, 4013, 4096, 8000]) {
+            for row_bytes in [0, 1, 4096, size * 68_915_000, 1 << 44, 1 << 50] {
+                let region = Region::linear(0, row_bytes);
+                for (chunks, floor, cycling) in [
+                    (0, 0, false),
+                    (1, 0, false),
+                    (1, 0, true),
+                    (4, 2, false),
+                    (8, 0, true),
+                    (3, 9, false),
+                ] {
+                    assert_eq!(
+                        grid(&region, size, capacity, chunks, floor, cycling),
+                        grid_reference(&region, size, capacity, chunks, floor, cycling),
+                        "size {size}, row {row_bytes}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn division_helpers_match_their_definitions() {
+        let pairs = (
+            prop_oneof![0..1000u64, any::<u64>().prop_map(|a| a >> 3)],
+            prop_oneof![(0..40u32).prop_map(|k| 1u64 << k), 1..=5000u64],
+        );
+        property().check_cases(20_000, &pairs, |(a, d)| {
+            assert_eq!(div_ceil_by(a, d), a.div_ceil(d), "{a} / {d}");
+            assert_eq!(round_up(a, d), a.div_ceil(d).saturating_mul(d), "{a}, {d}");
+            assert_eq!(round_down(a, d), a / d * d, "{a}, {d}");
+        });
+        assert_eq!(round_up(u64::MAX, 3), u64::MAX);
+        assert_eq!(div_ceil_by(u64::MAX, 1 << 40), u64::MAX.div_ceil(1 << 40));
     }
 
     /// The greatest common divisor, by Euclid (the reference of `odd_part`).
@@ -1036,6 +1317,34 @@ mod tests {
                 );
             }
         });
+    }
+
+    /// The pattern the one-row small launch builds in place is the one
+    /// `Pattern::repeating` builds, for every element size and random
+    /// values (and for the medium pattern's sizes).
+    #[test]
+    fn patterns_built_in_place_equal_repeating() {
+        fn check<const W: usize>(value: &[u8]) {
+            let mut in_place = Pattern::<W> { words: [0; W] };
+            repeat_into(&mut in_place, value);
+            assert_eq!(
+                in_place.words,
+                Pattern::<W>::repeating(value).words,
+                "{} bytes",
+                value.len()
+            );
+        }
+        let small =
+            (1..=SMALL_PATTERN_MAX).prop_flat_map(|n| prop::collection::vec(any::<u8>(), n));
+        property().check_cases(5_000, &small, |value| check::<SMALL_PATTERN_WORDS>(&value));
+        for n in 1..=SMALL_PATTERN_MAX {
+            let value: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
+            check::<SMALL_PATTERN_WORDS>(&value);
+        }
+        for n in [1, 16, 257, 1000, 4012, MEDIUM_PATTERN_MAX] {
+            let value: Vec<u8> = (0..n).map(|i| (i * 13 + 5) as u8).collect();
+            check::<MEDIUM_PATTERN_WORDS>(&value);
+        }
     }
 
     #[test]
