@@ -287,11 +287,19 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             // The common fill, one memset, in a closure of its own: all it
             // carries is the row and the plan.
             let (addr, bytes) = (region.addr, region.row_bytes as usize);
-            return self.run(stream, || {
+            return self.run(stream, move || {
                 fill::memset_row(state, stream, addr, bytes, plan)
             });
         }
-        self.run(stream, || {
+        if plan == fill::FillPlan::SmallKernel && region.rows == 1 {
+            // The small kernel over one row (elements of up to 256 bytes
+            // whose bytes do not repeat), in a closure of its own too.
+            return self.run(stream, move || {
+                fill::small_kernel_row(state, stream, bytes_of(value), region)
+            });
+        }
+        // By value: nothing of the fill need stay addressable in this frame.
+        self.run(stream, move || {
             fill::enqueue_planned(state, stream, bytes_of(value), region, plan)
         })
     }

@@ -508,20 +508,14 @@ pub(crate) fn enqueue_planned(
         FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_) => {
             memset_rows(state, stream, region, plan)
         }
-        FillPlan::SmallKernel if region.rows == 1 => {
-            let mut pattern = SmallPattern {
-                words: [0; SMALL_PATTERN_WORDS],
-            };
-            repeat_into(&mut pattern, value);
-            launch_small(state, stream, &region, value.len(), &mut pattern)
-        }
+        FillPlan::SmallKernel if region.rows == 1 => small_kernel_row(state, stream, value, region),
         plan => enqueue_kernel(state, stream, value, region, plan),
     }
 }
 
 /// The memset of one row of `bytes` bytes at `addr` that `plan` says (the
 /// common fill: a value whose bytes repeat), with [`enqueue`]'s guarantees.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn memset_row(
     state: &ContextState,
     stream: &CudaStream,
@@ -639,6 +633,26 @@ fn enqueue_kernel(
         }
         _ => Ok(()),
     }
+}
+
+/// [`enqueue`] by the small kernel over one row, `region` (the plan
+/// [`FillPlan::SmallKernel`], `region.rows == 1`). Inlined into each
+/// element type's fill, where the value's length is a constant: the kernel's
+/// parameter is built there in a few stores (the value's copies and the
+/// zeroed rest), in the frame it is launched from, and the grid folds.
+#[inline(always)]
+pub(crate) fn small_kernel_row(
+    state: &ContextState,
+    stream: &CudaStream,
+    value: &[u8],
+    region: Region,
+) -> Result<()> {
+    debug_assert!(region.rows == 1 && value.len() <= SMALL_PATTERN_MAX);
+    let mut pattern = SmallPattern {
+        words: [0; SMALL_PATTERN_WORDS],
+    };
+    repeat_into(&mut pattern, value);
+    launch_small(state, stream, &region, value.len(), &mut pattern)
 }
 
 /// Writes `value` repeated into the zeroed `pattern`, as
