@@ -95,7 +95,7 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::engine::fill_pattern::{
     pattern_words_read, MediumPattern, Pattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
-    SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
+    MEDIUM_PATTERN_WORDS, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
 };
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
@@ -618,13 +618,21 @@ fn enqueue_kernel(
         FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel => {
             state.bind()?;
             match plan {
+                // The patterns built in place (see `repeat_into`): for the
+                // medium kernel, 4 KiB not moved on every fill.
                 FillPlan::SmallKernel => {
-                    let mut pattern = SmallPattern::repeating(value);
+                    let mut pattern = SmallPattern {
+                        words: [0; SMALL_PATTERN_WORDS],
+                    };
+                    repeat_into(&mut pattern, value);
                     let kernel = &kernels(state)?.small;
                     launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
                 }
                 FillPlan::MediumKernel => {
-                    let mut pattern = MediumPattern::repeating(value);
+                    let mut pattern = MediumPattern {
+                        words: [0; MEDIUM_PATTERN_WORDS],
+                    };
+                    repeat_into(&mut pattern, value);
                     let kernel = &kernels(state)?.medium;
                     launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
                 }
