@@ -242,6 +242,13 @@ impl LazyCell {
     }
 }
 
+thread_local! {
+    /// The last context this thread allocated in (its `CUcontext` and
+    /// state), which lets [`ContextState::of`] skip the registry's lock.
+    static LAST: std::cell::RefCell<Option<(usize, Weak<ContextState>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// What cuda-mem keeps per CUDA context. Every allocation holds one, which
 /// also keeps the context alive.
 pub(crate) struct ContextState {
@@ -284,11 +291,8 @@ impl ContextState {
     /// made a pool alloc+free 0.6 µs slower on an H200). The state of any
     /// other context lives while buffers of that context do, so that a
     /// program creating and dropping contexts does not leak them.
+    #[inline]
     pub(crate) fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
-        thread_local! {
-            // The last context this thread allocated in: skips the registry's lock.
-            static LAST: std::cell::RefCell<Option<(usize, Weak<ContextState>)>> = const { std::cell::RefCell::new(None) };
-        }
         let key = ctx.cu_ctx() as usize;
         let cached = LAST
             .try_with(|last| {
@@ -299,9 +303,18 @@ impl ContextState {
             })
             .ok()
             .flatten();
-        if let Some(state) = cached {
-            return Ok(state);
+        match cached {
+            Some(state) => Ok(state),
+            None => Self::of_uncached(ctx),
         }
+    }
+
+    /// [`ContextState::of`] past this thread's cache (out of line): the
+    /// registry's state, cached for the next call.
+    #[cold]
+    #[inline(never)]
+    fn of_uncached(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
+        let key = ctx.cu_ctx() as usize;
         let state = Self::lookup(ctx)?;
         // During thread teardown the cache is gone: then every call looks up.
         let _ = LAST.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&state))));

@@ -282,6 +282,7 @@ impl<T, K: MemoryKind> std::fmt::Debug for Buffer<T, K> {
     }
 }
 
+#[inline]
 pub(super) fn state_of(ctx: &Arc<CudaContext>) -> Result<Arc<ContextState>> {
     ContextState::of(ctx)
 }
@@ -382,7 +383,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
         if crate::order::capture::is_recording(stream) {
             // Recorded, the free would be a free node of the graph: one of
             // memory that no graph allocated (which the driver requires),
@@ -392,6 +393,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
                  launch; free the buffer on another stream",
             ));
         }
+        // Freed in place, then dropped here (nothing more to free on success).
         self.mem.free_on_stream(stream)
     }
 }

@@ -75,6 +75,7 @@ fn interprocess(kind: &AllocKind, exported: bool) -> bool {
 }
 
 impl RawMemory {
+    #[inline]
     fn new(
         state: Arc<ContextState>,
         addr: u64,
@@ -261,7 +262,10 @@ impl RawMemory {
         Ok(mem)
     }
 
-    /// Stream-ordered allocation on `stream`, from `pool` or the device's current pool.
+    /// Stream-ordered allocation on `stream`, from `pool` or the device's
+    /// current pool. Inline, so that the caller's buffer is made in place
+    /// (the checks and the driver call are out of line).
+    #[inline]
     pub(crate) fn pooled(
         state: Arc<ContextState>,
         bytes: usize,
@@ -269,14 +273,28 @@ impl RawMemory {
         pool: Option<MemPool>,
     ) -> Result<Self> {
         if crate::order::capture::is_recording(stream) {
-            return Err(Error::UnsupportedStream(
-                "it is recording a graph, where a pool allocation is a node of the graph; \
-                 allocate inside a capture with Recorder::temporary (freed inside the graph) or \
-                 Recorder::output (kept until the next launch)",
-            ));
+            return Err(Self::pooled_while_recording());
         }
-        let order = StreamOrder::after(stream, bytes);
-        Self::pool_allocation(state, bytes, stream, pool, order)
+        let addr = Self::pool_address(&state, bytes, stream, pool.as_ref())?;
+        Ok(Self::new(
+            state,
+            addr,
+            std::ptr::null_mut(),
+            bytes,
+            AllocKind::Pool(pool),
+            StreamOrder::after(stream, bytes),
+        ))
+    }
+
+    /// [`RawMemory::pooled`]'s refusal of a stream recording a graph.
+    #[cold]
+    #[inline(never)]
+    fn pooled_while_recording() -> Error {
+        Error::UnsupportedStream(
+            "it is recording a graph, where a pool allocation is a node of the graph; \
+             allocate inside a capture with Recorder::temporary (freed inside the graph) or \
+             Recorder::output (kept until the next launch)",
+        )
     }
 
     /// A graph memory node: `cuMemAllocAsync` of `bytes` bytes from the
@@ -290,31 +308,32 @@ impl RawMemory {
         bytes: usize,
         stream: &CudaStream,
     ) -> Result<Self> {
-        Self::pool_allocation(state, bytes, stream, None, StreamOrder::default())
-    }
-
-    /// `bytes` bytes of stream-ordered memory on `stream` (checked), with
-    /// the order `order`.
-    fn pool_allocation(
-        state: Arc<ContextState>,
-        bytes: usize,
-        stream: &CudaStream,
-        pool: Option<MemPool>,
-        order: StreamOrder,
-    ) -> Result<Self> {
-        allocation::check_pooled(&state, stream, pool.as_ref())?;
-        if bytes == 0 {
-            return Ok(Self::empty(state, AllocKind::Pool(pool)));
-        }
-        let addr = allocation::pooled(&state, bytes, stream, pool.as_ref())?;
+        let addr = Self::pool_address(&state, bytes, stream, None)?;
         Ok(Self::new(
             state,
             addr,
             std::ptr::null_mut(),
             bytes,
-            AllocKind::Pool(pool),
-            order,
+            AllocKind::Pool(None),
+            StreamOrder::default(),
         ))
+    }
+
+    /// The address of `bytes` bytes of stream-ordered memory on `stream`
+    /// (checked), from `pool` or the device's current pool; 0, and no
+    /// driver call, for zero bytes.
+    #[inline(never)]
+    fn pool_address(
+        state: &ContextState,
+        bytes: usize,
+        stream: &CudaStream,
+        pool: Option<&MemPool>,
+    ) -> Result<u64> {
+        allocation::check_pooled(state, stream, pool)?;
+        if bytes == 0 {
+            return Ok(0);
+        }
+        allocation::pooled(state, bytes, stream, pool)
     }
 
     /// Drops a graph memory node's memory that no launch of its graph
@@ -379,7 +398,6 @@ impl RawMemory {
         }
     }
 
-    /// Frees a stream-ordered allocation on `stream`, after its queued work.
     /// Frees a memory node of a graph being recorded on `stream` (a free
     /// node: nothing runs now). Never freed again, whatever the result: on
     /// a failure the recording fails and its graph, which alone would have
@@ -394,15 +412,24 @@ impl RawMemory {
         unsafe { allocation::free_on_stream(self.addr, stream) }
     }
 
-    pub(crate) fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
+    /// Frees a stream-ordered allocation on `stream`, after its queued
+    /// work, for its owner, which drops it right after this call whatever
+    /// the result (`PoolBuffer::free_on_stream` consumes the buffer): on
+    /// success the drop frees nothing more, on failure it frees the memory
+    /// as any drop does. Borrowed, not consumed, so that the allocation is
+    /// not moved on the way (see `host-cost`).
+    #[inline]
+    pub(crate) fn free_on_stream(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.state.check_stream(stream)?;
         if self.bytes == 0 {
             return Ok(());
         }
         let addr = self.addr;
         let result = self.order.free_owned(stream, || {
-            // SAFETY: stream-ordered free after every queued use (the order above);
-            // the buffer is consumed, so nothing uses it afterwards.
+            // SAFETY: stream-ordered free after every queued use (the order
+            // above); the owner drops the memory right after this call
+            // (`freed` set below keeps the drop from freeing it again), so
+            // nothing uses it afterwards.
             unsafe { allocation::free_on_stream(addr, stream) }
         });
         if result.is_ok() {

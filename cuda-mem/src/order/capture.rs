@@ -157,11 +157,16 @@ pub(crate) fn any() -> bool {
     COUNT.load(Ordering::SeqCst) > 0
 }
 
-/// Whether `stream` is recording a graph for cuda-mem.
+/// Whether `stream` is recording a graph for cuda-mem. With no capture
+/// under way it costs its callers one load: the rest is out of line.
+#[inline]
 pub(crate) fn is_recording(stream: &CudaStream) -> bool {
-    if !any() {
-        return false;
-    }
+    any() && is_recording_while_capturing(stream)
+}
+
+/// [`is_recording`] while some capture is registered.
+#[inline(never)]
+fn is_recording_while_capturing(stream: &CudaStream) -> bool {
     let key = key_of(stream);
     lock().iter().any(|a| a.stream == key)
 }

@@ -182,6 +182,7 @@ impl<S> Default for Ledger<S> {
 impl<S: StreamId> Ledger<S> {
     /// A ledger whose first operation on `range` must come after work
     /// already queued on `stream`: its one entry (none for an empty range).
+    #[inline]
     pub(crate) fn after(stream: S, range: Range<usize>) -> Self {
         let mut ledger = Self::default();
         if !range.is_empty() {
@@ -438,6 +439,7 @@ fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
 impl StreamOrder {
     /// An order whose first operation must come after work already queued on
     /// `stream` (the allocation of its `bytes`, for stream-ordered allocations).
+    #[inline]
     pub(crate) fn after(stream: &Arc<CudaStream>, bytes: usize) -> Self {
         Self {
             state: Mutex::new(OrderState {
