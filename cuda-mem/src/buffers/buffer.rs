@@ -253,6 +253,7 @@ pub type UnifiedBuffer<T> = Buffer<T, Unified>;
 pub type PoolBuffer<T> = Buffer<T, Pool>;
 
 impl<T: DeviceCopy, K: MemoryKind> Buffer<T, K> {
+    #[inline]
     pub(crate) fn from_raw(mem: RawMemory, len: usize) -> Self {
         Self {
             mem,
@@ -350,8 +351,9 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
         let state = state_of(stream.context())?;
+        let allocation = RawMemory::pool_allocate(&state, bytes, stream, None)?;
         Ok(Self::from_raw(
-            RawMemory::pooled(state, bytes, stream, None)?,
+            RawMemory::pooled(state, allocation, None),
             len,
         ))
     }
@@ -368,8 +370,9 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
         let state = state_of(stream.context())?;
+        let allocation = RawMemory::pool_allocate(&state, bytes, stream, Some(pool))?;
         Ok(Self::from_raw(
-            RawMemory::pooled(state, bytes, stream, Some(pool.clone()))?,
+            RawMemory::pooled(state, allocation, Some(pool.clone())),
             len,
         ))
     }

@@ -164,6 +164,7 @@ pub(crate) fn managed(state: &ContextState, bytes: usize) -> Result<u64> {
 
 /// Checks that a stream-ordered allocation can be made in `state`'s context
 /// on `stream` from `pool` (the device's current pool when `None`).
+#[inline]
 pub(crate) fn check_pooled(
     state: &ContextState,
     stream: &CudaStream,
@@ -182,6 +183,7 @@ pub(crate) fn check_pooled(
 /// [`check_pooled`]), from `pool` or the device's current pool, whose release
 /// threshold is raised the first time (see `pool`). The memory may be used
 /// only by work ordered after `stream`'s current position.
+#[inline]
 pub(crate) fn pooled(
     state: &ContextState,
     bytes: usize,

@@ -35,6 +35,18 @@ pub(crate) struct RawMemory {
     exported: AtomicBool,
 }
 
+/// A stream-ordered allocation that [`RawMemory::pool_allocate`] made and
+/// no [`RawMemory`] owns yet: [`RawMemory::pooled`] takes it, once (it is
+/// neither `Clone` nor `Copy`). Its holder hands it on at once: dropped, it
+/// would leave the memory allocated until the process exits.
+#[must_use]
+pub(crate) struct PoolAllocation<'s> {
+    addr: u64,
+    bytes: usize,
+    /// The stream it was allocated on.
+    stream: &'s Arc<CudaStream>,
+}
+
 // SAFETY: the raw host pointer is only turned into references by the typed
 // buffers under Rust's borrow rules (and after waiting for queued device work);
 // the stream order is behind a mutex; the driver handles are thread-safe.
@@ -262,31 +274,60 @@ impl RawMemory {
         Ok(mem)
     }
 
-    /// Stream-ordered allocation on `stream`, from `pool` or the device's
-    /// current pool. Inline, so that the caller's buffer is made in place
-    /// (the checks and the driver call are out of line).
-    #[inline]
-    pub(crate) fn pooled(
-        state: Arc<ContextState>,
+    /// A stream-ordered allocation of `bytes` bytes on `stream`, from `pool`
+    /// or the device's current pool, for [`RawMemory::pooled`] to own:
+    /// refused on a stream recording a graph, checked and made out of line
+    /// (see [`RawMemory::pool_address`]).
+    #[inline(never)]
+    pub(crate) fn pool_allocate<'s>(
+        state: &ContextState,
         bytes: usize,
-        stream: &Arc<CudaStream>,
-        pool: Option<MemPool>,
-    ) -> Result<Self> {
+        stream: &'s Arc<CudaStream>,
+        pool: Option<&MemPool>,
+    ) -> Result<PoolAllocation<'s>> {
         if crate::order::capture::is_recording(stream) {
             return Err(Self::pooled_while_recording());
         }
-        let addr = Self::pool_address(&state, bytes, stream, pool.as_ref())?;
-        Ok(Self::new(
-            state,
+        let addr = Self::pool_address(state, bytes, stream, pool)?;
+        Ok(PoolAllocation {
             addr,
-            std::ptr::null_mut(),
             bytes,
-            AllocKind::Pool(pool),
-            StreamOrder::after(stream, bytes),
-        ))
+            stream,
+        })
     }
 
-    /// [`RawMemory::pooled`]'s refusal of a stream recording a graph.
+    /// The memory of `allocation`, made by [`RawMemory::pool_allocate`]
+    /// with this `state` and `pool` (which it holds so that the pool
+    /// outlives it); its first use must come after work already queued on
+    /// the allocation's stream. Infallible and inline, so that the caller's
+    /// buffer is built in place rather than moved out of a `Result`.
+    #[inline]
+    pub(crate) fn pooled(
+        state: Arc<ContextState>,
+        allocation: PoolAllocation<'_>,
+        pool: Option<MemPool>,
+    ) -> Self {
+        let PoolAllocation {
+            addr,
+            bytes,
+            stream,
+        } = allocation;
+        // The order first: its making could unwind (an `Arc` dropped), and
+        // nothing after the kind may, or the kind would be made on the
+        // stack and copied (see `host-cost`).
+        Self {
+            order: StreamOrder::after(stream, bytes),
+            kind: AllocKind::Pool(pool),
+            state,
+            addr,
+            host: std::ptr::null_mut(),
+            bytes,
+            freed: false,
+            exported: AtomicBool::new(false),
+        }
+    }
+
+    /// [`RawMemory::pool_allocate`]'s refusal of a stream recording a graph.
     #[cold]
     #[inline(never)]
     fn pooled_while_recording() -> Error {
@@ -322,7 +363,7 @@ impl RawMemory {
     /// The address of `bytes` bytes of stream-ordered memory on `stream`
     /// (checked), from `pool` or the device's current pool; 0, and no
     /// driver call, for zero bytes.
-    #[inline(never)]
+    #[inline(always)]
     fn pool_address(
         state: &ContextState,
         bytes: usize,
