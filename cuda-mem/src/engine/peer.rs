@@ -366,7 +366,7 @@ pub(crate) fn prepare_copy(dst: &RawMemory, src: &RawMemory) -> Result<PeerCopy>
             }
             // Memory mapped into a reserved range (a `DeviceVec`) does not
             // follow `cuCtxEnablePeerAccess` either: its range grants access.
-            if let crate::memory::allocation::AllocKind::Mapped(reservation) = &mem.kind {
+            if let crate::memory::allocation::AllocKind::Mapped(reservation) = &*mem.kind {
                 mem.state.bind()?;
                 reservation.add_peer(other.state.ctx.cu_device())?;
             }

@@ -195,7 +195,7 @@ impl<A: Recorded> Graph<A> {
             outputs.iter().for_each(|o| listed.push(o.part()));
             listed
                 .into_iter()
-                .map(|p| (&p.mem.order, p.range))
+                .map(|p| (&*p.mem.order, p.range))
                 .collect()
         };
         // The previous launch's outputs, freed here rather than by the

@@ -103,7 +103,7 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
         if mem.bytes == 0 {
             return Ok(IpcHandle::new(Kind::Empty, [0; 64], 0));
         }
-        let pool = match &mem.kind {
+        let pool = match &*mem.kind {
             AllocKind::Pool(Some(pool)) if pool.is_shareable() => pool,
             _ => {
                 return Err(Error::Ipc {
@@ -148,7 +148,7 @@ impl<T: DeviceCopy> Buffer<T, Imported> {
     /// # Ok(()) }
     /// ```
     pub fn check_exporter(&self) -> Result<()> {
-        match &self.elems().mem.kind {
+        match &*self.elems().mem.kind {
             AllocKind::Imported { exporter, .. } => exporter.check("buffer"),
             // Only `open` and `open_in_pool` make imported buffers.
             _ => Ok(()),

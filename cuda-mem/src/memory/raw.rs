@@ -3,6 +3,7 @@
 //! operations, and the waits before its free. How each kind is allocated and
 //! freed is `allocation`'s.
 
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -27,8 +28,12 @@ pub(crate) struct RawMemory {
     /// The host address of host-accessible memory (pinned, unified), else null.
     host: *mut u8,
     pub(crate) bytes: usize,
-    pub(crate) kind: AllocKind,
-    pub(crate) order: StreamOrder,
+    /// Dropped by `RawMemory`'s drop ([`RawMemory::drop_parts`]), inline
+    /// when it holds nothing to drop.
+    pub(crate) kind: ManuallyDrop<AllocKind>,
+    /// Dropped by `RawMemory`'s drop ([`RawMemory::drop_parts`]), inline
+    /// in the common case.
+    pub(crate) order: ManuallyDrop<StreamOrder>,
     freed: bool,
     /// Whether this process handed out a CUDA IPC handle of the memory
     /// (`export_ipc`): another process may use it from then on.
@@ -101,8 +106,8 @@ impl RawMemory {
             addr,
             host,
             bytes,
-            kind,
-            order,
+            kind: ManuallyDrop::new(kind),
+            order: ManuallyDrop::new(order),
             freed: false,
             exported: AtomicBool::new(false),
         }
@@ -316,8 +321,8 @@ impl RawMemory {
         // nothing after the kind may, or the kind would be made on the
         // stack and copied (see `host-cost`).
         Self {
-            order: StreamOrder::after(stream, bytes),
-            kind: AllocKind::Pool(pool),
+            order: ManuallyDrop::new(StreamOrder::after(stream, bytes)),
+            kind: ManuallyDrop::new(AllocKind::Pool(pool)),
             state,
             addr,
             host: std::ptr::null_mut(),
@@ -401,7 +406,7 @@ impl RawMemory {
     /// Whether the memory lives on its device (device, pool, pitched,
     /// mapped or IPC-imported memory), not in host or managed memory.
     pub(crate) fn is_device_resident(&self) -> bool {
-        match self.kind {
+        match *self.kind {
             AllocKind::Device | AllocKind::Pool(_) | AllocKind::Mapped(_) => true,
             #[cfg(target_os = "linux")]
             AllocKind::Imported { .. } => true,
@@ -413,7 +418,7 @@ impl RawMemory {
     /// or a pointer imported from another process's pool (whose access
     /// other devices need granted on the pool, like a pool allocation's).
     pub(crate) fn is_pool(&self) -> bool {
-        match &self.kind {
+        match &*self.kind {
             AllocKind::Pool(_) => true,
             #[cfg(target_os = "linux")]
             AllocKind::Imported { pool, .. } => pool.is_some(),
@@ -432,7 +437,7 @@ impl RawMemory {
     /// treat every slice as pageable, could leave a DMA running on it.
     /// Host access to such memory waits for every context (see `Buffer::as_slice`).
     pub(crate) fn host_view_is_registered(&self) -> bool {
-        match &self.kind {
+        match &*self.kind {
             AllocKind::Unified => true,
             AllocKind::Pinned(Some(pages)) => !pages.is_aliased(),
             _ => false,
@@ -481,14 +486,14 @@ impl RawMemory {
 
     fn release(&mut self) -> Result<()> {
         // A reservation is freed even with nothing mapped.
-        let reserved = matches!(&self.kind, AllocKind::Mapped(r) if r.size() > 0);
+        let reserved = matches!(&*self.kind, AllocKind::Mapped(r) if r.size() > 0);
         if self.freed || (self.bytes == 0 && !reserved) {
             return Ok(());
         }
         self.freed = true;
         // The waits below may leave another context current (an event of a
         // peer's stream binds its own context), so bind this one after them.
-        if let AllocKind::Pool(_) = self.kind {
+        if let AllocKind::Pool(_) = *self.kind {
             // Stream-ordered: free behind the latest use, no host wait.
             let stream = self.order.stream_for_free(&self.state.default_stream)?;
             // SAFETY: queued after every use of the memory: `stream` is the
@@ -496,7 +501,7 @@ impl RawMemory {
             // nothing can use the memory after the drop.
             return unsafe { allocation::free_on_stream(self.addr, &stream) };
         }
-        if let AllocKind::CachedPinned(block) = &mut self.kind {
+        if let AllocKind::CachedPinned(block) = &mut *self.kind {
             // Back to the cache without waiting: an event behind every
             // queued use guards the block until that work has finished.
             let Some(block) = block.take() else {
@@ -525,12 +530,13 @@ impl RawMemory {
     }
 }
 
-impl Drop for RawMemory {
-    fn drop(&mut self) {
-        if let Some(stream) = (!self.freed)
-            .then(|| self.order.recording_stream())
-            .flatten()
-        {
+impl RawMemory {
+    /// The drop of memory not freed yet (out of line): frees it after its
+    /// queued work, or hands it to the capture that records on a stream
+    /// with such work.
+    #[inline(never)]
+    fn release_or_defer(&mut self) {
+        if let Some(stream) = self.order.recording_stream() {
             // Dropped inside a `Graph::capture` while work queued on the
             // capturing stream before the capture may still use it: nothing
             // can be ordered after that work until the capture ends, so the
@@ -544,6 +550,43 @@ impl Drop for RawMemory {
         // leaks the memory instead and is reported to the context, as cudarc does.
         let result = self.release();
         crate::error::record_in(&self.state.ctx, result);
+    }
+
+    /// Drops `kind` and `order`, the last thing `drop` does. Inline when
+    /// there is little to drop (a kind that holds nothing; an order that
+    /// [`StreamOrder::empty_cheaply`] emptied, which is then forgotten:
+    /// it holds nothing left to free), instead of their drop glue's calls.
+    #[inline]
+    fn drop_parts(&mut self) {
+        // A pool allocation's first: the common case of one comparison.
+        let holds_nothing = matches!(*self.kind, AllocKind::Pool(None))
+            || matches!(
+                *self.kind,
+                AllocKind::Device
+                    | AllocKind::Unified
+                    | AllocKind::Pinned(None)
+                    | AllocKind::CachedPinned(None)
+            );
+        if !holds_nothing {
+            // SAFETY: dropped once, here, at the end of `RawMemory`'s drop;
+            // nothing uses `kind` afterwards.
+            unsafe { ManuallyDrop::drop(&mut self.kind) };
+        }
+        if !self.order.empty_cheaply() {
+            // SAFETY: as above, for `order`.
+            unsafe { ManuallyDrop::drop(&mut self.order) };
+        }
+    }
+}
+
+impl Drop for RawMemory {
+    #[inline]
+    fn drop(&mut self) {
+        // Memory freed already (`free_on_stream`) needs neither.
+        if !self.freed {
+            self.release_or_defer();
+        }
+        self.drop_parts();
     }
 }
 

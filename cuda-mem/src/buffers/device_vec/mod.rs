@@ -250,7 +250,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// The reservation (`DeviceVec`'s constructors make only mapped memory,
     /// so this is always `Some`).
     fn reservation(&self) -> Option<&Reservation> {
-        match &self.mem.kind {
+        match &*self.mem.kind {
             AllocKind::Mapped(r) => Some(r),
             _ => None,
         }
@@ -351,7 +351,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
         let needed_bytes = needed * element_size::<T>();
         let mapped = self.mem.bytes;
         self.mem.state.bind()?;
-        let AllocKind::Mapped(reservation) = &mut self.mem.kind else {
+        let AllocKind::Mapped(reservation) = &mut *self.mem.kind else {
             return Err(NOT_MAPPED);
         };
         let ample = needed_bytes
@@ -548,7 +548,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
         // been launched.
         self.mem.order.wait(Access::Exclusive)?;
         self.mem.state.bind()?;
-        let AllocKind::Mapped(reservation) = &mut self.mem.kind else {
+        let AllocKind::Mapped(reservation) = &mut *self.mem.kind else {
             return Err(NOT_MAPPED);
         };
         let result = reservation.shrink_to(keep);
@@ -582,7 +582,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
             ));
         }
         self.mem.state.bind()?;
-        let AllocKind::Mapped(reservation) = &mut self.mem.kind else {
+        let AllocKind::Mapped(reservation) = &mut *self.mem.kind else {
             return Err(NOT_MAPPED);
         };
         reservation.add_peer(peer.cu_device())
