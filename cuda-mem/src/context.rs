@@ -240,6 +240,14 @@ impl LazyCell {
     pub(crate) fn get<T: Any>(&self) -> Option<&T> {
         self.0.get().and_then(|v| v.downcast_ref())
     }
+
+    /// Whether a value has been set up, of whatever type (one load: no
+    /// type check, for a cell whose only set-up is the caller's own, which
+    /// checked the type when it ran).
+    #[inline]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.get().is_some()
+    }
 }
 
 thread_local! {

@@ -231,6 +231,7 @@ pub(crate) unsafe fn free_device(state: &ContextState, addr: u64) -> Result<()> 
 /// `addr` comes from [`pooled`] and is not freed yet; `stream` belongs to
 /// the allocation's context and is ordered after every use of the memory;
 /// nothing uses it afterwards.
+#[inline]
 pub(crate) unsafe fn free_on_stream(addr: u64, stream: &CudaStream) -> Result<()> {
     // No bind: a stream-ordered call acts in the stream's context (see `pooled`).
     // SAFETY: the caller's promise.

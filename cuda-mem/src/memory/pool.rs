@@ -118,7 +118,13 @@ impl Drop for PoolInner {
 /// Raises the release threshold of the device's current pool to `u64::MAX`
 /// once per context (see [`MemPool`] for why), before the first
 /// stream-ordered allocation from it.
+#[inline]
 pub(crate) fn prepare_default_pool(state: &ContextState) -> Result<()> {
+    // Set up already (the common case): this function is the cell's only
+    // set-up, whose `()` was type-checked when it ran.
+    if state.default_pool.is_set() {
+        return Ok(());
+    }
     state
         .lazy(&state.default_pool, || {
             MemPool::device_current(&state.ctx)?.set_release_threshold(u64::MAX)

@@ -489,6 +489,7 @@ impl StreamOrder {
     /// free itself is not entered: nothing uses the memory after it, and if
     /// it fails, it queued nothing, while the waits it asked for stay
     /// harmless (a later free orders again).
+    #[inline]
     pub(crate) fn free_owned<R>(
         &mut self,
         stream: &Arc<CudaStream>,

@@ -25,16 +25,31 @@ use crate::order::capture;
 ///   passes: its graph holds and orders the memory it records.
 #[inline]
 pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
-    // Every operation's path: one driver call, and the refusals out of line.
-    if stream.cu_stream() as usize > 2 && !ask_capturing(stream)? {
+    // Every operation's path: one driver call, and the refusals (and the
+    // error of a failed call) out of line.
+    if stream.cu_stream() as usize > 2 && not_capturing(stream) {
         return Ok(());
     }
     refuse(stream)
 }
 
+/// Whether the driver says that `stream`, not a legacy default stream, is
+/// not capturing a CUDA graph: `false` when it is, and when the call fails
+/// (then [`refuse`] asks again and returns the error).
+#[inline(always)]
+fn not_capturing(stream: &CudaStream) -> bool {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: a live stream handle (the `CudaStream` is borrowed) and a valid
+    // out-pointer; the call only reads the stream's capture state.
+    let asked = unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status) };
+    asked == sys::CUresult::CUDA_SUCCESS
+        && status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+}
+
 /// [`check_orderable`]'s refusals: the default streams by handle, and a
 /// capturing stream that no capture of cuda-mem's records on (asked again:
-/// a capture that has ended since passes, as if checked a moment later).
+/// a capture that has ended since passes, as if checked a moment later; a
+/// call that failed is made again, and its error returned if it fails again).
 #[cold]
 #[inline(never)]
 fn refuse(stream: &CudaStream) -> Result<()> {
