@@ -350,12 +350,8 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// ```
     pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
-        let state = state_of(stream.context())?;
-        let allocation = RawMemory::pool_allocate(&state, bytes, stream, None)?;
-        Ok(Self::from_raw(
-            RawMemory::pooled(state, allocation, None),
-            len,
-        ))
+        let allocation = RawMemory::pool_allocate(bytes, stream, None)?;
+        Ok(Self::from_raw(RawMemory::pooled(allocation, None), len))
     }
 
     /// Allocates `len` elements from `pool`, ordered on `stream`.
@@ -369,10 +365,9 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// ```
     pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
-        let state = state_of(stream.context())?;
-        let allocation = RawMemory::pool_allocate(&state, bytes, stream, Some(pool))?;
+        let allocation = RawMemory::pool_allocate(bytes, stream, Some(pool))?;
         Ok(Self::from_raw(
-            RawMemory::pooled(state, allocation, Some(pool.clone())),
+            RawMemory::pooled(allocation, Some(pool.clone())),
             len,
         ))
     }

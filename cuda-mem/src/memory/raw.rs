@@ -46,6 +46,8 @@ pub(crate) struct RawMemory {
 /// would leave the memory allocated until the process exits.
 #[must_use]
 pub(crate) struct PoolAllocation<'s> {
+    /// The state of the stream's context.
+    state: Arc<ContextState>,
     addr: u64,
     bytes: usize,
     /// The stream it was allocated on.
@@ -282,19 +284,21 @@ impl RawMemory {
     /// A stream-ordered allocation of `bytes` bytes on `stream`, from `pool`
     /// or the device's current pool, for [`RawMemory::pooled`] to own:
     /// refused on a stream recording a graph, checked and made out of line
-    /// (see [`RawMemory::pool_address`]).
+    /// (see [`RawMemory::pool_address`]), with the state of the stream's
+    /// context.
     #[inline(never)]
     pub(crate) fn pool_allocate<'s>(
-        state: &ContextState,
         bytes: usize,
         stream: &'s Arc<CudaStream>,
         pool: Option<&MemPool>,
     ) -> Result<PoolAllocation<'s>> {
+        let state = ContextState::of(stream.context())?;
         if crate::order::capture::is_recording(stream) {
             return Err(Self::pooled_while_recording());
         }
-        let addr = Self::pool_address(state, bytes, stream, pool)?;
+        let addr = Self::pool_address(&state, bytes, stream, pool)?;
         Ok(PoolAllocation {
+            state,
             addr,
             bytes,
             stream,
@@ -302,17 +306,14 @@ impl RawMemory {
     }
 
     /// The memory of `allocation`, made by [`RawMemory::pool_allocate`]
-    /// with this `state` and `pool` (which it holds so that the pool
-    /// outlives it); its first use must come after work already queued on
-    /// the allocation's stream. Infallible and inline, so that the caller's
-    /// buffer is built in place rather than moved out of a `Result`.
+    /// with this `pool` (which it holds so that the pool outlives it); its
+    /// first use must come after work already queued on the allocation's
+    /// stream. Infallible and inline, so that the caller's buffer is built
+    /// in place rather than moved out of a `Result`.
     #[inline]
-    pub(crate) fn pooled(
-        state: Arc<ContextState>,
-        allocation: PoolAllocation<'_>,
-        pool: Option<MemPool>,
-    ) -> Self {
+    pub(crate) fn pooled(allocation: PoolAllocation<'_>, pool: Option<MemPool>) -> Self {
         let PoolAllocation {
+            state,
             addr,
             bytes,
             stream,
