@@ -251,7 +251,13 @@ impl LazyCell {
 }
 
 thread_local! {
-    /// The last context this thread allocated in (its `CUcontext` and
+    /// The last primary context this thread allocated in: its `CUcontext`
+    /// and its state, which `REGISTRY` keeps (`Registered::kept`) until the
+    /// process exits, so that it is held by pointer (no destructor, no
+    /// `Weak` to upgrade) and [`ContextState::of`] finds it in a few loads.
+    static LAST_PRIMARY: std::cell::Cell<(usize, *const ContextState)> =
+        const { std::cell::Cell::new((0, std::ptr::null())) };
+    /// The last other context this thread allocated in (its `CUcontext` and
     /// state), which lets [`ContextState::of`] skip the registry's lock.
     static LAST: std::cell::RefCell<Option<(usize, Weak<ContextState>)>> =
         const { std::cell::RefCell::new(None) };
@@ -302,6 +308,30 @@ impl ContextState {
     #[inline]
     pub(crate) fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
         let key = ctx.cu_ctx() as usize;
+        let (last, state) = LAST_PRIMARY.with(std::cell::Cell::get);
+        if last == key && !state.is_null() {
+            // SAFETY: `state` is `Arc::as_ptr` of the state of a primary
+            // context, set by `of_other` from the `Arc` that `REGISTRY`
+            // keeps (`kept`) until the process exits (entries with a
+            // strong count are never removed): the allocation is live and
+            // its strong count at least 1, so one more count, and an `Arc`
+            // that gives it back when dropped, are sound. The key is that
+            // context's `CUcontext`, which its retain (held by the state)
+            // keeps from naming another context.
+            return Ok(unsafe {
+                Arc::increment_strong_count(state);
+                Arc::from_raw(state)
+            });
+        }
+        Self::of_other(ctx)
+    }
+
+    /// [`ContextState::of`] past the thread's last primary context (out of
+    /// line): the last other context (a `Weak`), or the registry's state,
+    /// remembered for the next call.
+    #[inline(never)]
+    fn of_other(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
+        let key = ctx.cu_ctx() as usize;
         let cached = LAST
             .try_with(|last| {
                 last.borrow()
@@ -311,21 +341,16 @@ impl ContextState {
             })
             .ok()
             .flatten();
-        match cached {
-            Some(state) => Ok(state),
-            None => Self::of_uncached(ctx),
+        if let Some(state) = cached {
+            return Ok(state);
         }
-    }
-
-    /// [`ContextState::of`] past this thread's cache (out of line): the
-    /// registry's state, cached for the next call.
-    #[cold]
-    #[inline(never)]
-    fn of_uncached(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
-        let key = ctx.cu_ctx() as usize;
-        let state = Self::lookup(ctx)?;
-        // During thread teardown the cache is gone: then every call looks up.
-        let _ = LAST.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&state))));
+        let (state, kept) = Self::lookup(ctx)?;
+        if kept {
+            LAST_PRIMARY.with(|last| last.set((key, Arc::as_ptr(&state))));
+        } else {
+            // During thread teardown the cache is gone: then every call looks up.
+            let _ = LAST.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&state))));
+        }
         Ok(state)
     }
 
@@ -348,16 +373,19 @@ impl ContextState {
             .map(|state| state.ctx.clone())
     }
 
-    fn lookup(ctx: &Arc<CudaContext>) -> Result<Arc<Self>> {
+    /// The registry's state of `ctx`'s context, made and registered if
+    /// there is none, and whether the registry keeps it until the process
+    /// exits (`Registered::kept`: a primary context's).
+    fn lookup(ctx: &Arc<CudaContext>) -> Result<(Arc<Self>, bool)> {
         let key = ctx.cu_ctx() as usize;
         let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
         registry.retain(|r| r.state.strong_count() > 0);
-        if let Some(state) = registry
+        if let Some(found) = registry
             .iter()
             .find(|r| r.key == key)
-            .and_then(|r| r.state.upgrade())
+            .and_then(|r| Some((r.state.upgrade()?, r.kept.is_some())))
         {
-            return Ok(state);
+            return Ok(found);
         }
         let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
@@ -378,12 +406,14 @@ impl ContextState {
             pinned_cache: LazyCell::default(),
             set_up: Mutex::new(()),
         });
+        let kept = ctx.is_primary().then(|| state.clone());
+        let is_kept = kept.is_some();
         registry.push(Registered {
             key,
-            kept: ctx.is_primary().then(|| state.clone()),
+            kept,
             state: Arc::downgrade(&state),
         });
-        Ok(state)
+        Ok((state, is_kept))
     }
 
     /// The value of `cell`, set up by `set_up` on first use (under the
