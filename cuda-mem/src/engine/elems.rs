@@ -363,6 +363,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
     /// Orders `stream` after earlier work on this memory and records it as a
     /// deferred user, for work the caller queues on `stream` later (see
     /// `order`). Returns the first element's address.
+    #[inline]
     pub(crate) fn claim(self, stream: &Arc<CudaStream>) -> Result<DevicePtr<T>> {
         self.mem.state.check_stream(stream)?;
         self.claim_unchecked_stream(stream)
