@@ -202,12 +202,20 @@ pub(crate) fn pooled(
     // No context bind: stream-ordered calls act in the stream's context
     // (seen on driver 580 with no context current at all), and the bind's
     // `cuCtxGetCurrent` was a tenth of this call's cost over the raw one.
+    // The driver's call itself rather than cudarc's `result::malloc_async`
+    // (the same call and check, which is not inlined across crates).
     // SAFETY: the stream belongs to the context (checked by the caller); the
-    // caller orders every use after this allocation.
+    // caller orders every use after this allocation; `addr` is read only
+    // once the call has succeeded, which wrote it.
     unsafe {
         match pool {
             Some(p) => result::mem_pool::alloc_async(p.handle(), bytes, stream.cu_stream()),
-            None => result::malloc_async(stream.cu_stream(), bytes),
+            None => {
+                let mut addr = MaybeUninit::uninit();
+                sys::cuMemAllocAsync(addr.as_mut_ptr(), bytes, stream.cu_stream())
+                    .result()
+                    .map(|()| addr.assume_init())
+            }
         }
     }
     .map_err(|e| Error::driver_sized("cuMemAllocAsync", e, bytes, "stream-ordered pool"))
@@ -233,9 +241,13 @@ pub(crate) unsafe fn free_device(state: &ContextState, addr: u64) -> Result<()> 
 /// nothing uses it afterwards.
 #[inline]
 pub(crate) unsafe fn free_on_stream(addr: u64, stream: &CudaStream) -> Result<()> {
-    // No bind: a stream-ordered call acts in the stream's context (see `pooled`).
+    // No bind: a stream-ordered call acts in the stream's context (see
+    // `pooled`). The driver's call itself, as cudarc's `result::free_async`
+    // makes it (which is not inlined across crates).
     // SAFETY: the caller's promise.
-    unsafe { result::free_async(addr, stream.cu_stream()) }.op("cuMemFreeAsync")
+    unsafe { sys::cuMemFreeAsync(addr, stream.cu_stream()) }
+        .result()
+        .op("cuMemFreeAsync")
 }
 
 /// Frees an allocation of kind `kind` at `addr` now (a pool allocation on
