@@ -716,11 +716,18 @@ impl StreamOrder {
         if cfg!(not(any(target_os = "linux", windows))) {
             return false;
         }
-        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        if state.events.capacity() != 0 || state.ledger.entries.spilled() {
+        let Self { state, locks: _ } = self;
+        // Every field named, none left to `..`: a field added to the order,
+        // its state or its ledger must be considered here (it might hold an
+        // allocation that forgetting would leak).
+        let OrderState {
+            ledger: Ledger { entries },
+            events,
+        } = state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if events.capacity() != 0 || entries.spilled() {
             return false;
         }
-        state.ledger.entries.clear();
+        entries.clear();
         true
     }
 }
