@@ -133,6 +133,6 @@ pub use host::{LaunchArg, Module, Occupancy};
 #[cfg(feature = "host")]
 #[doc(hidden)]
 pub use {
-    host::{__launch, __launch_unsafe, KernelParams, Launch, LaunchArgs},
+    host::{__launch, __launch_unsafe, KernelParams, Launch, LaunchArgs, LaunchStream},
     std::sync::Arc as __Arc,
 };

@@ -1,7 +1,12 @@
 //! [`LaunchArg`]: which host values (buffers, views, `DeviceVec`s, pitched
 //! buffers, graph handles, plain values) a kernel parameter of each type
 //! accepts, and how each becomes its parameter, ordered on the launch's
-//! stream.
+//! stream ([`LaunchStream`], which checks the stream once a launch).
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
 
 use crate::buffers::buffer::{Buffer, MemoryKind};
 use crate::buffers::checked::Checked;
@@ -10,6 +15,7 @@ use crate::buffers::ops::{sealed::Engine, Memory, MemoryMut};
 use crate::buffers::pitched::PitchedBuffer;
 use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
+use crate::copy::device_ptr::DevicePtr;
 use crate::copy::soa::DeviceSoA;
 use crate::device::{
     CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
@@ -19,7 +25,6 @@ use crate::device::{
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::graph::Held;
-use crate::launch::host::call::Launch;
 use crate::soa::SoaBuffer;
 
 /// A host value that can be passed for a kernel parameter of type `P`.
@@ -75,14 +80,62 @@ pub unsafe trait LaunchArg<P> {
     /// `DeviceSliceMut` of the same memory, or be read as host memory; only
     /// the launchers that `#[kernel]` generates call this.
     #[doc(hidden)]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<P>;
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<P>;
 }
 
 // SAFETY: a `DeviceCopy` value is its own parameter, pushed byte for byte.
 unsafe impl<T: DeviceCopy> LaunchArg<T> for T {
     #[inline]
-    unsafe fn __into_param(self, _launch: &Launch<'_>) -> Result<T> {
+    unsafe fn __into_param(self, _launch: &LaunchStream<'_>) -> Result<T> {
         Ok(self)
+    }
+}
+
+/// The stream of a launch under way, as its arguments see it
+/// ([`LaunchArg::__into_param`]): they are claimed on it, and the first
+/// claim checks it (`check_stream`: that cuda-mem can order work on it, one
+/// driver call); the later claims of the launch compare its context with
+/// their memory's only, as a stream that cuda-mem could order a moment ago
+/// still can be (a capture begun meanwhile on another thread could as well
+/// begin between the check and `cuLaunchKernel`). A launch without buffer
+/// arguments checks it before it queues the kernel.
+#[doc(hidden)]
+pub struct LaunchStream<'s> {
+    stream: &'s Arc<CudaStream>,
+    /// Whether a claim has checked the stream.
+    checked: Cell<bool>,
+}
+
+impl<'s> LaunchStream<'s> {
+    pub(super) fn new(stream: &'s Arc<CudaStream>) -> Self {
+        Self {
+            stream,
+            checked: Cell::new(false),
+        }
+    }
+
+    /// The stream.
+    #[inline(always)]
+    pub(super) fn stream(&self) -> &'s Arc<CudaStream> {
+        self.stream
+    }
+
+    /// Whether a claim has checked the stream.
+    #[inline(always)]
+    pub(super) fn checked(&self) -> bool {
+        self.checked.get()
+    }
+
+    /// `elems` claimed on the stream (see `Elems::claim`), the stream
+    /// checked by the first claim only.
+    #[inline(always)]
+    fn claim<T: DeviceCopy>(&self, elems: Elems<'_, T>) -> Result<DevicePtr<T>> {
+        if self.checked.get() {
+            return elems.claim_on_checked(self.stream);
+        }
+        let ptr = elems.claim(self.stream)?;
+        self.checked.set(true);
+        Ok(ptr)
     }
 }
 
@@ -123,7 +176,7 @@ fn contiguous<T: DeviceCopy>(elems: Elems<'_, T>) -> Result<Elems<'_, T>> {
 #[inline(always)]
 fn shared<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    launch: &Launch<'_>,
+    launch: &LaunchStream<'_>,
 ) -> Result<DeviceSlice<'p, T>> {
     let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: `len` elements of a live allocation at `ptr` (a dangling,
@@ -139,7 +192,7 @@ fn shared<'p, T: DeviceCopy>(
 #[inline(always)]
 fn exclusive<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    launch: &Launch<'_>,
+    launch: &LaunchStream<'_>,
 ) -> Result<DeviceSliceMut<'p, T>> {
     let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: as in `shared`; the caller's `&mut` (or exclusive view) means
@@ -151,7 +204,7 @@ fn exclusive<'p, T: DeviceCopy>(
 #[inline(always)]
 fn atomic<'p, T: DeviceCopy>(
     elems: Elems<'_, T>,
-    launch: &Launch<'_>,
+    launch: &LaunchStream<'_>,
 ) -> Result<DeviceAtomicSlice<'p, T>> {
     let ptr = launch.claim(contiguous(elems)?)?;
     // SAFETY: as in `exclusive`; inside the kernel every access through the
@@ -167,7 +220,7 @@ macro_rules! slice_args {
         unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, T>> for $arg {
 
             #[inline]
-            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, T>> {
+            unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<$param<'p, T>> {
                 let elems: fn(&Self) -> Elems<'_, T> = $elems;
                 $make(elems(&self), launch)
             }
@@ -224,7 +277,7 @@ macro_rules! checked_args {
         unsafe impl<'p, $($gen)*> LaunchArg<$param<'p, C>> for $arg {
 
             #[inline]
-            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, C>> {
+            unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<$param<'p, C>> {
                 $make(self.bits().elems(), launch).map($param::from_bits)
             }
         }
@@ -249,7 +302,7 @@ checked_args! { exclusive, CheckedSliceMut:
 // laid them out.
 unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &SoaBuffer<T, K> {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSlice<'p, T>> {
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<SoaSlice<'p, T>> {
         let (bytes, len) = self.arrays();
         let all = shared(bytes, launch)?;
         // SAFETY: see the impl.
@@ -260,7 +313,7 @@ unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &Soa
 // SAFETY: as above, through `&mut`.
 unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSlice<'p, T>> for &mut SoaBuffer<T, K> {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSlice<'p, T>> {
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<SoaSlice<'p, T>> {
         // SAFETY: the caller's contract, passed on.
         unsafe { LaunchArg::<SoaSlice<'p, T>>::__into_param(&*self, launch) }
     }
@@ -272,7 +325,7 @@ unsafe impl<'p, T: DeviceSoA, K: MemoryKind> LaunchArg<SoaSliceMut<'p, T>>
     for &mut SoaBuffer<T, K>
 {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<SoaSliceMut<'p, T>> {
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<SoaSliceMut<'p, T>> {
         let (bytes, len) = self.arrays();
         let all = exclusive(bytes, launch)?;
         // SAFETY: see the impl.
@@ -288,7 +341,7 @@ where
     A: LaunchArg<DeviceSliceMut<'p, T>>,
 {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<DeviceTilesMut<'p, T, TILE>> {
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<DeviceTilesMut<'p, T, TILE>> {
         // SAFETY: the caller's promise, passed on.
         let slice = unsafe { self.__into_param(launch) }?;
         // SAFETY: the slice's memory, with the same access.
@@ -302,7 +355,7 @@ where
     A: LaunchArg<DeviceSliceMut<'p, T>>,
 {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<DeviceChunksMut<'p, T, C>> {
+    unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<DeviceChunksMut<'p, T, C>> {
         // SAFETY: the caller's promise, passed on.
         let slice = unsafe { self.__into_param(launch) }?;
         // SAFETY: the slice's memory, with the same access.
@@ -319,7 +372,10 @@ where
     A: LaunchArg<PitchedSliceMut<'p, T>>,
 {
     #[inline]
-    unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<PitchedTilesMut<'p, T, W, H>> {
+    unsafe fn __into_param(
+        self,
+        launch: &LaunchStream<'_>,
+    ) -> Result<PitchedTilesMut<'p, T, W, H>> {
         // SAFETY: the caller's promise, passed on.
         let image = unsafe { self.__into_param(launch) }?;
         // SAFETY: the image's rows, with the same access.
@@ -340,7 +396,7 @@ where
 /// require).
 fn pitched<T: DeviceCopy>(
     buffer: &PitchedBuffer<T>,
-    launch: &Launch<'_>,
+    launch: &LaunchStream<'_>,
 ) -> Result<(*mut T, usize, usize, usize)> {
     let elems = local(buffer.elems())?;
     if !elems.shape.pitch.is_multiple_of(align_of::<T>()) {
@@ -406,7 +462,7 @@ macro_rules! pitched_args {
         unsafe impl<'p, 'b, T: DeviceCopy> LaunchArg<$param<'p, T>> for $arg {
 
             #[inline]
-            unsafe fn __into_param(self, launch: &Launch<'_>) -> Result<$param<'p, T>> {
+            unsafe fn __into_param(self, launch: &LaunchStream<'_>) -> Result<$param<'p, T>> {
                 let (ptr, pitch, width, height) = pitched(AsPitched::pitched(&*self), launch)?;
                 // SAFETY: see above.
                 Ok(unsafe { $param::from_raw_parts(ptr as $ptr, pitch, width, height) })

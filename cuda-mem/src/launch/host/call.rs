@@ -2,33 +2,33 @@
 //! argument and parameter tuples ([`KernelParams`], [`LaunchArgs`]) and the
 //! generic launchers `#[kernel]` calls (`__launch`, `__launch_unsafe`).
 
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream, LaunchConfig};
 
 use crate::context::ContextState;
-use crate::copy::device_copy::DeviceCopy;
-use crate::copy::device_ptr::DevicePtr;
-use crate::engine::Elems;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::launch::host::args::LaunchArg;
+use crate::launch::host::args::{LaunchArg, LaunchStream};
 use crate::launch::host::module::{Declared, Module};
 use crate::launch::param::ParamAbi;
 
 /// A launch under way: the checked function and the stream. Made by
 /// [`Module::__begin`]; the generated launcher turns each argument into its
-/// parameter with [`Launch::param`], then calls [`Launch::__finish`].
+/// parameter with [`Launch::param`], then calls [`Launch::__finish`]. Its
+/// arguments see its [`LaunchStream`] (a deref).
 #[doc(hidden)]
 pub struct Launch<'s> {
-    stream: &'s Arc<CudaStream>,
+    on: LaunchStream<'s>,
     function: sys::CUfunction,
-    /// Whether an argument's claim has checked the stream (`check_stream`:
-    /// that cuda-mem can order work on it, one driver call). The later
-    /// claims of the launch compare its context only, and launches without
-    /// buffer arguments check it in `__finish`.
-    stream_checked: Cell<bool>,
+}
+
+impl<'s> std::ops::Deref for Launch<'s> {
+    type Target = LaunchStream<'s>;
+
+    fn deref(&self) -> &LaunchStream<'s> {
+        &self.on
+    }
 }
 
 impl Launch<'_> {
@@ -42,22 +42,7 @@ impl Launch<'_> {
     #[inline(always)]
     pub unsafe fn param<A: LaunchArg<P>, P>(&self, arg: A) -> Result<P> {
         // SAFETY: the caller's promise, passed on.
-        unsafe { arg.__into_param(self) }
-    }
-
-    /// `elems` claimed on the launch's stream (see `Elems::claim`). The
-    /// first claim checks the stream; the others, of the same launch,
-    /// compare its context with the memory's only, as a stream that cuda-mem
-    /// can order a moment ago still is (a capture begun meanwhile on another
-    /// thread could as well begin between the check and `cuLaunchKernel`).
-    #[inline(always)]
-    pub(super) fn claim<T: DeviceCopy>(&self, elems: Elems<'_, T>) -> Result<DevicePtr<T>> {
-        if self.stream_checked.get() {
-            return elems.claim_on_checked(self.stream);
-        }
-        let ptr = elems.claim(self.stream)?;
-        self.stream_checked.set(true);
-        Ok(ptr)
+        unsafe { arg.__into_param(&self.on) }
     }
 
     /// Queues the kernel.
@@ -71,8 +56,9 @@ impl Launch<'_> {
     /// = ...)]`, which its entry point takes as known).
     #[doc(hidden)]
     pub unsafe fn __finish(self, config: LaunchConfig, params: &mut [*mut c_void]) -> Result<()> {
-        if !self.stream_checked.get() {
-            check_stream(self.stream)?;
+        let stream = self.on.stream();
+        if !self.on.checked() {
+            check_stream(stream)?;
         }
         let (grid, block) = (config.grid_dim, config.block_dim);
         // The device's global indices are exact 64-bit numbers for fewer
@@ -85,7 +71,7 @@ impl Launch<'_> {
                  launch fewer threads, with a grid-stride loop covering the data",
             ));
         }
-        crate::context::bind(self.stream.context())?;
+        crate::context::bind(stream.context())?;
         // SAFETY: the function belongs to the current context (checked and
         // cached per context), which is the stream's (the module was found
         // through the stream's context); the caller guarantees the
@@ -100,7 +86,7 @@ impl Launch<'_> {
                 block.1,
                 block.2,
                 config.shared_mem_bytes,
-                self.stream.cu_stream(),
+                stream.cu_stream(),
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -162,9 +148,8 @@ impl Module {
             Some(stream),
         )?;
         Ok(Launch {
-            stream,
+            on: LaunchStream::new(stream),
             function,
-            stream_checked: Cell::new(false),
         })
     }
 }

@@ -6,6 +6,6 @@ mod args;
 mod call;
 mod module;
 
-pub use args::LaunchArg;
+pub use args::{LaunchArg, LaunchStream};
 pub use call::{__launch, __launch_unsafe, KernelParams, Launch, LaunchArgs};
 pub use module::{Module, Occupancy};
