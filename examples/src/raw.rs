@@ -96,16 +96,7 @@ pub unsafe fn slice_and_scalar(
     ];
     // SAFETY: the kernel's parameters (the caller's promise), which outlive
     // the call.
-    unsafe {
-        result::launch_kernel(
-            function,
-            config.grid_dim,
-            config.block_dim,
-            0,
-            stream.cu_stream(),
-            params,
-        )
-    }
+    unsafe { launch(function, stream, config, params) }
 }
 
 /// `cuLaunchKernel` of a `#[kernel]` fn that takes two slices (`(input,
@@ -133,6 +124,23 @@ pub unsafe fn two_slices(
     ];
     // SAFETY: the kernel's parameters (the caller's promise), which outlive
     // the call.
+    unsafe { launch(function, stream, config, params) }
+}
+
+/// `cuLaunchKernel` of `function` with `config` (no shared memory) and
+/// `params`, on `stream`: what the typed launchers above share.
+///
+/// # Safety
+///
+/// `params` are `function`'s parameters, of its types and in order, and
+/// `function` is loaded in `stream`'s context.
+unsafe fn launch(
+    function: sys::CUfunction,
+    stream: &CudaStream,
+    config: LaunchConfig,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: the caller's promise.
     unsafe {
         result::launch_kernel(
             function,
