@@ -94,7 +94,7 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::engine::fill_pattern::{
-    pattern_words_read, MediumPattern, Pattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
+    pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
     MEDIUM_PATTERN_WORDS, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
 };
 
@@ -618,13 +618,13 @@ fn enqueue_kernel(
         FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel => {
             state.bind()?;
             match plan {
-                // The patterns built in place (see `repeat_into`): for the
+                // The patterns built in place (`Pattern::repeat_into`): for the
                 // medium kernel, 4 KiB not moved on every fill.
                 FillPlan::SmallKernel => {
                     let mut pattern = SmallPattern {
                         words: [0; SMALL_PATTERN_WORDS],
                     };
-                    repeat_into(&mut pattern, value);
+                    pattern.repeat_into(value);
                     let kernel = &kernels(state)?.small;
                     launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
                 }
@@ -632,7 +632,7 @@ fn enqueue_kernel(
                     let mut pattern = MediumPattern {
                         words: [0; MEDIUM_PATTERN_WORDS],
                     };
-                    repeat_into(&mut pattern, value);
+                    pattern.repeat_into(value);
                     let kernel = &kernels(state)?.medium;
                     launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
                 }
@@ -659,42 +659,10 @@ pub(crate) fn small_kernel_row(
     let mut pattern = SmallPattern {
         words: [0; SMALL_PATTERN_WORDS],
     };
-    repeat_into(&mut pattern, value);
-    launch_small(state, stream, &region, value.len(), &mut pattern)
-}
-
-/// Writes `value` repeated into the zeroed `pattern`, as
-/// [`Pattern::repeating`] builds it (the same words; the rest stay zero),
-/// in place: the caller's pattern is the launch's parameter, not a copy of
-/// one built elsewhere (288 bytes moved on every fill).
-#[inline(always)]
-fn repeat_into<const W: usize>(pattern: &mut Pattern<W>, value: &[u8]) {
-    let read = pattern_words_read(value.len() as u32, W as u32) as usize;
-    let words = &mut pattern.words[..read];
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
-    for piece in bytes.chunks_mut(value.len()) {
-        piece.copy_from_slice(&value[..piece.len()]);
-    }
-    for word in words {
-        *word = u32::from_le(*word);
-    }
-}
-
-/// The small kernel's fill of one row, `region`, with an element of `size`
-/// bytes repeated in `pattern` (built by the caller, [`enqueue_planned`]),
-/// with [`enqueue`]'s guarantees. Inlined into each element type's fill,
-/// where `size` is a constant (see [`grid`]).
-#[inline(always)]
-fn launch_small(
-    state: &ContextState,
-    stream: &CudaStream,
-    region: &Region,
-    size: usize,
-    pattern: &mut SmallPattern,
-) -> Result<()> {
+    pattern.repeat_into(value);
     state.bind()?;
     let kernel = &kernels(state)?.small;
-    launch_by_parameter(stream, kernel, region, size, pattern)
+    launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
 }
 
 /// Launches a by-parameter fill kernel (`cuda_mem_fill_small` or
@@ -1341,19 +1309,28 @@ mod tests {
         });
     }
 
-    /// The pattern the one-row small launch builds in place is the one
-    /// `Pattern::repeating` builds, for every element size and random
-    /// values (and for the medium pattern's sizes).
+    /// A pattern built in place (`Pattern::repeat_into`, which `repeating`
+    /// uses too) holds the value repeated from its first byte over the
+    /// words a fill reads, little-endian, and zeros after them, for every
+    /// element size and random values (and for the medium pattern's sizes).
     #[test]
-    fn patterns_built_in_place_equal_repeating() {
+    fn patterns_built_in_place_hold_the_value_repeated() {
         fn check<const W: usize>(value: &[u8]) {
             let mut in_place = Pattern::<W> { words: [0; W] };
-            repeat_into(&mut in_place, value);
+            in_place.repeat_into(value);
+            let n = value.len();
+            let read = pattern_words_read(n as u32, W as u32) as usize;
+            let expected: Vec<u32> = (0..W)
+                .map(|i| match i < read {
+                    true => u32::from_le_bytes(std::array::from_fn(|k| value[(4 * i + k) % n])),
+                    false => 0,
+                })
+                .collect();
+            assert_eq!(in_place.words[..], expected[..], "{n} bytes");
             assert_eq!(
-                in_place.words,
-                Pattern::<W>::repeating(value).words,
-                "{} bytes",
-                value.len()
+                Pattern::<W>::repeating(value).words[..],
+                expected[..],
+                "{n} bytes"
             );
         }
         let small =

@@ -69,15 +69,37 @@ impl<const W: usize> Pattern<W> {
     /// `value` (`1 <= value.len()`, with `(len - 1) / 4 + 5 <= W`) repeated
     /// over the words a fill reads; the rest stay zero (8 of 72 words for a
     /// 16-byte value: this runs on every fill's launch path).
+    ///
+    /// ```
+    /// let p = cuda_mem::fill_pattern::SmallPattern::repeating(&[1, 2, 3]);
+    /// assert_eq!(p.words[0], u32::from_le_bytes([1, 2, 3, 1]));
+    /// ```
     #[inline]
     pub fn repeating(value: &[u8]) -> Self {
-        let read = pattern_words_read(value.len() as u32, W as u32) as usize;
         let mut pattern = Self { words: [0; W] };
+        pattern.repeat_into(value);
+        pattern
+    }
+
+    /// [`repeating`](Self::repeating) written into `self`, whose words are
+    /// all zero: the launch path builds the kernel's parameter where it is
+    /// launched from, rather than moving a returned one (288 bytes, or 4 KiB
+    /// for a medium pattern).
+    ///
+    /// ```
+    /// use cuda_mem::fill_pattern::SmallPattern;
+    /// let mut p = SmallPattern { words: [0; 72] };
+    /// p.repeat_into(&[1, 2, 3]);
+    /// assert_eq!(p.words, SmallPattern::repeating(&[1, 2, 3]).words);
+    /// ```
+    #[inline(always)]
+    pub fn repeat_into(&mut self, value: &[u8]) {
+        let read = pattern_words_read(value.len() as u32, W as u32) as usize;
         // Whole copies of the value into the words' own bytes, then each
         // word read as little-endian (nothing to do on a little-endian
         // host): not a branch per byte on every fill's launch path (4 KiB of
         // them for a medium pattern), and no second buffer.
-        let words = &mut pattern.words[..read];
+        let words = &mut self.words[..read];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
         for piece in bytes.chunks_mut(value.len()) {
             piece.copy_from_slice(&value[..piece.len()]);
@@ -85,7 +107,6 @@ impl<const W: usize> Pattern<W> {
         for word in words {
             *word = u32::from_le(*word);
         }
-        pattern
     }
 }
 
