@@ -66,6 +66,7 @@ mod device {
         block_rank, block_thread_rank, grid_blocks, grid_stride, sync_threads, DeviceAtomic, Scope,
         SharedArray, SharedSlice,
     };
+    use cuda_mem::device::warp::sync_warp;
     use cuda_mem::soa::__table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
     use cuda_mem::soa::MAX_FIELDS;
 
@@ -1116,6 +1117,198 @@ mod device {
         };
     }
 
+    /// Units of a warp's own tile in the warp-tile transpositions: the
+    /// block's shared tile cut into one part per warp.
+    const WARP_UNITS: usize = SOA_TILE_BYTES / 4 / (SOA_BLOCK / 32);
+    /// Loads a lane issues before it stores any of them.
+    const SOA_BATCH: usize = 8;
+
+    /// The transpositions in 4-byte words with a tile per warp: each warp
+    /// moves its own `WARP_UNITS / stride` structs through its part of the
+    /// shared tile, with `sync_warp` between its phases and no block
+    /// barrier, so that the warps of a block overlap their loads and stores
+    /// instead of waiting for each other; loads are issued `SOA_BATCH` at a
+    /// time. For structs of at most `WARP_UNITS` words.
+    macro_rules! soa_warp_kernels {
+        ($scatter:ident, $gather:ident) => {
+            /// As the block-tile scatter, for structs of at most
+            /// `WARP_UNITS` words.
+            ///
+            /// # Safety
+            /// As for the block-tile scatter, and `table.stride <=
+            /// WARP_UNITS`.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $scatter(aos: *const u32, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
+                let stride = table.stride as usize;
+                let per_tile = WARP_UNITS / stride;
+                let len = len as usize;
+                let t = block_thread_rank() as usize;
+                let (lane, warp) = (t % 32, t / 32);
+                let base = warp * WARP_UNITS;
+                let warps = grid_blocks() * (SOA_BLOCK / 32);
+                let mut first = (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile;
+                while first < len {
+                    let units = per_tile.min(len - first) * stride;
+                    // SAFETY: `first * stride + u` lies in the `len` structs.
+                    let src = unsafe { aos.add(first * stride) };
+                    let mut u = lane;
+                    while u + 32 * (SOA_BATCH - 1) < units {
+                        // SAFETY: `u + 32 * k < units` for every `k`.
+                        let v: [u32; SOA_BATCH] =
+                            core::array::from_fn(|k| unsafe { src.add(u + 32 * k).read() });
+                        let [v0, v1, v2, v3, v4, v5, v6, v7] = v;
+                        let at = base + u;
+                        // One check for the eight stores: with a check (and
+                        // its trap) before each, ptxas sank each load to its
+                        // store, one load in flight at a time.
+                        assert!(at + 32 * (SOA_BATCH - 1) < SOA_TILE_BYTES / 4);
+                        tile.store(at, v0);
+                        tile.store(at + 32, v1);
+                        tile.store(at + 64, v2);
+                        tile.store(at + 96, v3);
+                        tile.store(at + 128, v4);
+                        tile.store(at + 160, v5);
+                        tile.store(at + 192, v6);
+                        tile.store(at + 224, v7);
+                        u += 32 * SOA_BATCH;
+                    }
+                    while u < units {
+                        // SAFETY: `u < units`.
+                        tile.store(base + u, unsafe { src.add(u).read() });
+                        u += 32;
+                    }
+                    sync_warp();
+                    let mut f = 0;
+                    while f < fields {
+                        let offset = table_entry!($scatter, offsets, f) as usize;
+                        let size = table_entry!($scatter, sizes, f) as usize;
+                        let count = units / stride * size;
+                        let dst = table_entry!($scatter, regions, f) as *mut u32;
+                        let (step_e, step_j) = (32 / size, 32 % size);
+                        let (mut e, mut j, mut k) = (lane / size, lane % size, lane);
+                        while k < count {
+                            let unit = tile.load(base + e * stride + offset + j);
+                            // SAFETY: `first * size + k` lies in the field's
+                            // `len * size` units (`k < count`).
+                            unsafe { dst.add(first * size + k).write(unit) };
+                            k += 32;
+                            e += step_e;
+                            j += step_j;
+                            if j >= size {
+                                j -= size;
+                                e += 1;
+                            }
+                        }
+                        f += 1;
+                    }
+                    sync_warp();
+                    first += warps * per_tile;
+                }
+            }
+
+            /// As the block-tile gather, for structs of at most
+            /// `WARP_UNITS` words.
+            ///
+            /// # Safety
+            /// As for the block-tile gather, and `table.stride <=
+            /// WARP_UNITS`.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $gather(aos: *mut u32, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
+                let stride = table.stride as usize;
+                let per_tile = WARP_UNITS / stride;
+                let len = len as usize;
+                let t = block_thread_rank() as usize;
+                let (lane, warp) = (t % 32, t / 32);
+                let base = warp * WARP_UNITS;
+                let warps = grid_blocks() * (SOA_BLOCK / 32);
+                let mut first = (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile;
+                while first < len {
+                    let units = per_tile.min(len - first) * stride;
+                    let mut f = 0;
+                    while f < fields {
+                        let offset = table_entry!($gather, offsets, f) as usize;
+                        let size = table_entry!($gather, sizes, f) as usize;
+                        let count = units / stride * size;
+                        let src = table_entry!($gather, regions, f) as *const u32;
+                        // SAFETY: `first * size + k` lies in the field's
+                        // `len * size` units for every `k < count`.
+                        let src = unsafe { src.add(first * size) };
+                        let (step_e, step_j) = (32 / size, 32 % size);
+                        let (mut e, mut j, mut k) = (lane / size, lane % size, lane);
+                        while k + 32 * (SOA_BATCH - 1) < count {
+                            // SAFETY: `k + 32 * b < count` for every `b`.
+                            let v: [u32; SOA_BATCH] =
+                                core::array::from_fn(|b| unsafe { src.add(k + 32 * b).read() });
+                            // Where the units go: increasing with `k` (a
+                            // unit's element and place in it), so the last
+                            // bounds them all, checked once (a check before
+                            // each store made ptxas sink each load to it).
+                            let at: [usize; SOA_BATCH] = core::array::from_fn(|_| {
+                                let at = base + e * stride + offset + j;
+                                e += step_e;
+                                j += step_j;
+                                if j >= size {
+                                    j -= size;
+                                    e += 1;
+                                }
+                                at
+                            });
+                            assert!(at[SOA_BATCH - 1] < SOA_TILE_BYTES / 4);
+                            let [a0, a1, a2, a3, a4, a5, a6, a7] = at;
+                            let [v0, v1, v2, v3, v4, v5, v6, v7] = v;
+                            let p = tile.as_ptr();
+                            // SAFETY: every place is at most the last,
+                            // inside the tile; this lane alone writes each
+                            // (the warp's units are distinct) until the
+                            // `sync_warp` below. Through the pointer:
+                            // `write` would check each index again.
+                            unsafe {
+                                p.add(a0).write(v0);
+                                p.add(a1).write(v1);
+                                p.add(a2).write(v2);
+                                p.add(a3).write(v3);
+                                p.add(a4).write(v4);
+                                p.add(a5).write(v5);
+                                p.add(a6).write(v6);
+                                p.add(a7).write(v7);
+                            }
+                            k += 32 * SOA_BATCH;
+                        }
+                        while k < count {
+                            // SAFETY: `k < count`.
+                            let unit = unsafe { src.add(k).read() };
+                            tile.store(base + e * stride + offset + j, unit);
+                            k += 32;
+                            e += step_e;
+                            j += step_j;
+                            if j >= size {
+                                j -= size;
+                                e += 1;
+                            }
+                        }
+                        f += 1;
+                    }
+                    sync_warp();
+                    // SAFETY: `first * stride + u` lies in the `len` structs.
+                    let dst = unsafe { aos.add(first * stride) };
+                    let mut u = lane;
+                    while u < units {
+                        // SAFETY: as above, `u < units`.
+                        unsafe { dst.add(u).write(tile.load(base + u)) };
+                        u += 32;
+                    }
+                    sync_warp();
+                    first += warps * per_tile;
+                }
+            }
+        };
+    }
+
     soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
+    soa_warp_kernels!(cuda_mem_soa_scatter_warps, cuda_mem_soa_gather_warps);
     soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);
 }

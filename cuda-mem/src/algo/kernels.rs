@@ -107,6 +107,8 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
             "cuda_mem_soa_gather_words",
             "cuda_mem_soa_scatter_bytes",
             "cuda_mem_soa_gather_bytes",
+            "cuda_mem_soa_scatter_warps",
+            "cuda_mem_soa_gather_warps",
         ]
         .map(String::from),
     )

@@ -14,6 +14,10 @@ use cudarc::driver::CudaStream;
 use crate::algo::kernels::{kernel, launch};
 use crate::copy::soa::{DeviceSoA, MAX_FIELDS};
 use crate::engine::soa_table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
+
+/// A warp's part of the tile in the warp-tile kernels (`WARP_UNITS` words
+/// there).
+const WARP_TILE_BYTES: usize = SOA_TILE_BYTES / (SOA_BLOCK / 32);
 use crate::engine::Elems;
 use crate::error::{Error, Result};
 
@@ -97,8 +101,21 @@ fn transpose<T: DeviceSoA>(
     } else {
         "soa_gather"
     };
-    let (function, resident) = kernel(state, name, if words { "words" } else { "bytes" })?;
-    let per_tile = SOA_TILE_BYTES / size_of::<T>();
+    // Words of structs that fit a warp's part of the tile (4 KiB): the
+    // warp-tile kernels, whose warps do not wait for each other; else the
+    // block-tile ones.
+    let warp_tiles = words && size_of::<T>() <= WARP_TILE_BYTES;
+    let flavour = match (words, warp_tiles) {
+        (true, true) => "warps",
+        (true, false) => "words",
+        _ => "bytes",
+    };
+    let (function, resident) = kernel(state, name, flavour)?;
+    let per_tile = if warp_tiles {
+        WARP_TILE_BYTES / size_of::<T>() * (SOA_BLOCK / 32)
+    } else {
+        SOA_TILE_BYTES / size_of::<T>()
+    };
     let grid = len.div_ceil(per_tile).clamp(1, resident.max(1) as usize) as u32;
     let (mut at, mut n) = (aos_addr, len as u64);
     let params: &mut [*mut c_void] = &mut [
