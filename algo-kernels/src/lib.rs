@@ -1123,6 +1123,97 @@ mod device {
     /// Loads a lane issues before it stores any of them.
     const SOA_BATCH: usize = 8;
 
+    /// A lane's walk over a warp tile's units in field order (field 0's
+    /// `n * size` units, then field 1's, ...), 32 units a step: where the
+    /// unit is in the tile and in its field's array. `u32` arithmetic, and
+    /// a division only when the walk enters a field.
+    struct FieldWalk<E> {
+        /// The fields' `(offset, size, first unit of the tile's structs)`.
+        entry: E,
+        fields: usize,
+        n: u32,
+        /// The field, and the unit `k` within its `count = n * size`
+        /// units: element `e`, unit `j` of the element.
+        f: usize,
+        k: u32,
+        count: u32,
+        e: u32,
+        j: u32,
+        offset: u32,
+        size: u32,
+        step_e: u32,
+        step_j: u32,
+        src: *const u32,
+    }
+
+    impl<E: Fn(usize) -> (u32, u32, *const u32)> FieldWalk<E> {
+        /// The walk from unit `lane` of the tile of `n` structs.
+        fn start(lane: u32, n: u32, fields: usize, entry: E) -> Self {
+            let mut walk = FieldWalk {
+                entry,
+                fields,
+                n,
+                f: 0,
+                k: lane,
+                count: 0,
+                e: 0,
+                j: 0,
+                offset: 0,
+                size: 1,
+                step_e: 0,
+                step_j: 0,
+                src: core::ptr::null(),
+            };
+            walk.enter();
+            walk
+        }
+
+        /// Enters field `f` (or a later one, where `k` is beyond `f`'s units).
+        fn enter(&mut self) {
+            while self.f < self.fields {
+                let (offset, size, src) = (self.entry)(self.f);
+                let size = size.max(1);
+                self.count = self.n * size;
+                if self.k < self.count {
+                    (self.offset, self.size, self.src) = (offset, size, src);
+                    (self.step_e, self.step_j) = (32 / size, 32 % size);
+                    (self.e, self.j) = (self.k / size, self.k % size);
+                    return;
+                }
+                self.k -= self.count;
+                self.f += 1;
+            }
+        }
+
+        /// The unit's place in the tile (from `base`, structs `stride`
+        /// units apart) and its address in its field's array; then on to
+        /// the lane's next unit, 32 on.
+        #[inline(always)]
+        fn next(&mut self, (stride, base): (u32, u32)) -> (usize, *const u32) {
+            let place = base + self.e * stride + self.offset + self.j;
+            let at = (place as usize, self.src.wrapping_add(self.k as usize));
+            self.advance();
+            at
+        }
+
+        #[inline(always)]
+        fn advance(&mut self) {
+            self.k += 32;
+            if self.k < self.count {
+                self.e += self.step_e;
+                self.j += self.step_j;
+                if self.j >= self.size {
+                    self.j -= self.size;
+                    self.e += 1;
+                }
+            } else {
+                self.k -= self.count;
+                self.f += 1;
+                self.enter();
+            }
+        }
+    }
+
     /// The transpositions in 4-byte words with a tile per warp: each warp
     /// moves its own `WARP_UNITS / stride` structs through its part of the
     /// shared tile, with `sync_warp` between its phases and no block
@@ -1227,70 +1318,62 @@ mod device {
                 let warps = grid_blocks() * (SOA_BLOCK / 32);
                 let mut first = (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile;
                 while first < len {
-                    let units = per_tile.min(len - first) * stride;
-                    let mut f = 0;
-                    while f < fields {
-                        let offset = table_entry!($gather, offsets, f) as usize;
-                        let size = table_entry!($gather, sizes, f) as usize;
-                        let count = units / stride * size;
-                        let src = table_entry!($gather, regions, f) as *const u32;
-                        // SAFETY: `first * size + k` lies in the field's
-                        // `len * size` units for every `k < count`.
-                        let src = unsafe { src.add(first * size) };
-                        let (step_e, step_j) = (32 / size, 32 % size);
-                        let (mut e, mut j, mut k) = (lane / size, lane % size, lane);
-                        while k + 32 * (SOA_BATCH - 1) < count {
-                            // SAFETY: `k + 32 * b < count` for every `b`.
-                            let v: [u32; SOA_BATCH] =
-                                core::array::from_fn(|b| unsafe { src.add(k + 32 * b).read() });
-                            // Where the units go: increasing with `k` (a
-                            // unit's element and place in it), so the last
-                            // bounds them all, checked once (a check before
-                            // each store made ptxas sink each load to it).
-                            let at: [usize; SOA_BATCH] = core::array::from_fn(|_| {
-                                let at = base + e * stride + offset + j;
-                                e += step_e;
-                                j += step_j;
-                                if j >= size {
-                                    j -= size;
-                                    e += 1;
-                                }
-                                at
-                            });
-                            assert!(at[SOA_BATCH - 1] < SOA_TILE_BYTES / 4);
-                            let [a0, a1, a2, a3, a4, a5, a6, a7] = at;
-                            let [v0, v1, v2, v3, v4, v5, v6, v7] = v;
-                            let p = tile.as_ptr();
-                            // SAFETY: every place is at most the last,
-                            // inside the tile; this lane alone writes each
-                            // (the warp's units are distinct) until the
-                            // `sync_warp` below. Through the pointer:
-                            // `write` would check each index again.
-                            unsafe {
-                                p.add(a0).write(v0);
-                                p.add(a1).write(v1);
-                                p.add(a2).write(v2);
-                                p.add(a3).write(v3);
-                                p.add(a4).write(v4);
-                                p.add(a5).write(v5);
-                                p.add(a6).write(v6);
-                                p.add(a7).write(v7);
-                            }
-                            k += 32 * SOA_BATCH;
+                    let n = per_tile.min(len - first);
+                    let units = n * stride;
+                    // The tile's units in field order, every 32nd this
+                    // lane's: whole batches of loads across the fields,
+                    // however few units each field has in the tile.
+                    let mut walk = FieldWalk::start(lane as u32, n as u32, fields, |f| {
+                        let size = table_entry!($gather, sizes, f);
+                        let region = table_entry!($gather, regions, f) as *const u32;
+                        // SAFETY: the tile's structs' units of field `f`
+                        // start `first * size` units into its region.
+                        let src = unsafe { region.add(first * size as usize) };
+                        (table_entry!($gather, offsets, f), size, src)
+                    });
+                    let mine = (units - lane.min(units)).div_ceil(32);
+                    for _ in 0..mine / SOA_BATCH {
+                        let st = (stride as u32, base as u32);
+                        let (p0, s0) = walk.next(st);
+                        let (p1, s1) = walk.next(st);
+                        let (p2, s2) = walk.next(st);
+                        let (p3, s3) = walk.next(st);
+                        let (p4, s4) = walk.next(st);
+                        let (p5, s5) = walk.next(st);
+                        let (p6, s6) = walk.next(st);
+                        let (p7, s7) = walk.next(st);
+                        // Every place is checked before any load, so that
+                        // ptxas keeps the eight loads together.
+                        let last = SOA_TILE_BYTES / 4;
+                        assert!(p0.max(p1).max(p2).max(p3).max(p4).max(p5).max(p6).max(p7) < last);
+                        // SAFETY: each source is unit `k < n * size` of its
+                        // field's units from the tile's first struct on,
+                        // inside the region (the walk stays within the
+                        // `mine` units this lane has).
+                        let v = unsafe {
+                            [s0.read(), s1.read(), s2.read(), s3.read(), s4.read(), s5.read(), s6.read(), s7.read()]
+                        };
+                        let p = tile.as_ptr();
+                        // SAFETY: every place is inside the tile (checked
+                        // above); this lane alone writes each (the warp's
+                        // places are distinct) until the `sync_warp` below.
+                        // Through the pointer: `store` would check each
+                        // index again, between the loads.
+                        unsafe {
+                            p.add(p0).write(v[0]);
+                            p.add(p1).write(v[1]);
+                            p.add(p2).write(v[2]);
+                            p.add(p3).write(v[3]);
+                            p.add(p4).write(v[4]);
+                            p.add(p5).write(v[5]);
+                            p.add(p6).write(v[6]);
+                            p.add(p7).write(v[7]);
                         }
-                        while k < count {
-                            // SAFETY: `k < count`.
-                            let unit = unsafe { src.add(k).read() };
-                            tile.store(base + e * stride + offset + j, unit);
-                            k += 32;
-                            e += step_e;
-                            j += step_j;
-                            if j >= size {
-                                j -= size;
-                                e += 1;
-                            }
-                        }
-                        f += 1;
+                    }
+                    for _ in 0..mine % SOA_BATCH {
+                        let (place, src) = walk.next((stride as u32, base as u32));
+                        // SAFETY: as in the batches.
+                        tile.store(place, unsafe { src.read() });
                     }
                     sync_warp();
                     // SAFETY: `first * stride + u` lies in the `len` structs.

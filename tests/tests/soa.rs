@@ -185,6 +185,98 @@ fn views_of_device_structs_transpose_both_ways() {
     }
 }
 
+/// One word: the smallest struct of the warp-tile word kernels (1024 in a
+/// warp's tile).
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Word {
+    w: u32,
+}
+
+/// Fields of 1, 5, 2 and 2 words: a lane's units cross from one field to
+/// the next within a batch.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Mixed {
+    a: u32,
+    b: [u32; 5],
+    c: u64,
+    d: [f32; 2],
+}
+
+/// 4 KiB: the largest struct of the warp-tile kernels, one struct a tile,
+/// whose 1-word fields are shorter than a warp.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Page {
+    head: u32,
+    body: [u32; 1021],
+    mark: f32,
+    tail: u32,
+}
+
+/// 4 KiB and 12 bytes: the block-tile word kernels.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Big {
+    head: [u32; 3],
+    body: [f32; 1024],
+}
+
+/// `T`'s structs from a device view to a structure of arrays and back into
+/// a poisoned view, and from and to the host, at odd and random lengths.
+fn transposes_both_ways<T: DeviceSoA + PartialEq + std::fmt::Debug>(
+    rng: &mut Rng,
+    stream: &std::sync::Arc<cuda_mem::CudaStream>,
+    most: usize,
+) {
+    let ctx = gpu();
+    let name = std::any::type_name::<T>();
+    let mut lens = vec![1, 2, 31, 33, 1023, 1025];
+    lens.extend((0..3).map(|_| 1 + rng.below(most)));
+    for n in lens {
+        let total = n + rng.below(40);
+        let a = rng.below(total - n + 1);
+        let structs: Vec<T> = rng.values(total);
+        let aos = DeviceBuffer::from_slice(&ctx, &structs).unwrap();
+        let mut soa = SoaBuffer::<T, cuda_mem::Device>::new(&ctx, n).unwrap();
+        soa.copy_from_aos_async(&aos.slice(a..a + n).unwrap(), stream)
+            .unwrap();
+        let poison: Vec<T> = rng.values(total);
+        let mut out = DeviceBuffer::from_slice(&ctx, &poison).unwrap();
+        let b = rng.below(total - n + 1);
+        soa.copy_to_aos_async(&mut out.slice_mut(b..b + n).unwrap(), stream)
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        assert!(same(&got[..b], &poison[..b]), "{name}: before the view");
+        assert!(
+            same(&got[b..b + n], &structs[a..a + n]),
+            "{name}: the view, {n} at {a} -> {b}"
+        );
+        assert!(
+            same(&got[b + n..], &poison[b + n..]),
+            "{name}: after the view"
+        );
+        let host: Vec<T> = rng.values(n);
+        soa.copy_from_host(&host).unwrap();
+        assert!(same(&soa.to_vec().unwrap(), &host), "{name}: host, {n}");
+    }
+}
+
+/// Word structs of every tile shape: one word, fields of several words,
+/// one struct a warp's tile (4 KiB), and a struct too large for a warp's
+/// tile (the block-tile kernels).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_struct_shape_transposes_both_ways() {
+    let stream = gpu().new_stream().unwrap();
+    let mut rng = Rng::from_env("every_struct_shape_transposes_both_ways");
+    transposes_both_ways::<Word>(&mut rng, &stream, 3_000_000);
+    transposes_both_ways::<Mixed>(&mut rng, &stream, 300_000);
+    transposes_both_ways::<Page>(&mut rng, &stream, 3_000);
+    transposes_both_ways::<Big>(&mut rng, &stream, 3_000);
+}
+
 /// `fill` sets every field of every struct; a field's view fills, and
 /// takes host data in a sub-range, leaving the other fields alone.
 #[test]

@@ -14,12 +14,12 @@ use cudarc::driver::CudaStream;
 use crate::algo::kernels::{kernel, launch};
 use crate::copy::soa::{DeviceSoA, MAX_FIELDS};
 use crate::engine::soa_table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
+use crate::engine::Elems;
+use crate::error::{Error, Result};
 
 /// A warp's part of the tile in the warp-tile kernels (`WARP_UNITS` words
 /// there).
 const WARP_TILE_BYTES: usize = SOA_TILE_BYTES / (SOA_BLOCK / 32);
-use crate::engine::Elems;
-use crate::error::{Error, Result};
 
 /// Which way a transposition goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
