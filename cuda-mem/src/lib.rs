@@ -275,7 +275,8 @@
 //!   Write-combined memory and [`PinnedAllocator`] blocks are not cached (an
 //!   allocator's `allocate` / `deallocate` pin and free, as before). Large
 //!   synchronous copies from or to a pageable `Vec` stage through one block
-//!   of the cache on up to 16 persistent worker threads.
+//!   of the cache (a ring of 2 MiB chunks) on up to 12 persistent worker
+//!   threads.
 //!
 //! ```no_run
 //! # use cuda_mem::prelude::*;

@@ -1,7 +1,7 @@
 //! GPU tests of the synchronous copies from and to *pageable* host memory
-//! that are large enough (32 MiB and up to the device, 4 MiB to the host; the
-//! smaller sizes here take the driver's path one way and staging the other)
-//! to be staged through pinned chunks:
+//! that are large enough (2 MiB and up to the device, 1 MiB to the host) to
+//! be staged through a ring of pinned chunks, and of every staging plan (the
+//! threshold lowered, from one thread and one slot up):
 //! odd element sizes, odd lengths, unaligned views, every byte checked, the
 //! bytes around a view untouched, and interleaving with stream work and with
 //! copies from other threads (each staged through its own cached block).
@@ -15,8 +15,8 @@ use cuda_mem_tests::{gpu, Rng};
 /// A 12-byte element: chunk (2 MiB) and lane boundaries fall inside elements.
 type Elem = [u8; 12];
 
-/// Staged sizes: just over the thresholds (small chunks, few lanes), a few
-/// chunks per lane, many (70 MiB), partial chunks.
+/// Staged sizes: the first chunks (a ramp) and a few full ones, many
+/// (70 MiB, the ring of slots wrapping), partial chunks.
 fn staged_len(rng: &mut Rng) -> usize {
     const MIB: usize = 1 << 20;
     let bytes =
@@ -136,4 +136,35 @@ fn pinned_sources_go_direct_and_concurrent_threads_stage_apart() {
             });
         }
     });
+}
+
+/// Restores the staging defaults when dropped (also after a failed check).
+struct DefaultStaging;
+
+impl Drop for DefaultStaging {
+    fn drop(&mut self) {
+        cuda_mem::__set_staging(0, 0, 0, 0);
+    }
+}
+
+/// Every staging plan copies every byte, with the threshold lowered so that
+/// every size is staged: one thread and one slot (each piece waits for the
+/// previous chunk's DMA), few slots of small chunks (the ring wraps many
+/// times), more lanes than the host has cores, and the defaults; sizes from
+/// a part of the first chunk to several full chunks.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_staging_plan_copies_every_byte() {
+    let mut rng = Rng::from_env("every_staging_plan_copies_every_byte");
+    let ctx = gpu();
+    let _restore = DefaultStaging;
+    for (lanes, chunk_kib, slots) in [(1, 64, 1), (1, 0, 0), (3, 128, 2), (40, 256, 3), (0, 0, 0)] {
+        cuda_mem::__set_staging(lanes, chunk_kib << 10, 1, slots);
+        for _ in 0..3 {
+            // 24 KiB to 9 MiB, in 12-byte elements (pieces end inside them).
+            let len = 2001 + rng.below((9 << 20) / size_of::<Elem>());
+            let mut buf = DeviceBuffer::<Elem>::new(&ctx, len).unwrap();
+            round_trip(&mut rng, &mut buf);
+        }
+    }
 }

@@ -301,11 +301,12 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
 
     /// Copies every element into `dst`, packed row after row (lengths must
     /// match), and returns once the data is there. Large contiguous copies
-    /// (4 MiB and up) into ordinary pageable memory are staged through
-    /// pinned chunks on up to 16 persistent worker threads, faster than the
-    /// driver's own pageable copy; the chunks are one block of the context's
-    /// [`PinnedCache`](crate::PinnedCache), pinned by the first such copy
-    /// (about 0.5 ms per MiB, up to 64 MiB) and reused by every later one.
+    /// (1 MiB and up) into ordinary pageable memory are staged through a
+    /// ring of pinned chunks on up to 12 persistent worker threads, faster
+    /// than the driver's own pageable copy; the chunks are one block of the
+    /// context's [`PinnedCache`](crate::PinnedCache), pinned by the first
+    /// such copy (about 0.5 ms per MiB, at most 32 MiB) and reused by every
+    /// later one.
     /// Padded rows go through one `cuMemcpy2D`.
     ///
     /// ```no_run
@@ -518,9 +519,10 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// once `src` may be reused (as with `cuMemcpyHtoD`, the last part of
     /// the transfer may still be on its way: every later operation on the
     /// memory, host access included, comes after it). Large contiguous
-    /// copies (32 MiB and up) from ordinary pageable memory are staged
-    /// through pinned chunks on up to 16 persistent worker threads, several
-    /// times faster than the driver's own pageable copy; the chunks are one
+    /// copies (2 MiB and up) from ordinary pageable memory are staged
+    /// through a ring of pinned chunks on up to 12 persistent worker
+    /// threads, several times faster than the driver's own pageable copy
+    /// from 16 MiB (up to the copy engine's 55 GB/s); the chunks are one
     /// block of the context's [`PinnedCache`](crate::PinnedCache), pinned by
     /// the first such copy and reused by every later one (it goes back to
     /// the cache guarded by an event behind the copy's last DMA). Padded

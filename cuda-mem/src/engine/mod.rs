@@ -28,6 +28,8 @@ pub mod soa_table;
 #[cfg(feature = "host")]
 pub(crate) mod staging;
 #[cfg(feature = "host")]
+mod streaming_copy;
+#[cfg(feature = "host")]
 mod views;
 #[cfg(feature = "host")]
 pub(crate) mod workers;

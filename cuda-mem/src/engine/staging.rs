@@ -2,17 +2,25 @@
 //! slice) and the GPU, staged through pinned memory.
 //!
 //! The driver stages pageable copies itself, with one CPU thread copying
-//! through its own pinned buffer: about 8-10 GB/s (to the device) and 15-20
+//! through its own pinned buffer: about 8-14 GB/s (to the device) and 9-13
 //! GB/s (to the host) on an H200 host, against 55 GB/s for pinned memory.
 //! Copies of at least [`min_bytes`] from or to memory the driver does not
-//! know take this path instead: the copy is cut into up to [`lanes`]
-//! contiguous parts, one per lane, run in parallel by the calling thread and
-//! the persistent workers of `workers` (no thread is spawned per copy).
-//! Each lane cuts its part into up to [`DEFAULT_DEPTH`] chunks, which take
-//! turns in [`SLOTS`] pinned slots of one block, so that the `memcpy` into
-//! (or out of) one chunk overlaps the DMA of the others, and the lanes'
-//! CPU copies together keep pace with the DMA (one thread copies about 12
-//! GB/s, sixteen about 50).
+//! know take this path instead.
+//!
+//! The copy is cut into chunks that take turns in a ring of pinned slots
+//! ([`Plan`]): the `memcpy` into (or out of) one chunk overlaps the DMA of
+//! the others. Every chunk is cut into pieces of [`PIECE`] bytes, and up to
+//! [`lanes`] threads (the calling thread and the persistent workers of
+//! `workers`; no thread is spawned per copy) claim the pieces in order,
+//! so all of them work on the same few chunks at once: a chunk is copied
+//! at the speed of all the threads together, and the thread that
+//! completes a chunk queues its DMA. The first chunks are smaller (a ramp
+//! from [`RAMP`] bytes), so that the first DMA starts after microseconds
+//! and the copy engine is then never idle. A thread that reaches a slot
+//! whose chunk is not ready yet (its DMA not yet finished, or, to the
+//! host, not yet landed) waits for it; the pieces of the chunk it waits
+//! for were all claimed earlier, by threads that are copying them, so
+//! every wait ends, however many threads run.
 //!
 //! The pinned block comes from the context's pinned cache (`pinned_cache`)
 //! and goes back to it when the copy returns, guarded by an event behind the
@@ -23,74 +31,69 @@
 //! for which no pinned block can be had go straight to the driver.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
+use crate::engine::streaming_copy::copy_streaming;
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_cache::{self, Block};
 use crate::memory::pinned_pages::registered_or_self;
 
-/// Pinned slots per lane: two (double buffering; a lane's chunks take turns
-/// in them). Many lanes share one copy engine, so a lane's next DMA waits
-/// behind the other lanes' anyway.
-const SLOTS: usize = 2;
-/// The smallest chunk: smaller copies use fewer lanes.
-const MIN_CHUNK: usize = 256 << 10;
+/// Bytes a thread copies at a time: chunks are whole pieces (the last
+/// piece of a copy may be shorter).
+const PIECE: usize = 64 << 10;
+/// The first chunk's bytes; each later chunk doubles, up to the largest.
+const RAMP: usize = 256 << 10;
 
 /// Tuning (0: the default); set by [`__set_staging`] for benchmarks.
 static LANES: AtomicUsize = AtomicUsize::new(0);
 static CHUNK_BYTES: AtomicUsize = AtomicUsize::new(0);
 static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
-static DEPTH: AtomicUsize = AtomicUsize::new(0);
+static SLOTS: AtomicUsize = AtomicUsize::new(0);
 
-/// Default bytes per chunk (at most; see [`chunk_for`]).
+/// Default bytes of the largest chunk (a slot).
 const DEFAULT_CHUNK_BYTES: usize = 2 << 20;
 /// Default thresholds: copies at least this large are staged, to the device
-/// and to the host. Measured on an H200 host (bench `--copy-sweep`): the
-/// driver's own pageable copy to the device ran at 12-15 GB/s from 1 to
-/// 16 MiB, where staging reached 13-15 (0.93 of it at 16 MiB in one run,
-/// 1.17x in another), and staging won clearly from 32 MiB (1.87x); to the
-/// host, where the driver tops out at 8-12 GB/s, staging won from 4 MiB
-/// (1.51x at 4 MiB, 1.64x at 8 MiB).
-const DEFAULT_MIN_BYTES: [usize; 2] = [32 << 20, 4 << 20];
-/// Default most lanes, capped by the host's parallelism.
-const DEFAULT_MAX_LANES: usize = 16;
-/// Default chunks per lane that a copy is cut into (fewer where chunks
-/// would fall below [`MIN_CHUNK`], smaller ones never above the largest).
-/// No DMA can start before the first chunk of some lane is copied, and every
-/// lane copies its first chunk at once, sharing the host's memory bandwidth,
-/// so more chunks start the DMAs sooner; but each chunk is one more DMA and
-/// event wait, and small ones cost more than they save. Measured on the H200
-/// host at 64 MiB against pinned memory (bench `--copies-only --staging
-/// 0,0,0,DEPTH`, means of four runs, H2D / D2H): 2 chunks 0.44 / 0.48,
-/// 4 chunks 0.45 / 0.55, 8 chunks 0.32 / 0.38 (below 2 chunks in five of
-/// the six interleaved comparisons). From 256 MiB, 16 lanes get the largest
-/// chunk at every depth up to 8, so the same plan.
-const DEFAULT_DEPTH: usize = 4;
+/// and to the host. Measured on an H200 host (bench `--copy-sweep` with
+/// every size staged, with 8 slots and ordinary stores, against the
+/// driver's pageable copy): to the device, 1.02x at 1 MiB, 1.22x at 2 MiB
+/// and more from there; to the host, 0.81x at 256 KiB, 1.33x at 1 MiB.
+const DEFAULT_MIN_BYTES: [usize; 2] = [2 << 20, 1 << 20];
+/// Default most lanes, capped by the host's parallelism. On the H200 host
+/// (16 cores), 8, 12 and 16 lanes copied at the same rates within the
+/// runs' noise (bench `--copies-only --staging LANES,0,0,16`, twice each):
+/// 35-55 GB/s to the device and 50-53 to the host from 64 MiB to 1 GiB;
+/// twelve leave cores to the rest of the process.
+const DEFAULT_MAX_LANES: usize = 12;
+/// Default pinned slots: chunks in flight between the threads and the
+/// copy engine. With 8 slots of 2 MiB, copies to the host ran at 21-31
+/// GB/s at 64 MiB to 1 GiB, and with 16 at 49-53 (the DMAs queued ahead
+/// cover a thread's late piece); to the device, 16 slots never lost.
+const DEFAULT_SLOTS: usize = 16;
 
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
 /// the largest chunk, the smallest staged copy, in bytes, in both
-/// directions, and the chunks per lane; 0 restores each default (lanes: the
-/// host's parallelism, at most 16; chunks: 2 MiB; thresholds: 32 MiB to the
-/// device, 4 MiB to the host; 4 chunks per lane). `usize::MAX` as the
-/// threshold turns staging off.
+/// directions, and the pinned slots; 0 restores each default (lanes: the
+/// host's parallelism, at most 12; chunks: 2 MiB; thresholds: 2 MiB to
+/// the device, 1 MiB to the host; 16 slots). `usize::MAX` as the threshold
+/// turns staging off.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize, depth: usize) {
+pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize, slots: usize) {
     // Bounded, so that the chunk and slot arithmetic cannot overflow.
     LANES.store(lanes.min(1024), Ordering::Relaxed);
     CHUNK_BYTES.store(chunk_bytes.min(1 << 30), Ordering::Relaxed);
     MIN_BYTES.store(min_bytes, Ordering::Relaxed);
-    DEPTH.store(depth.min(1 << 16), Ordering::Relaxed);
+    SLOTS.store(slots.min(1024), Ordering::Relaxed);
 }
 
-/// Chunks per lane (see [`DEFAULT_DEPTH`]).
-fn depth() -> usize {
-    match DEPTH.load(Ordering::Relaxed) {
-        0 => DEFAULT_DEPTH,
+/// Pinned slots of a copy (see [`DEFAULT_SLOTS`]).
+fn slots() -> usize {
+    match SLOTS.load(Ordering::Relaxed) {
+        0 => DEFAULT_SLOTS,
         n => n,
     }
 }
@@ -108,11 +111,11 @@ fn lanes() -> usize {
     }
 }
 
-/// The largest chunk.
-fn max_chunk() -> usize {
+/// The largest chunk, in pieces.
+fn max_chunk_pieces() -> usize {
     match CHUNK_BYTES.load(Ordering::Relaxed) {
-        0 => DEFAULT_CHUNK_BYTES,
-        n => n.next_multiple_of(4096),
+        0 => DEFAULT_CHUNK_BYTES / PIECE,
+        n => n.div_ceil(PIECE),
     }
 }
 
@@ -131,31 +134,95 @@ pub(crate) fn min_bytes(to: Direction) -> usize {
     }
 }
 
-/// The chunk size for a copy of `total` bytes: [`depth`] chunks for every
-/// lane, whole pages, between [`MIN_CHUNK`] and the largest.
-fn chunk_for(total: usize, lanes: usize) -> usize {
-    let max = max_chunk();
-    total
-        .div_ceil(lanes * depth())
-        .next_multiple_of(4096)
-        .clamp(MIN_CHUNK.min(max), max)
+/// How a copy of `total` bytes is cut: pieces of [`PIECE`] bytes, in
+/// chunks of `min(ramp << i, max)` pieces (chunk `i`), which take turns
+/// in `slots` pinned slots of `max` pieces each; `lanes` threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    total: usize,
+    ramp: usize,
+    max: usize,
+    slots: usize,
+    lanes: usize,
 }
 
-/// How a copy of `total` bytes is cut: the chunk size, the bytes per lane
-/// (whole chunks, so that every lane but the last fills its chunks) and the
-/// number of lanes.
-fn plan(total: usize) -> (usize, usize, usize) {
-    let most = lanes();
-    let chunk = chunk_for(total, most);
-    let per_lane = total.div_ceil(most).next_multiple_of(chunk);
-    (chunk, per_lane, total.div_ceil(per_lane))
-}
+impl Plan {
+    fn new(total: usize) -> Plan {
+        let max = max_chunk_pieces().max(1);
+        let ramp = (RAMP / PIECE).clamp(1, max);
+        let mut plan = Plan {
+            total,
+            ramp,
+            max,
+            slots: 1,
+            lanes: 1,
+        };
+        plan.slots = slots().clamp(1, plan.chunks().max(1));
+        plan.lanes = lanes().clamp(1, plan.pieces().max(1));
+        plan
+    }
 
-/// One lane's pinned memory: `SLOTS` slots of a chunk each, and the events
-/// that mark the end of their latest DMA.
-struct Lane<'a> {
-    slots: [*mut u8; SLOTS],
-    done: &'a [CudaEvent],
+    /// Pieces of the copy.
+    fn pieces(&self) -> usize {
+        self.total.div_ceil(PIECE)
+    }
+
+    /// Bytes of a slot (of the largest chunk).
+    fn slot_bytes(&self) -> usize {
+        self.max * PIECE
+    }
+
+    /// The full chunks of the ramp (smaller than the largest), and the
+    /// pieces in them.
+    fn ramp_chunks(&self) -> (usize, usize) {
+        let (mut chunks, mut pieces) = (0, 0);
+        while self.ramp << chunks < self.max {
+            pieces += self.ramp << chunks;
+            chunks += 1;
+        }
+        (chunks, pieces)
+    }
+
+    /// The chunk of piece `j`.
+    fn chunk_of(&self, j: usize) -> usize {
+        let (ramp_chunks, ramp_pieces) = self.ramp_chunks();
+        if j >= ramp_pieces {
+            return ramp_chunks + (j - ramp_pieces) / self.max;
+        }
+        let (mut chunk, mut first) = (0, 0);
+        while j >= first + (self.ramp << chunk) {
+            first += self.ramp << chunk;
+            chunk += 1;
+        }
+        chunk
+    }
+
+    /// Chunk `i`'s first piece and its pieces (fewer in the copy's last
+    /// chunk; none past it).
+    fn span(&self, i: usize) -> (usize, usize) {
+        let (ramp_chunks, ramp_pieces) = self.ramp_chunks();
+        let (first, full) = if i < ramp_chunks {
+            (self.ramp * ((1 << i) - 1), self.ramp << i)
+        } else {
+            (ramp_pieces + (i - ramp_chunks) * self.max, self.max)
+        };
+        let first = first.min(self.pieces());
+        (first, full.min(self.pieces() - first))
+    }
+
+    /// Chunks of the copy.
+    fn chunks(&self) -> usize {
+        match self.pieces() {
+            0 => 0,
+            n => self.chunk_of(n - 1) + 1,
+        }
+    }
+
+    /// The bytes of pieces `first..first + count`: offset and length.
+    fn bytes(&self, first: usize, count: usize) -> (usize, usize) {
+        let start = (first * PIECE).min(self.total);
+        (start, ((first + count) * PIECE).min(self.total) - start)
+    }
 }
 
 /// The per-lane events of a context's staged copies, kept for reuse: a set
@@ -215,16 +282,146 @@ fn wait(done: &CudaEvent) -> Result<()> {
     unsafe { sys::cuEventSynchronize(done.cu_event()).result() }.op("cuEventSynchronize")
 }
 
+/// One slot's progress, on its own cache line: the pieces of its current
+/// chunk copied in (to the device) or out (to the host), how many of the
+/// copy's chunks have had their DMA queued there and are known finished
+/// (as `chunk + 1`: the slot's chunks are `s`, `s + slots`, ...), and
+/// whether a thread is asking the driver.
+#[derive(Default)]
+#[repr(align(128))]
+struct SlotState {
+    arrived: AtomicUsize,
+    queued: AtomicUsize,
+    landed: AtomicUsize,
+    /// A thread is waiting for the slot's event.
+    polling: AtomicBool,
+}
+
+/// What the threads of one staged copy share: the plan, the pinned slots
+/// (the block's DMA mapping at `base`) with their events and progress,
+/// the next piece to claim, and whether the copy failed (every thread then
+/// stops at its next claim or wait).
+struct Ring<'a> {
+    plan: Plan,
+    base: usize,
+    events: &'a [CudaEvent],
+    slots: Vec<SlotState>,
+    next: AtomicUsize,
+    failed: AtomicBool,
+}
+
+/// Spins a while, then yields: the waits here are for other threads'
+/// `memcpy` of a piece or for one DMA, tens of microseconds.
+fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 256 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+impl Ring<'_> {
+    /// Where piece `j` of chunk `i` lies in the chunk's slot.
+    fn slot_piece(&self, i: usize, j: usize) -> *mut u8 {
+        let (first, _) = self.plan.span(i);
+        let slot = (i % self.plan.slots) * self.plan.slot_bytes();
+        (self.base + slot + (j - first) * PIECE) as *mut u8
+    }
+
+    /// The next piece, in order; `None` once all are claimed or the copy
+    /// failed.
+    fn claim(&self) -> Option<usize> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let j = self.next.fetch_add(1, Ordering::Relaxed);
+        (j < self.plan.pieces()).then_some(j)
+    }
+
+    /// Waits until chunk `c`'s DMA has been queued and has finished: `false`
+    /// if the copy failed meanwhile. Chunk `c`'s pieces were all claimed
+    /// before the caller's, by threads that copy them without waiting for
+    /// any later chunk, so the wait ends.
+    fn wait_landed(&self, c: usize) -> Result<bool> {
+        let slot = &self.slots[c % self.plan.slots];
+        let mut spins = 0;
+        while slot.landed.load(Ordering::Acquire) <= c {
+            if self.failed.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            // One thread asks the driver; the others watch `landed`.
+            if slot.queued.load(Ordering::Acquire) > c
+                && !slot.polling.swap(true, Ordering::Acquire)
+            {
+                // The event is recorded behind chunk `c`'s DMA, and not
+                // again before the caller's piece of a later chunk in this
+                // slot is done.
+                let waited = wait(&self.events[c % self.plan.slots]);
+                if waited.is_ok() {
+                    slot.landed.fetch_max(c + 1, Ordering::Release);
+                }
+                slot.polling.store(false, Ordering::Release);
+                waited?;
+                return Ok(true);
+            }
+            backoff(&mut spins);
+        }
+        Ok(true)
+    }
+
+    /// Counts one piece of chunk `i` done: `true` for the thread that
+    /// completes the chunk, which resets the count (no piece of the slot's
+    /// next chunk is counted before this chunk's DMA is queued).
+    fn arrive(&self, i: usize) -> bool {
+        let slot = &self.slots[i % self.plan.slots];
+        let (_, count) = self.plan.span(i);
+        let last = slot.arrived.fetch_add(1, Ordering::AcqRel) + 1 == count;
+        if last {
+            slot.arrived.store(0, Ordering::Relaxed);
+        }
+        last
+    }
+
+    /// Queues chunk `i`'s DMA with `dma(offset into the copy, the slot's
+    /// host address, bytes)` on `stream`, and records the slot's event
+    /// behind it.
+    fn queue(
+        &self,
+        i: usize,
+        stream: &CudaStream,
+        dma: impl Fn(usize, *mut u8, usize) -> Result<()>,
+    ) -> Result<()> {
+        let (first, count) = self.plan.span(i);
+        let (offset, len) = self.plan.bytes(first, count);
+        dma(offset, self.slot_piece(i, first), len)?;
+        record(&self.events[i % self.plan.slots], stream)?;
+        self.slots[i % self.plan.slots]
+            .queued
+            .store(i + 1, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// Marks the copy failed if a lane unwinds, so that no other lane waits
+/// for a chunk that will never complete.
+struct FailOnUnwind<'r, 'a>(&'r Ring<'a>);
+
+impl Drop for FailOnUnwind<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// What a staged copy holds while it runs: a pinned block of the context's
-/// cache, cut into `SLOTS` slots of one chunk per lane, and an event per
-/// slot.
+/// cache, cut into the plan's slots, and an event per slot.
 struct Staged<'s> {
     state: &'s ContextState,
     block: Block,
     events: Vec<CudaEvent>,
-    chunk: usize,
-    per_lane: usize,
-    lanes: usize,
+    plan: Plan,
 }
 
 /// The pinned block and events for a copy of `total` bytes from or to host
@@ -238,9 +435,9 @@ fn prepare(
     if total < min_bytes(to) || !is_pageable(host) {
         return None;
     }
-    let (chunk, per_lane, lanes) = plan(total);
-    let block = pinned_cache::take_for_staging(state, lanes * SLOTS * chunk).ok()?;
-    let Some(events) = take_events(state, lanes * SLOTS) else {
+    let plan = Plan::new(total);
+    let block = pinned_cache::take_for_staging(state, plan.slots * plan.slot_bytes()).ok()?;
+    let Some(events) = take_events(state, plan.slots) else {
         // Its earlier uses have finished (waited for when it was taken).
         let _ = pinned_cache::give_back(state, block, None);
         return None;
@@ -249,55 +446,65 @@ fn prepare(
         state,
         block,
         events,
-        chunk,
-        per_lane,
-        lanes,
+        plan,
     })
 }
 
 impl Staged<'_> {
-    /// Runs `lane(chunks, offset, part)` for each part (the host range
-    /// starting `offset` bytes into the copy, `per_lane` bytes apart) on the
-    /// workers, each with its own chunks; then gives the block back to the
-    /// cache, guarded by an event behind every DMA queued on `stream` when
-    /// `queued_dma` (a copy to the device returns before its last DMAs end).
-    /// Returns the first error. After an error, `stream` is waited for
-    /// before the block goes back (and the block is leaked if that fails),
-    /// so no DMA of the copy still uses it.
-    fn run<P: Send>(
+    /// Runs `start` on the calling thread, then `piece(ring, j)` for every
+    /// piece `j`, claimed in order by the plan's lanes (the calling thread
+    /// and workers); a piece returns `false` when the copy failed while it
+    /// waited. Then gives the block back to the cache, guarded by an event
+    /// behind every DMA queued on `stream` when `queued_dma` (a copy to
+    /// the device returns before its last DMAs end). Returns the first
+    /// error. After an error, `stream` is waited for before the block goes
+    /// back (and the block is leaked if that fails), so no DMA of the copy
+    /// still uses it.
+    fn run(
         self,
         stream: &CudaStream,
-        parts: Vec<P>,
         queued_dma: bool,
-        lane: impl Fn(&Lane<'_>, usize, P) -> Result<()> + Sync,
+        start: impl FnOnce(&Ring<'_>) -> Result<()>,
+        piece: impl Fn(&Ring<'_>, usize) -> Result<bool> + Sync,
     ) -> Result<()> {
         let Staged {
             state,
             block,
             events,
-            chunk,
-            per_lane,
-            lanes,
+            plan,
         } = self;
-        debug_assert!(parts.len() <= lanes && events.len() >= lanes * SLOTS);
-        let base = block.pages().dma() as usize;
-        let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
+        let ring = Ring {
+            plan,
+            base: block.pages().dma() as usize,
+            events: &events,
+            slots: (0..plan.slots).map(|_| SlotState::default()).collect(),
+            next: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        };
         let first_error = Mutex::new(None);
-        crate::engine::workers::run_lanes(parts.len(), &|i| {
-            let part = parts[i].lock().unwrap_or_else(|p| p.into_inner()).take();
-            let Some(part) = part else { return };
-            let own = Lane {
-                slots: std::array::from_fn(|k| (base + (i * SLOTS + k) * chunk) as *mut u8),
-                done: &events[i * SLOTS..(i + 1) * SLOTS],
-            };
-            let result = state.bind().and_then(|()| lane(&own, i * per_lane, part));
-            if let Err(e) = result {
-                first_error
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(e);
-            }
-        });
+        let fail = |e| {
+            ring.failed.store(true, Ordering::Relaxed);
+            first_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+        };
+        match start(&ring) {
+            Err(e) => fail(e),
+            Ok(()) => crate::engine::workers::run_lanes(plan.lanes, &|_| {
+                let _unwinding = FailOnUnwind(&ring);
+                if let Err(e) = state.bind() {
+                    return fail(e);
+                }
+                while let Some(j) = ring.claim() {
+                    match piece(&ring, j) {
+                        Ok(true) => {}
+                        Ok(false) => return,
+                        Err(e) => return fail(e),
+                    }
+                }
+            }),
+        }
         let error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = state.bind() {
             // Its DMAs cannot be guarded or waited for.
@@ -348,27 +555,53 @@ pub(crate) fn copy_from_host(
         return unsafe { sys::cuMemcpyHtoD_v2(dst, from.cast(), src.len()).result() }
             .op("cuMemcpyHtoD");
     };
-    let chunk = staged.chunk;
-    let parts = src.chunks(staged.per_lane).collect();
-    staged.run(stream, parts, true, |lane, offset, part: &[u8]| {
-        for (i, piece) in part.chunks(chunk).enumerate() {
-            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
-            wait(done)?;
-            // SAFETY: the chunk holds `chunk >= piece.len()` bytes of this
-            // lane's part of the block, and its last DMA has finished
-            // (waited above); `piece` is live host memory.
-            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), host, piece.len()) };
-            let at = dst + (offset + i * chunk) as u64;
-            // SAFETY: the chunk is pinned and stays untouched until `done`
-            // fires; the destination range lies inside the caller's allocation.
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(at, host.cast(), piece.len(), stream.cu_stream()).result()
-            }
-            .op("cuMemcpyHtoDAsync")?;
-            record(done, stream)?;
+    let dma = |offset: usize, host: *mut u8, len: usize| {
+        // SAFETY: the slot is pinned, holds the chunk's `len` bytes and stays
+        // untouched until its event fires; the destination range lies
+        // inside the caller's allocation (`offset + len <= src.len()`).
+        unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst + offset as u64, host.cast(), len, stream.cu_stream())
+                .result()
         }
-        Ok(())
-    })
+        .op("cuMemcpyHtoDAsync")
+    };
+    staged.run(
+        stream,
+        true,
+        |_| Ok(()),
+        |ring, j| {
+            let i = ring.plan.chunk_of(j);
+            // The slot's previous chunk must have left it.
+            if i >= ring.plan.slots && !ring.wait_landed(i - ring.plan.slots)? {
+                return Ok(false);
+            }
+            let (at, len) = ring.plan.bytes(j, 1);
+            // SAFETY: piece `j` is this thread's alone (claimed once); its
+            // `len <= PIECE` bytes lie in `src` and in the slot, whose earlier
+            // DMA has finished (waited above) or which is fresh.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(at), ring.slot_piece(i, j), len)
+            };
+            if ring.arrive(i) {
+                ring.queue(i, stream, dma)?;
+            }
+            Ok(true)
+        },
+    )
+}
+
+/// The destination of a copy to the host, shared by the lanes.
+struct HostOut(*mut u8);
+
+// SAFETY: the lanes write disjoint pieces of the destination (each piece is
+// claimed once), which the copy borrows mutably until every lane is done.
+unsafe impl Sync for HostOut {}
+
+impl HostOut {
+    /// The destination's byte `offset`.
+    fn at(&self, offset: usize) -> *mut u8 {
+        self.0.wrapping_add(offset)
+    }
 }
 
 /// Copies `dst.len()` bytes from device address `src` into `dst`, staged when
@@ -390,42 +623,36 @@ pub(crate) fn copy_to_host(
         return unsafe { sys::cuMemcpyDtoH_v2(into.cast(), src, dst.len()).result() }
             .op("cuMemcpyDtoH");
     };
-    let chunk = staged.chunk;
-    let parts = dst.chunks_mut(staged.per_lane).collect();
-    // Every DMA into a chunk is waited for before its bytes are copied out,
-    // so none is left when the copy returns.
-    staged.run(stream, parts, false, |lane, offset, part: &mut [u8]| {
-        let total = part.len();
-        let pieces = total.div_ceil(chunk);
-        let queue = |i: usize| -> Result<()> {
-            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
-            let len = chunk.min(total - i * chunk);
-            let from = src + (offset + i * chunk) as u64;
-            // SAFETY: the chunk is pinned, holds `len` bytes, and nothing
-            // reads it until `done` fires; the source lies inside the
-            // allocation.
-            unsafe {
-                sys::cuMemcpyDtoHAsync_v2(host.cast(), from, len, stream.cu_stream()).result()
-            }
-            .op("cuMemcpyDtoHAsync")?;
-            record(done, stream)
-        };
-        // The chunks may still be read by an earlier copy's DMA.
-        for i in 0..pieces.min(SLOTS) {
-            wait(&lane.done[i])?;
-            queue(i)?;
+    let out = HostOut(dst.as_mut_ptr());
+    let dma = |offset: usize, host: *mut u8, len: usize| {
+        // SAFETY: the slot is pinned, holds `len` bytes, and nothing reads
+        // it until its event fires; the source lies inside the allocation
+        // (`offset + len <= dst.len()`).
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(host.cast(), src + offset as u64, len, stream.cu_stream())
+                .result()
         }
-        for (i, piece) in part.chunks_mut(chunk).enumerate() {
-            let (host, done) = (lane.slots[i % SLOTS], &lane.done[i % SLOTS]);
-            wait(done)?;
-            // SAFETY: the DMA into the chunk has finished (waited above) and
-            // it holds at least `piece.len()` bytes of the source.
-            unsafe { std::ptr::copy_nonoverlapping(host, piece.as_mut_ptr(), piece.len()) };
-            if i + SLOTS < pieces {
-                queue(i + SLOTS)?;
-            }
+        .op("cuMemcpyDtoHAsync")
+    };
+    // Every chunk's DMA is waited for before its bytes are copied out, so
+    // none is left when the copy returns.
+    let start = |ring: &Ring<'_>| (0..ring.plan.slots).try_for_each(|i| ring.queue(i, stream, dma));
+    staged.run(stream, false, start, |ring, j| {
+        let i = ring.plan.chunk_of(j);
+        if !ring.wait_landed(i)? {
+            return Ok(false);
         }
-        Ok(())
+        let (at, len) = ring.plan.bytes(j, 1);
+        // SAFETY: chunk `i`'s DMA has finished (waited above), and the slot
+        // holds piece `j`'s `len` bytes of it; the piece is this thread's
+        // alone (claimed once), inside `dst`, borrowed mutably.
+        unsafe { copy_streaming(ring.slot_piece(i, j), out.at(at), len) };
+        // The last piece out frees the slot for the chunk `slots` on.
+        let next = i + ring.plan.slots;
+        if ring.arrive(i) && next < ring.plan.chunks() {
+            ring.queue(next, stream, dma)?;
+        }
+        Ok(true)
     })
 }
 
@@ -433,23 +660,58 @@ pub(crate) fn copy_to_host(
 mod tests {
     use super::*;
 
+    /// Every piece lies in exactly one chunk, chunks are consecutive runs of
+    /// pieces that fit a slot, growing from the ramp to the largest, and
+    /// the bytes cover the copy.
     #[test]
-    fn plans_cover_the_copy_with_whole_chunks_per_lane() {
-        let most = lanes();
-        for total in [
-            4 << 20,
-            (4 << 20) + 1,
-            8 << 20,
-            (64 << 20) - 4097,
-            256 << 20,
+    fn plans_cut_the_copy_into_consecutive_chunks() {
+        let mut rng = crate::test_rng::Rng::new(0x5eed_57a9);
+        let mut totals = vec![
+            1,
+            PIECE - 1,
+            PIECE,
+            PIECE + 1,
+            RAMP,
+            3 << 20,
+            64 << 20,
             1 << 30,
-        ] {
-            let (chunk, per_lane, n) = plan(total);
-            assert!(chunk >= MIN_CHUNK.min(max_chunk()) && chunk <= max_chunk());
-            assert!(chunk.is_multiple_of(4096));
-            assert!(per_lane.is_multiple_of(chunk));
-            assert!(n >= 1 && n <= most, "{total}: {n} lanes of {most}");
-            assert!(per_lane * n >= total && per_lane * (n - 1) < total);
+        ];
+        totals.extend((0..200).map(|_| 1 + rng.below(300 << 20)));
+        for total in totals {
+            let plan = Plan::new(total);
+            let mut next_piece = 0;
+            let mut bytes = 0;
+            for i in 0..plan.chunks() {
+                let (first, count) = plan.span(i);
+                assert_eq!(
+                    first,
+                    next_piece,
+                    "{total}: chunk {i} starts where {} ended",
+                    i.max(1) - 1
+                );
+                assert!(
+                    count >= 1 && count <= plan.max,
+                    "{total}: chunk {i} has {count}"
+                );
+                if first + count < plan.pieces() {
+                    assert_eq!(
+                        count,
+                        (plan.ramp << i.min(20)).min(plan.max),
+                        "{total}: full chunk {i}"
+                    );
+                }
+                for j in first..first + count {
+                    assert_eq!(plan.chunk_of(j), i, "{total}: piece {j}");
+                }
+                let (offset, len) = plan.bytes(first, count);
+                assert_eq!(offset, bytes);
+                assert!(len <= plan.slot_bytes());
+                bytes += len;
+                next_piece += count;
+            }
+            assert_eq!((next_piece, bytes), (plan.pieces(), total), "{total}");
+            assert!(plan.slots >= 1 && plan.slots <= plan.chunks().max(1));
+            assert!(plan.lanes >= 1 && plan.lanes <= plan.pieces());
         }
     }
 }

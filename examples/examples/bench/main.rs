@@ -6,7 +6,7 @@
 //!         [--fill-only | --launch-only | --host-only | --peer-only | --devvec-only
 //!          | --copies-only | --graph-only | --async-only | --parity-only | --algo-only]
 //!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
-//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]] [--commit HASH]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS]] [--commit HASH]
 //!         [--algo-rows reductions,scans,histogram,sorts,torch]
 //!
 //! `--help` lists the options; an unknown one is an error. `--copies-only`
@@ -75,7 +75,7 @@ struct Args {
     #[arg(long)]
     copy_sweep: bool,
     /// The staged copies' knobs (0 = default)
-    #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,DEPTH]", value_parser = parse_staging)]
+    #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,SLOTS]", value_parser = parse_staging)]
     staging: Option<[usize; 4]>,
     /// Write the rows, with the run's date, commit, versions and GPU, as JSON
     #[arg(long, value_name = "FILE")]
@@ -226,8 +226,8 @@ fn parse_chunks(spec: &str) -> Result<[u32; 5], String> {
         .map_err(|v: Vec<u32>| format!("takes 5 numbers, not {}", v.len()))
 }
 
-/// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: three or four whole numbers
-/// (a missing depth is 0, the default).
+/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS]`: three or four whole numbers
+/// (missing slots are 0, the default).
 fn parse_staging(spec: &str) -> Result<[usize; 4], String> {
     let mut v = numbers::<usize>(spec)?;
     if !(3..=4).contains(&v.len()) {

@@ -1,5 +1,5 @@
 //! The pageable-copy rows: `copy_from_host` / `copy_to_host` of a `Vec`
-//! (staged through the pinned cache from 32 MiB to the device and 4 MiB to
+//! (staged through the pinned cache from 2 MiB to the device and 1 MiB to
 //! the host) at 64 MiB, 256 MiB and 1 GiB against a pinned DMA of the same
 //! size, against the raw pageable call and against the host's own memcpy
 //! between the `Vec` and pinned memory on as many threads (the ceiling of
@@ -245,7 +245,7 @@ pub fn sweep(b: &mut Bench, ctx: &Arc<CudaContext>) {
     let mut len = 4 << 10;
     while len <= 1 << 30 {
         rows_for(b, ctx, len, true);
-        // 4 KiB ... 1 GiB in steps of 4x, with 2, 8 and 32 MiB around the threshold.
+        // 4 KiB ... 1 GiB in steps of 4x, and every power of two from 1 to 32 MiB.
         len = match len {
             l if (1 << 20..32 << 20).contains(&l) => l * 2,
             l => l * 4,
@@ -253,12 +253,12 @@ pub fn sweep(b: &mut Bench, ctx: &Arc<CudaContext>) {
     }
 }
 
-/// `--staging LANES,CHUNK_KIB,MIN_KIB[,DEPTH]`: the staging knobs (0 =
-/// default; DEPTH: chunks per lane).
+/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS]`: the staging knobs (0 =
+/// default; SLOTS: pinned chunks in flight).
 pub fn set_staging(v: [usize; 4]) {
     cuda_mem::__set_staging(v[0], v[1] << 10, v[2] << 10, v[3]);
     println!(
-        "staging: lanes {} chunk {} KiB threshold {} KiB depth {} (0 = default)",
+        "staging: lanes {} chunk {} KiB threshold {} KiB slots {} (0 = default)",
         v[0], v[1], v[2], v[3]
     );
 }
