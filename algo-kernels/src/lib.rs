@@ -1214,6 +1214,34 @@ mod device {
         }
     }
 
+    /// Where a warp's tiles are in the warp-tile transpositions: structs
+    /// `first..first + per_tile`, then `step` structs on; its lane, and the
+    /// first unit of its part of the block's shared tile.
+    struct WarpTiles {
+        per_tile: usize,
+        lane: usize,
+        base: usize,
+        first: usize,
+        step: usize,
+    }
+
+    impl WarpTiles {
+        /// This thread's warp's tiles, for structs of `stride` units.
+        #[inline(always)]
+        fn new(stride: usize) -> WarpTiles {
+            let t = block_thread_rank() as usize;
+            let (lane, warp) = (t % 32, t / 32);
+            let per_tile = WARP_UNITS / stride;
+            WarpTiles {
+                per_tile,
+                lane,
+                base: warp * WARP_UNITS,
+                first: (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile,
+                step: grid_blocks() * (SOA_BLOCK / 32) * per_tile,
+            }
+        }
+    }
+
     /// The transpositions in 4-byte words with a tile per warp: each warp
     /// moves its own `WARP_UNITS / stride` structs through its part of the
     /// shared tile, with `sync_warp` between its phases and no block
@@ -1233,13 +1261,8 @@ mod device {
                 let fields = (table.fields as usize).min(MAX_FIELDS);
                 let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
                 let stride = table.stride as usize;
-                let per_tile = WARP_UNITS / stride;
                 let len = len as usize;
-                let t = block_thread_rank() as usize;
-                let (lane, warp) = (t % 32, t / 32);
-                let base = warp * WARP_UNITS;
-                let warps = grid_blocks() * (SOA_BLOCK / 32);
-                let mut first = (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile;
+                let WarpTiles { per_tile, lane, base, mut first, step } = WarpTiles::new(stride);
                 while first < len {
                     let units = per_tile.min(len - first) * stride;
                     // SAFETY: `first * stride + u` lies in the `len` structs.
@@ -1295,7 +1318,7 @@ mod device {
                         f += 1;
                     }
                     sync_warp();
-                    first += warps * per_tile;
+                    first += step;
                 }
             }
 
@@ -1310,13 +1333,8 @@ mod device {
                 let fields = (table.fields as usize).min(MAX_FIELDS);
                 let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
                 let stride = table.stride as usize;
-                let per_tile = WARP_UNITS / stride;
                 let len = len as usize;
-                let t = block_thread_rank() as usize;
-                let (lane, warp) = (t % 32, t / 32);
-                let base = warp * WARP_UNITS;
-                let warps = grid_blocks() * (SOA_BLOCK / 32);
-                let mut first = (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile;
+                let WarpTiles { per_tile, lane, base, mut first, step } = WarpTiles::new(stride);
                 while first < len {
                     let n = per_tile.min(len - first);
                     let units = n * stride;
@@ -1385,7 +1403,7 @@ mod device {
                         u += 32;
                     }
                     sync_warp();
-                    first += warps * per_tile;
+                    first += step;
                 }
             }
         };
