@@ -18,9 +18,11 @@
 //! from [`RAMP`] bytes), so that the first DMA starts after microseconds
 //! and the copy engine is then never idle. A thread that reaches a slot
 //! whose chunk is not ready yet (its DMA not yet finished, or, to the
-//! host, not yet landed) waits for it; the pieces of the chunk it waits
-//! for were all claimed earlier, by threads that are copying them, so
-//! every wait ends, however many threads run.
+//! host, not yet landed) waits for it; the pieces that chunk waits for
+//! were all claimed earlier, by threads that are copying them, so every
+//! wait ends, however many threads run ([`Ring::wait_landed`]). A copy to
+//! the host writes the caller's buffer with streaming stores
+//! (`streaming_copy`).
 //!
 //! The pinned block comes from the context's pinned cache (`pinned_cache`)
 //! and goes back to it when the copy returns, guarded by an event behind the
@@ -31,6 +33,7 @@
 //! for which no pinned block can be had go straight to the driver.
 
 use std::ffi::c_void;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -310,14 +313,16 @@ struct Ring<'a> {
     failed: AtomicBool,
 }
 
-/// Spins a while, then yields: the waits here are for other threads'
-/// `memcpy` of a piece or for one DMA, tens of microseconds.
+/// Spins a while, then yields, then sleeps: the waits here are for other
+/// threads' `memcpy` of a piece or for one DMA, tens of microseconds, but a
+/// DMA can also wait behind a long kernel, where a waiting lane should not
+/// hold a core.
 fn backoff(spins: &mut u32) {
-    *spins += 1;
-    if *spins < 256 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
+    *spins = spins.saturating_add(1);
+    match *spins {
+        0..256 => std::hint::spin_loop(),
+        256..4096 => std::thread::yield_now(),
+        _ => std::thread::sleep(std::time::Duration::from_micros(20)),
     }
 }
 
@@ -340,9 +345,13 @@ impl Ring<'_> {
     }
 
     /// Waits until chunk `c`'s DMA has been queued and has finished: `false`
-    /// if the copy failed meanwhile. Chunk `c`'s pieces were all claimed
-    /// before the caller's, by threads that copy them without waiting for
-    /// any later chunk, so the wait ends.
+    /// if the copy failed meanwhile. The wait ends: to the device, chunk `c`
+    /// is an earlier chunk than the caller's, whose pieces were all claimed
+    /// before the caller's; to the host, chunk `c` is the caller's own,
+    /// queued at the start or by the thread that drains chunk `c - slots`,
+    /// whose pieces were all claimed before. By induction on the chunks,
+    /// every piece is copied by a running thread that waits only for
+    /// earlier chunks.
     fn wait_landed(&self, c: usize) -> Result<bool> {
         let slot = &self.slots[c % self.plan.slots];
         let mut spins = 0;
@@ -355,8 +364,8 @@ impl Ring<'_> {
                 && !slot.polling.swap(true, Ordering::Acquire)
             {
                 // The event is recorded behind chunk `c`'s DMA, and not
-                // again before the caller's piece of a later chunk in this
-                // slot is done.
+                // again before the caller's piece is done (to the device,
+                // of the slot's next chunk; to the host, of chunk `c`).
                 let waited = wait(&self.events[c % self.plan.slots]);
                 if waited.is_ok() {
                     slot.landed.fetch_max(c + 1, Ordering::Release);
@@ -404,13 +413,28 @@ impl Ring<'_> {
 }
 
 /// Marks the copy failed if a lane unwinds, so that no other lane waits
-/// for a chunk that will never complete.
-struct FailOnUnwind<'r, 'a>(&'r Ring<'a>);
+/// for a chunk that will never complete. It remembers whether the thread
+/// was unwinding already when the lane began (a copy made by a `Drop`
+/// during a panic): a lane that ends normally then must not count as
+/// failed, which would leave the other lanes' pieces uncopied.
+struct FailOnUnwind<'r, 'a> {
+    ring: &'r Ring<'a>,
+    unwinding_before: bool,
+}
+
+impl<'r, 'a> FailOnUnwind<'r, 'a> {
+    fn new(ring: &'r Ring<'a>) -> Self {
+        FailOnUnwind {
+            ring,
+            unwinding_before: std::thread::panicking(),
+        }
+    }
+}
 
 impl Drop for FailOnUnwind<'_, '_> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.failed.store(true, Ordering::Relaxed);
+        if std::thread::panicking() && !self.unwinding_before {
+            self.ring.failed.store(true, Ordering::Relaxed);
         }
     }
 }
@@ -436,7 +460,9 @@ fn prepare(
         return None;
     }
     let plan = Plan::new(total);
-    let block = pinned_cache::take_for_staging(state, plan.slots * plan.slot_bytes()).ok()?;
+    // The knobs are bounded, but their product need not fit a 32-bit `usize`.
+    let bytes = plan.slots.checked_mul(plan.slot_bytes())?;
+    let block = pinned_cache::take_for_staging(state, bytes).ok()?;
     let Some(events) = take_events(state, plan.slots) else {
         // Its earlier uses have finished (waited for when it was taken).
         let _ = pinned_cache::give_back(state, block, None);
@@ -489,10 +515,12 @@ impl Staged<'_> {
                 .unwrap_or_else(|p| p.into_inner())
                 .get_or_insert(e);
         };
-        match start(&ring) {
+        // A lane's panic comes back here (`run_lanes` resumes it), and is
+        // resumed after the block is safe to give back.
+        let lanes = catch_unwind(AssertUnwindSafe(|| match start(&ring) {
             Err(e) => fail(e),
             Ok(()) => crate::engine::workers::run_lanes(plan.lanes, &|_| {
-                let _unwinding = FailOnUnwind(&ring);
+                let _unwinding = FailOnUnwind::new(&ring);
                 if let Err(e) = state.bind() {
                     return fail(e);
                 }
@@ -504,31 +532,35 @@ impl Staged<'_> {
                     }
                 }
             }),
-        }
+        }));
         let error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = state.bind() {
             // Its DMAs cannot be guarded or waited for.
             pinned_cache::leak(state, block);
-            return Err(e);
+            return match lanes {
+                Err(panic) => resume_unwind(panic),
+                Ok(()) => Err(e),
+            };
         }
-        let returned = match error {
-            None => pinned_cache::give_back(state, block, queued_dma.then_some(stream)),
-            Some(e) => {
-                // SAFETY: a live stream of the context bound above.
-                if unsafe { sys::cuStreamSynchronize(stream.cu_stream()) }
-                    .result()
-                    .is_ok()
-                {
-                    let _ = pinned_cache::give_back(state, block, None);
-                } else {
-                    pinned_cache::leak(state, block);
-                }
-                return_events(state, events);
-                return Err(e);
-            }
-        };
+        if error.is_none() && lanes.is_ok() {
+            let returned = pinned_cache::give_back(state, block, queued_dma.then_some(stream));
+            return_events(state, events);
+            return returned;
+        }
+        // SAFETY: a live stream of the context bound above.
+        if unsafe { sys::cuStreamSynchronize(stream.cu_stream()) }
+            .result()
+            .is_ok()
+        {
+            let _ = pinned_cache::give_back(state, block, None);
+        } else {
+            pinned_cache::leak(state, block);
+        }
         return_events(state, events);
-        returned
+        match (lanes, error) {
+            (Err(panic), _) => resume_unwind(panic),
+            (Ok(()), error) => Err(error.expect("an error, as the lanes did not panic")),
+        }
     }
 }
 
@@ -659,6 +691,44 @@ pub(crate) fn copy_to_host(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lane that ends normally does not fail the copy, even when the
+    /// whole copy runs in a `Drop` during a panic (it did: the lane's guard
+    /// saw the thread unwinding, the other lanes stopped, and the copy
+    /// returned `Ok` with pieces never copied); a lane that unwinds does.
+    #[test]
+    fn only_a_lane_that_unwinds_fails_the_copy() {
+        let ring = Ring {
+            plan: Plan::new(4 << 20),
+            base: 0,
+            events: &[],
+            slots: Vec::new(),
+            next: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        };
+        struct CopyInDrop<'r, 'a>(&'r Ring<'a>);
+        impl Drop for CopyInDrop<'_, '_> {
+            fn drop(&mut self) {
+                assert!(std::thread::panicking());
+                drop(FailOnUnwind::new(self.0));
+            }
+        }
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _copy = CopyInDrop(&ring);
+            panic!("the caller's panic");
+        }));
+        assert!(unwound.is_err());
+        assert!(
+            !ring.failed.load(Ordering::Relaxed),
+            "a lane that ended normally failed the copy"
+        );
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _lane = FailOnUnwind::new(&ring);
+            panic!("a lane's panic");
+        }));
+        assert!(unwound.is_err());
+        assert!(ring.failed.load(Ordering::Relaxed));
+    }
 
     /// Every piece lies in exactly one chunk, chunks are consecutive runs of
     /// pieces that fit a slot, growing from the ramp to the largest, and
