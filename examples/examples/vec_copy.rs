@@ -5,7 +5,7 @@
 //!
 //! `copy_from_host` and `copy_to_host` take any host slice. The driver's
 //! own copy of pageable memory runs on one CPU thread through its own small
-//! pinned buffer (8-14 GB/s on an H200 host); cuda-mem stages large copies
+//! pinned buffer (7-17 GB/s on an H200 host); cuda-mem stages large copies
 //! itself, through a ring of pinned chunks from its pinned cache, copied
 //! by several threads while the copy engine moves the chunks before them.
 //! For each size given (default 16, 64 and 256 MiB) the example copies a

@@ -2,8 +2,9 @@
 //! slice) and the GPU, staged through pinned memory.
 //!
 //! The driver stages pageable copies itself, with one CPU thread copying
-//! through its own pinned buffer: about 8-14 GB/s (to the device) and 9-13
-//! GB/s (to the host) on an H200 host, against 55 GB/s for pinned memory.
+//! through its own pinned buffer: about 7-17 GB/s either way on an H200
+//! host (the largest copies to the device at the low end), against 55 GB/s
+//! for pinned memory.
 //! Copies of at least [`min_bytes`] from or to memory the driver does not
 //! know take this path instead.
 //!
