@@ -1117,51 +1117,230 @@ mod device {
         };
     }
 
-    /// Units of a warp's own tile in the warp-tile transpositions: the
+    /// Words of a warp's own tile in the warp-tile transpositions: the
     /// block's shared tile cut into one part per warp.
     const WARP_UNITS: usize = SOA_TILE_BYTES / 4 / (SOA_BLOCK / 32);
-    /// Loads a lane issues before it stores any of them.
-    const SOA_BATCH: usize = 8;
+    /// Loads a lane issues before it stores any of them: words, or quads
+    /// in the gather's field phase.
+    const SOA_BATCH: u32 = 8;
+    const QUAD_BATCH: u32 = 4;
+
+    /// Structs of `stride` words in a warp's tile: as many as fit, rounded
+    /// down to a multiple of 8 where 8 fit, so that every tile starts on a
+    /// 32-byte sector of the array of structs and of each field's array (no
+    /// sector is written by two warps). The host sizes its grid with the
+    /// same count (`cuda_mem::soa::transpose`).
+    const fn warp_tile_structs(stride: usize) -> usize {
+        let n = WARP_UNITS / stride;
+        if n >= 8 {
+            n / 8 * 8
+        } else {
+            n
+        }
+    }
+
+    /// Four words on a 16-byte boundary: what one vector load or store
+    /// moves.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct Quad([u32; 4]);
+
+    /// The shared-window address (what `ld.shared` takes) of `p`, a generic
+    /// address of shared memory.
+    #[inline(always)]
+    fn window(p: *mut u32) -> u32 {
+        let w: u64;
+        // SAFETY: converts an address; touches no memory.
+        unsafe {
+            asm!(
+                "cvta.to.shared.u64 {w}, {p};",
+                w = out(reg64) w,
+                p = in(reg64) p as u64,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        w as u32
+    }
+
+    /// The warp tiles' shared accesses, by shared-window address: plain
+    /// `ld.shared` / `st.shared` of one word or four (one `LDS` / `STS`,
+    /// with no bounds check: the kernels keep every address inside their
+    /// warp's part of the tile, as each one's comment says).
+    ///
+    /// # Safety (of each)
+    /// `at` is inside the calling warp's part of the tile, aligned to the
+    /// access (4 or 16 bytes); the warp's lanes access each word from one
+    /// lane at a time between `sync_warp`s, or only read it.
+    #[inline(always)]
+    unsafe fn lds(at: u32) -> u32 {
+        let v: u32;
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "ld.shared.b32 {v}, [{at}];",
+                v = out(reg32) v,
+                at = in(reg32) at,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        v
+    }
+
+    #[inline(always)]
+    unsafe fn sts(at: u32, v: u32) {
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "st.shared.b32 [{at}], {v};",
+                at = in(reg32) at,
+                v = in(reg32) v,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn lds4(at: u32) -> [u32; 4] {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "ld.shared.v4.b32 {{{a}, {b}, {c}, {d}}}, [{at}];",
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                at = in(reg32) at,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        [a, b, c, d]
+    }
+
+    #[inline(always)]
+    unsafe fn sts4(at: u32, [a, b, c, d]: [u32; 4]) {
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "st.shared.v4.b32 [{at}], {{{a}, {b}, {c}, {d}}};",
+                at = in(reg32) at,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                c = in(reg32) c,
+                d = in(reg32) d,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// Where a lane's units of one field lie in a warp's tile as it walks
+    /// them `span` at a time (32 units, or 32 quads of 4): unit `k` of the
+    /// field's units in the tile (struct `k / size`, unit `k % size` of the
+    /// field in it) is the word at window address `place`. `u32`
+    /// arithmetic; the one division is in `new`.
+    #[derive(Clone, Copy)]
+    struct UnitWalk {
+        place: u32,
+        j: u32,
+        size: u32,
+        step_j: u32,
+        advance: u32,
+        wrap: u32,
+    }
+
+    impl UnitWalk {
+        /// The walk from unit `k` of the field at word `offset` of structs
+        /// of `stride` words, `size` (at least 1) of them, in the tile at
+        /// window address `part`, `span` units a step.
+        #[inline(always)]
+        fn new(k: u32, (offset, size): (u32, u32), stride: u32, (part, span): (u32, u32)) -> Self {
+            let (e, j) = (k / size, k % size);
+            let (step_e, step_j) = (span / size, span % size);
+            UnitWalk {
+                place: part + 4 * (e * stride + offset + j),
+                j,
+                size,
+                step_j,
+                advance: 4 * (step_e * stride + step_j),
+                wrap: 4 * (stride - size),
+            }
+        }
+
+        /// The places of units `k..k + 4` (which the field has).
+        #[inline(always)]
+        fn quad(&self) -> [u32; 4] {
+            let (mut place, mut j) = (self.place, self.j);
+            core::array::from_fn(|_| {
+                let at = place;
+                place += 4;
+                j += 1;
+                if j == self.size {
+                    j = 0;
+                    place += self.wrap;
+                }
+                at
+            })
+        }
+
+        /// On to unit `k + span`.
+        #[inline(always)]
+        fn step(&mut self) {
+            self.place += self.advance;
+            self.j += self.step_j;
+            if self.j >= self.size {
+                self.j -= self.size;
+                self.place += self.wrap;
+            }
+        }
+    }
+
+    /// Field `f`'s `(offset, size)` in words, trapping unless the field
+    /// lies inside the struct of `stride` words: what keeps every
+    /// `UnitWalk` place inside its warp's tile.
+    #[inline(always)]
+    fn field_in(offset: u32, size: u32, stride: u32) -> (u32, u32) {
+        assert!(
+            offset <= stride && size <= stride - offset,
+            "an SoA field outside its struct"
+        );
+        (offset, size)
+    }
 
     /// A lane's walk over a warp tile's units in field order (field 0's
-    /// `n * size` units, then field 1's, ...), 32 units a step: where the
-    /// unit is in the tile and in its field's array. `u32` arithmetic, and
-    /// a division only when the walk enters a field.
+    /// `n * size` units, then field 1's, ...), `span` units a step (32, or
+    /// 128 when the lanes take quads): where each unit is in the tile and
+    /// in its field's array.
     struct FieldWalk<E> {
         /// The fields' `(offset, size, first unit of the tile's structs)`.
         entry: E,
         fields: usize,
         n: u32,
-        /// The field, and the unit `k` within its `count = n * size`
-        /// units: element `e`, unit `j` of the element.
+        stride: u32,
+        /// The tile's window address, and the units of a step.
+        at: (u32, u32),
+        /// The field, and the unit `k` of its `count = n * size` units.
         f: usize,
         k: u32,
         count: u32,
-        e: u32,
-        j: u32,
-        offset: u32,
-        size: u32,
-        step_e: u32,
-        step_j: u32,
+        unit: UnitWalk,
         src: *const u32,
     }
 
     impl<E: Fn(usize) -> (u32, u32, *const u32)> FieldWalk<E> {
-        /// The walk from unit `lane` of the tile of `n` structs.
-        fn start(lane: u32, n: u32, fields: usize, entry: E) -> Self {
+        /// The walk from unit `k` of the tile of `n` structs of `stride`
+        /// words at window address `part`, `span` units a step.
+        #[inline(always)]
+        fn start(k: u32, (n, stride): (u32, u32), at: (u32, u32), fields: usize, entry: E) -> Self {
             let mut walk = FieldWalk {
                 entry,
                 fields,
                 n,
+                stride,
+                at,
                 f: 0,
-                k: lane,
+                k,
                 count: 0,
-                e: 0,
-                j: 0,
-                offset: 0,
-                size: 1,
-                step_e: 0,
-                step_j: 0,
+                unit: UnitWalk::new(0, (0, 1), 1, (0, 1)),
                 src: core::ptr::null(),
             };
             walk.enter();
@@ -1172,12 +1351,11 @@ mod device {
         fn enter(&mut self) {
             while self.f < self.fields {
                 let (offset, size, src) = (self.entry)(self.f);
-                let size = size.max(1);
+                let field = field_in(offset, size, self.stride);
                 self.count = self.n * size;
                 if self.k < self.count {
-                    (self.offset, self.size, self.src) = (offset, size, src);
-                    (self.step_e, self.step_j) = (32 / size, 32 % size);
-                    (self.e, self.j) = (self.k / size, self.k % size);
+                    self.unit = UnitWalk::new(self.k, field, self.stride, self.at);
+                    self.src = src;
                     return;
                 }
                 self.k -= self.count;
@@ -1185,27 +1363,31 @@ mod device {
             }
         }
 
-        /// The unit's place in the tile (from `base`, structs `stride`
-        /// units apart) and its address in its field's array; then on to
-        /// the lane's next unit, 32 on.
+        /// The unit's place in the tile and its address in its field's
+        /// array.
         #[inline(always)]
-        fn next(&mut self, (stride, base): (u32, u32)) -> (usize, *const u32) {
-            let place = base + self.e * stride + self.offset + self.j;
-            let at = (place as usize, self.src.wrapping_add(self.k as usize));
-            self.advance();
+        fn word(&mut self) -> (u32, *const u32) {
+            let at = (self.unit.place, self.src.wrapping_add(self.k as usize));
+            self.step();
             at
         }
 
+        /// The places of the quad of units from this one and its address
+        /// in its field's array.
         #[inline(always)]
-        fn advance(&mut self) {
-            self.k += 32;
+        fn quad(&mut self) -> ([u32; 4], *const Quad) {
+            let at = (self.unit.quad(), self.src.wrapping_add(self.k as usize).cast());
+            self.step();
+            at
+        }
+
+        /// On to the lane's next unit, `span` on. Past the tile's last unit
+        /// the walk yields what no caller uses.
+        #[inline(always)]
+        fn step(&mut self) {
+            self.k += self.at.1;
             if self.k < self.count {
-                self.e += self.step_e;
-                self.j += self.step_j;
-                if self.j >= self.size {
-                    self.j -= self.size;
-                    self.e += 1;
-                }
+                self.unit.step();
             } else {
                 self.k -= self.count;
                 self.f += 1;
@@ -1215,39 +1397,125 @@ mod device {
     }
 
     /// Where a warp's tiles are in the warp-tile transpositions: structs
-    /// `first..first + per_tile`, then `step` structs on; its lane, and the
-    /// first unit of its part of the block's shared tile.
+    /// `first..first + per_tile`, then `step` structs on; its lane, the
+    /// window address of its part of the block's shared tile, and whether
+    /// its tiles of the array of structs are moved in 16-byte quads.
     struct WarpTiles {
         per_tile: usize,
-        lane: usize,
-        base: usize,
+        lane: u32,
+        part: u32,
         first: usize,
         step: usize,
+        quads: bool,
     }
 
     impl WarpTiles {
-        /// This thread's warp's tiles, for structs of `stride` units.
+        /// This thread's warp's tiles, for structs of `stride` words (at
+        /// most `WARP_UNITS`) at `aos`, in the block's `tile`.
         #[inline(always)]
-        fn new(stride: usize) -> WarpTiles {
+        fn new(stride: u32, aos: *const u32, tile: *mut u32) -> WarpTiles {
             let t = block_thread_rank() as usize;
             let (lane, warp) = (t % 32, t / 32);
-            let per_tile = WARP_UNITS / stride;
+            let per_tile = warp_tile_structs(stride as usize);
+            // Every tile starts on 16 bytes when `aos` does: it starts a
+            // multiple of `per_tile` structs in.
+            let quads = (aos as usize).is_multiple_of(16)
+                && (per_tile.is_multiple_of(4) || stride.is_multiple_of(4));
             WarpTiles {
                 per_tile,
-                lane,
-                base: warp * WARP_UNITS,
+                lane: lane as u32,
+                part: window(tile) + (4 * warp * WARP_UNITS) as u32,
                 first: (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile,
                 step: grid_blocks() * (SOA_BLOCK / 32) * per_tile,
+                quads,
             }
         }
     }
 
+    /// Copies `units` words from `src` into a warp's part of the tile (at
+    /// window address `part`): the lanes take every 32nd quad (16-byte
+    /// loads, `SOA_BATCH` in flight) when `quads`, then every 32nd word.
+    ///
+    /// # Safety
+    /// `src` is readable for `units` words, 16-byte aligned when `quads`;
+    /// `units <= WARP_UNITS`; the warp's lanes call it alike, between
+    /// `sync_warp`s.
+    #[inline(always)]
+    unsafe fn load_tile(src: *const u32, units: u32, lane: u32, part: u32, quads: bool) {
+        let mut u = lane;
+        if quads {
+            let from = src.cast::<Quad>();
+            let (count, mut q) = (units / 4, lane);
+            while q + 32 * (SOA_BATCH - 1) < count {
+                // SAFETY: quads `q + 32 * i < count` lie in `src`'s words.
+                let v: [Quad; SOA_BATCH as usize] = core::array::from_fn(|i| unsafe {
+                    from.add((q + 32 * i as u32) as usize).read()
+                });
+                for (i, quad) in v.iter().enumerate() {
+                    // SAFETY: word `4 * (q + 32 * i) < units` of the part,
+                    // 16-byte aligned (the part is); this lane's alone.
+                    unsafe { sts4(part + 16 * (q + 32 * i as u32), quad.0) };
+                }
+                q += 32 * SOA_BATCH;
+            }
+            while q < count {
+                // SAFETY: as in the batches.
+                unsafe { sts4(part + 16 * q, from.add(q as usize).read().0) };
+                q += 32;
+            }
+            u += 4 * count;
+        }
+        while u + 32 * (SOA_BATCH - 1) < units {
+            // SAFETY: words `u + 32 * i < units` of `src`.
+            let v: [u32; SOA_BATCH as usize] =
+                core::array::from_fn(|i| unsafe { src.add((u + 32 * i as u32) as usize).read() });
+            for (i, word) in v.iter().enumerate() {
+                // SAFETY: word `u + 32 * i < units` of the part; this lane's.
+                unsafe { sts(part + 4 * (u + 32 * i as u32), *word) };
+            }
+            u += 32 * SOA_BATCH;
+        }
+        while u < units {
+            // SAFETY: as in the batches.
+            unsafe { sts(part + 4 * u, src.add(u as usize).read()) };
+            u += 32;
+        }
+    }
+
+    /// Copies `units` words of a warp's part of the tile out to `dst`, in
+    /// quads when `quads`: the reverse of `load_tile`.
+    ///
+    /// # Safety
+    /// `dst` is writable for `units` words, this warp's alone, 16-byte
+    /// aligned when `quads`; `units <= WARP_UNITS`; the warp's lanes call it
+    /// alike, between `sync_warp`s.
+    #[inline(always)]
+    unsafe fn store_tile(dst: *mut u32, units: u32, lane: u32, part: u32, quads: bool) {
+        let mut u = lane;
+        if quads {
+            let to = dst.cast::<Quad>();
+            let (count, mut q) = (units / 4, lane);
+            while q < count {
+                // SAFETY: quad `q < count` of the part and of `dst`.
+                unsafe { to.add(q as usize).write(Quad(lds4(part + 16 * q))) };
+                q += 32;
+            }
+            u += 4 * count;
+        }
+        while u < units {
+            // SAFETY: word `u < units` of the part and of `dst`.
+            unsafe { dst.add(u as usize).write(lds(part + 4 * u)) };
+            u += 32;
+        }
+    }
+
     /// The transpositions in 4-byte words with a tile per warp: each warp
-    /// moves its own `WARP_UNITS / stride` structs through its part of the
-    /// shared tile, with `sync_warp` between its phases and no block
+    /// moves its own `warp_tile_structs(stride)` structs through its part
+    /// of the shared tile, with `sync_warp` between its phases and no block
     /// barrier, so that the warps of a block overlap their loads and stores
-    /// instead of waiting for each other; loads are issued `SOA_BATCH` at a
-    /// time. For structs of at most `WARP_UNITS` words.
+    /// instead of waiting for each other. The array of structs moves in
+    /// 16-byte quads where it is 16-byte aligned; loads are issued
+    /// `SOA_BATCH` at a time. For structs of at most `WARP_UNITS` words.
     macro_rules! soa_warp_kernels {
         ($scatter:ident, $gather:ident) => {
             /// As the block-tile scatter, for structs of at most
@@ -1259,60 +1527,39 @@ mod device {
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $scatter(aos: *const u32, len: u64, table: SoaTable) {
                 let fields = (table.fields as usize).min(MAX_FIELDS);
-                let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
-                let stride = table.stride as usize;
+                let tile = cuda_mem::shared_array![u128; SOA_TILE_BYTES / 16];
+                let stride = table.stride;
                 let len = len as usize;
-                let WarpTiles { per_tile, lane, base, mut first, step } = WarpTiles::new(stride);
+                let WarpTiles { per_tile, lane, part, mut first, step, quads } =
+                    WarpTiles::new(stride, aos, tile.as_ptr().cast());
                 while first < len {
-                    let units = per_tile.min(len - first) * stride;
-                    // SAFETY: `first * stride + u` lies in the `len` structs.
-                    let src = unsafe { aos.add(first * stride) };
-                    let mut u = lane;
-                    while u + 32 * (SOA_BATCH - 1) < units {
-                        // SAFETY: `u + 32 * k < units` for every `k`.
-                        let v: [u32; SOA_BATCH] =
-                            core::array::from_fn(|k| unsafe { src.add(u + 32 * k).read() });
-                        let [v0, v1, v2, v3, v4, v5, v6, v7] = v;
-                        let at = base + u;
-                        // One check for the eight stores: with a check (and
-                        // its trap) before each, ptxas sank each load to its
-                        // store, one load in flight at a time.
-                        assert!(at + 32 * (SOA_BATCH - 1) < SOA_TILE_BYTES / 4);
-                        tile.store(at, v0);
-                        tile.store(at + 32, v1);
-                        tile.store(at + 64, v2);
-                        tile.store(at + 96, v3);
-                        tile.store(at + 128, v4);
-                        tile.store(at + 160, v5);
-                        tile.store(at + 192, v6);
-                        tile.store(at + 224, v7);
-                        u += 32 * SOA_BATCH;
-                    }
-                    while u < units {
-                        // SAFETY: `u < units`.
-                        tile.store(base + u, unsafe { src.add(u).read() });
-                        u += 32;
-                    }
+                    let n = per_tile.min(len - first) as u32;
+                    // SAFETY: the tile's `n` structs lie in the `len` at
+                    // `aos`; `n * stride <= WARP_UNITS`; 16-byte aligned
+                    // when `quads` (`WarpTiles::new`).
+                    unsafe { load_tile(aos.add(first * stride as usize), n * stride, lane, part, quads) };
                     sync_warp();
                     let mut f = 0;
                     while f < fields {
-                        let offset = table_entry!($scatter, offsets, f) as usize;
-                        let size = table_entry!($scatter, sizes, f) as usize;
-                        let count = units / stride * size;
-                        let dst = table_entry!($scatter, regions, f) as *mut u32;
-                        let (step_e, step_j) = (32 / size, 32 % size);
-                        let (mut e, mut j, mut k) = (lane / size, lane % size, lane);
-                        while k < count {
-                            let unit = tile.load(base + e * stride + offset + j);
-                            // SAFETY: `first * size + k` lies in the field's
-                            // `len * size` units (`k < count`).
-                            unsafe { dst.add(first * size + k).write(unit) };
-                            k += 32;
-                            e += step_e;
-                            j += step_j;
-                            if j >= size {
-                                j -= size;
-                                e += 1;
+                        let offset = table_entry!($scatter, offsets, f);
+                        let size = table_entry!($scatter, sizes, f);
+                        let field = field_in(offset, size, stride);
+                        let count = n * size;
+                        // SAFETY: the tile's units of field `f` start
+                        // `first * size` units into its region.
+                        let dst = unsafe { (table_entry!($scatter, regions, f) as *mut u32).add(first * size as usize) };
+                        if lane < count {
+                            let mut unit = UnitWalk::new(lane, field, stride, (part, 32));
+                            let mut k = lane;
+                            while k < count {
+                                // SAFETY: unit `k % size` of struct `k / size
+                                // < n` of the tile (the field lies inside the
+                                // struct: `field_in`), stored before the
+                                // `sync_warp`; `dst + k` lies in the field's
+                                // `len * size` units.
+                                unsafe { dst.add(k as usize).write(lds(unit.place)) };
+                                unit.step();
+                                k += 32;
                             }
                         }
                         f += 1;
@@ -1331,84 +1578,118 @@ mod device {
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $gather(aos: *mut u32, len: u64, table: SoaTable) {
                 let fields = (table.fields as usize).min(MAX_FIELDS);
-                let tile = cuda_mem::shared_array![u32; SOA_TILE_BYTES / 4];
-                let stride = table.stride as usize;
+                let tile = cuda_mem::shared_array![u128; SOA_TILE_BYTES / 16];
+                let stride = table.stride;
                 let len = len as usize;
-                let WarpTiles { per_tile, lane, base, mut first, step } = WarpTiles::new(stride);
+                let WarpTiles { per_tile, lane, part, mut first, step, quads } =
+                    WarpTiles::new(stride, aos, tile.as_ptr().cast());
+                // Whether the fields' units move in quads (in tiles of a
+                // multiple of 4 structs).
+                let mut field_quads = per_tile.is_multiple_of(4);
+                let mut f = 0;
+                while f < fields {
+                    field_quads &= table_entry!($gather, regions, f).is_multiple_of(16);
+                    f += 1;
+                }
                 while first < len {
-                    let n = per_tile.min(len - first);
+                    let n = per_tile.min(len - first) as u32;
                     let units = n * stride;
                     // The tile's units in field order, every 32nd this
-                    // lane's: whole batches of loads across the fields,
-                    // however few units each field has in the tile.
-                    let mut walk = FieldWalk::start(lane as u32, n as u32, fields, |f| {
+                    // lane's (or every 32nd quad): whole batches of loads
+                    // across the fields, however few units each field has
+                    // in the tile, the last batch cut short by predicates.
+                    let entry = |f| {
                         let size = table_entry!($gather, sizes, f);
                         let region = table_entry!($gather, regions, f) as *const u32;
                         // SAFETY: the tile's structs' units of field `f`
                         // start `first * size` units into its region.
                         let src = unsafe { region.add(first * size as usize) };
                         (table_entry!($gather, offsets, f), size, src)
-                    });
-                    let mine = (units - lane.min(units)).div_ceil(32);
-                    for _ in 0..mine / SOA_BATCH {
-                        let st = (stride as u32, base as u32);
-                        let (p0, s0) = walk.next(st);
-                        let (p1, s1) = walk.next(st);
-                        let (p2, s2) = walk.next(st);
-                        let (p3, s3) = walk.next(st);
-                        let (p4, s4) = walk.next(st);
-                        let (p5, s5) = walk.next(st);
-                        let (p6, s6) = walk.next(st);
-                        let (p7, s7) = walk.next(st);
-                        // Every place is checked before any load, so that
-                        // ptxas keeps the eight loads together.
-                        let last = SOA_TILE_BYTES / 4;
-                        assert!(p0.max(p1).max(p2).max(p3).max(p4).max(p5).max(p6).max(p7) < last);
-                        // SAFETY: each source is unit `k < n * size` of its
-                        // field's units from the tile's first struct on,
-                        // inside the region (the walk stays within the
-                        // `mine` units this lane has).
-                        let v = unsafe {
-                            [s0.read(), s1.read(), s2.read(), s3.read(), s4.read(), s5.read(), s6.read(), s7.read()]
-                        };
-                        let p = tile.as_ptr();
-                        // SAFETY: every place is inside the tile (checked
-                        // above); this lane alone writes each (the warp's
-                        // places are distinct) until the `sync_warp` below.
-                        // Through the pointer: `store` would check each
-                        // index again, between the loads.
-                        unsafe {
-                            p.add(p0).write(v[0]);
-                            p.add(p1).write(v[1]);
-                            p.add(p2).write(v[2]);
-                            p.add(p3).write(v[3]);
-                            p.add(p4).write(v[4]);
-                            p.add(p5).write(v[5]);
-                            p.add(p6).write(v[6]);
-                            p.add(p7).write(v[7]);
+                    };
+                    if field_quads && n.is_multiple_of(4) {
+                        // Every field's units of the tile are whole quads
+                        // from a 16-byte boundary: `first` and `n` are
+                        // multiples of 4, the regions 16-byte aligned.
+                        let mut walk = FieldWalk::start(4 * lane, (n, stride), (part, 128), fields, entry);
+                        let mut left = (units / 4 - lane.min(units / 4)).div_ceil(32);
+                        while left > 0 {
+                            let b = left.min(QUAD_BATCH);
+                            let at = [walk.quad(), walk.quad(), walk.quad(), walk.quad()];
+                            // SAFETY: each of the first `b` is quad `k / 4`
+                            // of its field's `n * size / 4` quads from the
+                            // tile's first struct on (the walk stays within
+                            // this lane's `left`), 16-byte aligned.
+                            let v: [Quad; QUAD_BATCH as usize] = core::array::from_fn(|i| {
+                                if (i as u32) < b {
+                                    unsafe { at[i].1.read() }
+                                } else {
+                                    Quad([0; 4])
+                                }
+                            });
+                            for i in 0..QUAD_BATCH as usize {
+                                if (i as u32) < b {
+                                    let places = at[i].0;
+                                    // SAFETY: four words of this warp's
+                                    // tile (the walk's, of a field inside
+                                    // the struct), this lane's alone until
+                                    // the `sync_warp` below.
+                                    unsafe {
+                                        sts(places[0], v[i].0[0]);
+                                        sts(places[1], v[i].0[1]);
+                                        sts(places[2], v[i].0[2]);
+                                        sts(places[3], v[i].0[3]);
+                                    }
+                                }
+                            }
+                            left -= b;
+                        }
+                    } else {
+                        let mut walk = FieldWalk::start(lane, (n, stride), (part, 32), fields, entry);
+                        let mut left = (units - lane.min(units)).div_ceil(32);
+                        while left > 0 {
+                            let b = left.min(SOA_BATCH);
+                            let at = [
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                                walk.word(),
+                            ];
+                            // SAFETY: each of the first `b` is unit `k < n *
+                            // size` of its field's units from the tile's
+                            // first struct on (the walk stays within this
+                            // lane's `left`).
+                            let v: [u32; SOA_BATCH as usize] = core::array::from_fn(|i| {
+                                if (i as u32) < b {
+                                    unsafe { at[i].1.read() }
+                                } else {
+                                    0
+                                }
+                            });
+                            for i in 0..SOA_BATCH as usize {
+                                if (i as u32) < b {
+                                    // SAFETY: a word of this warp's tile
+                                    // (the walk's), this lane's alone until
+                                    // the `sync_warp` below.
+                                    unsafe { sts(at[i].0, v[i]) };
+                                }
+                            }
+                            left -= b;
                         }
                     }
-                    for _ in 0..mine % SOA_BATCH {
-                        let (place, src) = walk.next((stride as u32, base as u32));
-                        // SAFETY: as in the batches.
-                        tile.store(place, unsafe { src.read() });
-                    }
                     sync_warp();
-                    // SAFETY: `first * stride + u` lies in the `len` structs.
-                    let dst = unsafe { aos.add(first * stride) };
-                    let mut u = lane;
-                    while u < units {
-                        // SAFETY: as above, `u < units`.
-                        unsafe { dst.add(u).write(tile.load(base + u)) };
-                        u += 32;
-                    }
+                    // SAFETY: the tile's `n` structs lie in the `len` at
+                    // `aos`, this launch's; 16-byte aligned when `quads`.
+                    unsafe { store_tile(aos.add(first * stride as usize), units, lane, part, quads) };
                     sync_warp();
                     first += step;
                 }
             }
         };
     }
-
     soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
     soa_warp_kernels!(cuda_mem_soa_scatter_warps, cuda_mem_soa_gather_warps);
     soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);

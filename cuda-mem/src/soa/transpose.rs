@@ -112,7 +112,15 @@ fn transpose<T: DeviceSoA>(
     };
     let (function, resident) = kernel(state, name, flavour)?;
     let per_tile = if warp_tiles {
-        WARP_TILE_BYTES / size_of::<T>() * (SOA_BLOCK / 32)
+        // A warp's structs: a multiple of 8 where 8 fit, as the kernels
+        // round them (so that tiles start on 32-byte sectors).
+        let per_warp = WARP_TILE_BYTES / size_of::<T>();
+        let per_warp = if per_warp >= 8 {
+            per_warp / 8 * 8
+        } else {
+            per_warp
+        };
+        per_warp * (SOA_BLOCK / 32)
     } else {
         SOA_TILE_BYTES / size_of::<T>()
     };
