@@ -23,7 +23,8 @@
 //! were all claimed earlier, by threads that are copying them, so every
 //! wait ends, however many threads run ([`Ring::wait_landed`]). A copy to
 //! the host writes the caller's buffer with streaming stores
-//! (`streaming_copy`).
+//! (`streaming_copy`), and so does a copy to the device its slots, up to
+//! [`STREAMING_TO_DEVICE_MAX`] bytes.
 //!
 //! The pinned block comes from the context's pinned cache (`pinned_cache`)
 //! and goes back to it when the copy returns, guarded by an event behind the
@@ -77,6 +78,14 @@ const DEFAULT_MAX_LANES: usize = 12;
 /// GB/s at 64 MiB to 1 GiB, and with 16 at 49-53 (the DMAs queued ahead
 /// cover a thread's late piece); to the device, 16 slots never lost.
 const DEFAULT_SLOTS: usize = 16;
+/// Copies to the device of at most this many bytes write their slots with
+/// streaming stores (`streaming_copy`), larger ones with ordinary stores.
+/// Measured on the H200 host (bench `--copies-only --copy-sweep`, each way
+/// in the same run): with streaming stores 2-16 MiB ran at 26-37 GB/s
+/// against 17-25 and 64 MiB at 43 against 36; from 128 MiB the ordinary
+/// stores were ahead (45 against 42.5 at 128 MiB, 50 against 42 at 1 GiB),
+/// for reasons not measured.
+const STREAMING_TO_DEVICE_MAX: usize = 64 << 20;
 
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
 /// the largest chunk, the smallest staged copy, in bytes, in both
@@ -598,6 +607,7 @@ pub(crate) fn copy_from_host(
         }
         .op("cuMemcpyHtoDAsync")
     };
+    let streaming = src.len() <= STREAMING_TO_DEVICE_MAX;
     staged.run(
         stream,
         true,
@@ -613,8 +623,13 @@ pub(crate) fn copy_from_host(
             // `len <= PIECE` bytes lie in `src` and in the slot, whose earlier
             // DMA has finished (waited above) or which is fresh.
             unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(at), ring.slot_piece(i, j), len)
-            };
+                let (from, to) = (src.as_ptr().add(at), ring.slot_piece(i, j));
+                if streaming {
+                    copy_streaming(from, to, len);
+                } else {
+                    std::ptr::copy_nonoverlapping(from, to, len);
+                }
+            }
             if ring.arrive(i) {
                 ring.queue(i, stream, dma)?;
             }

@@ -1,10 +1,11 @@
 //! Host `memcpy` for staged copies, with stores that bypass the CPU caches.
 //!
 //! A staged copy to the host writes every byte of the caller's buffer once
-//! and does not read it again (the copy to the device writes its pinned
-//! slots with ordinary stores: streaming stores there are not measured
-//! yet). Ordinary stores first read each destination cache line in (a read
-//! for ownership), so a copy moves half as many bytes again; glibc's
+//! and does not read it again, and a staged copy to the device of up to
+//! 64 MiB writes its pinned slots the same way (larger ones use ordinary
+//! stores, which measured faster there: `staging`). Ordinary stores first
+//! read each destination cache line in (a read for ownership), so a copy
+//! moves half as many bytes again; glibc's
 //! `memcpy` switches to non-temporal stores
 //! only for single copies larger than a share of the last-level cache,
 //! which the pieces of a staged copy (64 KiB) are not. On x86-64 this copy
