@@ -1124,6 +1124,10 @@ mod device {
     /// in the gather's field phase.
     const SOA_BATCH: u32 = 8;
     const QUAD_BATCH: u32 = 4;
+    /// The largest struct of the byte-word transpositions, in bytes: at
+    /// least 8 structs a warp tile, so that every tile's bytes of a field
+    /// start on 4 bytes.
+    const BYTEWORD_MAX: u32 = (4 * WARP_UNITS / 8) as u32;
 
     /// Structs of `stride` words in a warp's tile: as many as fit, rounded
     /// down to a multiple of 8 where 8 fit, so that every tile starts on a
@@ -1163,13 +1167,13 @@ mod device {
     }
 
     /// The warp tiles' shared accesses, by shared-window address: plain
-    /// `ld.shared` / `st.shared` of one word or four (one `LDS` / `STS`,
+    /// `ld.shared` / `st.shared` of one word, four or a byte (one `LDS` / `STS`,
     /// with no bounds check: the kernels keep every address inside their
     /// warp's part of the tile, as each one's comment says).
     ///
     /// # Safety (of each)
     /// `at` is inside the calling warp's part of the tile, aligned to the
-    /// access (4 or 16 bytes); the warp's lanes access each word from one
+    /// access (16, 4 or 1 bytes); the warp's lanes access each word from one
     /// lane at a time between `sync_warp`s, or only read it.
     #[inline(always)]
     unsafe fn lds(at: u32) -> u32 {
@@ -1233,13 +1237,41 @@ mod device {
         }
     }
 
-    /// Where a lane's units of one field lie in a warp's tile as it walks
-    /// them `span` at a time (32 units, or 32 quads of 4): unit `k` of the
-    /// field's units in the tile (struct `k / size`, unit `k % size` of the
-    /// field in it) is the word at window address `place`. `u32`
-    /// arithmetic; the one division is in `new`.
+    #[inline(always)]
+    unsafe fn lds8(at: u32) -> u8 {
+        let v: u16;
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "ld.shared.u8 {v}, [{at}];",
+                v = out(reg16) v,
+                at = in(reg32) at,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        v as u8
+    }
+
+    #[inline(always)]
+    unsafe fn sts8(at: u32, v: u8) {
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "st.shared.u8 [{at}], {v};",
+                at = in(reg32) at,
+                v = in(reg16) v as u16,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// Where a lane's units (of `B` bytes: words, or bytes) of one field lie
+    /// in a warp's tile as it walks them `span` at a time (32 units, or 32
+    /// groups of 4): unit `k` of the field's units in the tile (struct `k /
+    /// size`, unit `k % size` of the field in it) is the unit at window
+    /// address `place`. `u32` arithmetic; the one division is in `new`.
     #[derive(Clone, Copy)]
-    struct UnitWalk {
+    struct UnitWalk<const B: u32> {
         place: u32,
         j: u32,
         size: u32,
@@ -1248,31 +1280,32 @@ mod device {
         wrap: u32,
     }
 
-    impl UnitWalk {
-        /// The walk from unit `k` of the field at word `offset` of structs
-        /// of `stride` words, `size` (at least 1) of them, in the tile at
+    impl<const B: u32> UnitWalk<B> {
+        /// The walk from unit `k` of the field at unit `offset` of structs
+        /// of `stride` units, `size` (at least 1) of them, in the tile at
         /// window address `part`, `span` units a step.
         #[inline(always)]
         fn new(k: u32, (offset, size): (u32, u32), stride: u32, (part, span): (u32, u32)) -> Self {
             let (e, j) = (k / size, k % size);
             let (step_e, step_j) = (span / size, span % size);
             UnitWalk {
-                place: part + 4 * (e * stride + offset + j),
+                place: part + B * (e * stride + offset + j),
                 j,
                 size,
                 step_j,
-                advance: 4 * (step_e * stride + step_j),
-                wrap: 4 * (stride - size),
+                advance: B * (step_e * stride + step_j),
+                wrap: B * (stride - size),
             }
         }
 
-        /// The places of units `k..k + 4` (which the field has).
+        /// The places of units `k..k + 4` (those the field has; the others
+        /// lie past the tile's structs).
         #[inline(always)]
         fn quad(&self) -> [u32; 4] {
             let (mut place, mut j) = (self.place, self.j);
             core::array::from_fn(|_| {
                 let at = place;
-                place += 4;
+                place += B;
                 j += 1;
                 if j == self.size {
                     j = 0;
@@ -1294,8 +1327,8 @@ mod device {
         }
     }
 
-    /// Field `f`'s `(offset, size)` in words, trapping unless the field
-    /// lies inside the struct of `stride` words: what keeps every
+    /// Field `f`'s `(offset, size)` in units, trapping unless the field
+    /// lies inside the struct of `stride` units: what keeps every
     /// `UnitWalk` place inside its warp's tile.
     #[inline(always)]
     fn field_in(offset: u32, size: u32, stride: u32) -> (u32, u32) {
@@ -1306,27 +1339,32 @@ mod device {
         (offset, size)
     }
 
-    /// A lane's walk over a warp tile's units in field order (field 0's
-    /// `n * size` units, then field 1's, ...), `span` units a step (32, or
-    /// 128 when the lanes take quads): where each unit is in the tile and
-    /// in its field's array.
-    struct FieldWalk<E> {
-        /// The fields' `(offset, size, first unit of the tile's structs)`.
+    /// A lane's walk over a warp tile's units (of `B` bytes) in field order
+    /// (field 0's `n * size` units, then field 1's, ...), `span` units a
+    /// step (32, or 128 when the lanes take groups of 4, each field's units
+    /// then counted up to whole groups): where each unit is in the tile
+    /// and in its field's array.
+    #[derive(Clone, Copy)]
+    struct FieldWalk<E, const B: u32> {
+        /// The fields' `(offset, size, the address of the tile's first
+        /// struct's units)`.
         entry: E,
         fields: usize,
         n: u32,
         stride: u32,
         /// The tile's window address, and the units of a step.
         at: (u32, u32),
-        /// The field, and the unit `k` of its `count = n * size` units.
+        /// The field, and the unit `k` of its `real = n * size` units
+        /// (`count` when rounded up to whole steps' groups).
         f: usize,
         k: u32,
         count: u32,
-        unit: UnitWalk,
-        src: *const u32,
+        real: u32,
+        unit: UnitWalk<B>,
+        src: *const u8,
     }
 
-    impl<E: Fn(usize) -> (u32, u32, *const u32)> FieldWalk<E> {
+    impl<E: Fn(usize) -> (u32, u32, *const u8), const B: u32> FieldWalk<E, B> {
         /// The walk from unit `k` of the tile of `n` structs of `stride`
         /// words at window address `part`, `span` units a step.
         #[inline(always)]
@@ -1340,6 +1378,7 @@ mod device {
                 f: 0,
                 k,
                 count: 0,
+                real: 0,
                 unit: UnitWalk::new(0, (0, 1), 1, (0, 1)),
                 src: core::ptr::null(),
             };
@@ -1352,7 +1391,8 @@ mod device {
             while self.f < self.fields {
                 let (offset, size, src) = (self.entry)(self.f);
                 let field = field_in(offset, size, self.stride);
-                self.count = self.n * size;
+                self.real = self.n * size;
+                self.count = self.real.next_multiple_of(self.at.1 / 32);
                 if self.k < self.count {
                     self.unit = UnitWalk::new(self.k, field, self.stride, self.at);
                     self.src = src;
@@ -1367,7 +1407,7 @@ mod device {
         /// array.
         #[inline(always)]
         fn word(&mut self) -> (u32, *const u32) {
-            let at = (self.unit.place, self.src.wrapping_add(self.k as usize));
+            let at = (self.unit.place, self.unit_at().cast());
             self.step();
             at
         }
@@ -1376,9 +1416,25 @@ mod device {
         /// in its field's array.
         #[inline(always)]
         fn quad(&mut self) -> ([u32; 4], *const Quad) {
-            let at = (self.unit.quad(), self.src.wrapping_add(self.k as usize).cast());
+            let at = (self.unit.quad(), self.unit_at().cast());
             self.step();
             at
+        }
+
+        /// The places of the group of up to 4 units from this one, its
+        /// address in its field's array, and how many of its units the
+        /// field has.
+        #[inline(always)]
+        fn group(&mut self) -> ([u32; 4], *const u8, u32) {
+            let at = (self.unit.quad(), self.unit_at(), (self.real - self.k).min(4));
+            self.step();
+            at
+        }
+
+        /// The address of unit `k` in its field's array.
+        #[inline(always)]
+        fn unit_at(&self) -> *const u8 {
+            self.src.wrapping_add((B * self.k) as usize)
         }
 
         /// On to the lane's next unit, `span` on. Past the tile's last unit
@@ -1549,7 +1605,7 @@ mod device {
                         // `first * size` units into its region.
                         let dst = unsafe { (table_entry!($scatter, regions, f) as *mut u32).add(first * size as usize) };
                         if lane < count {
-                            let mut unit = UnitWalk::new(lane, field, stride, (part, 32));
+                            let mut unit = UnitWalk::<4>::new(lane, field, stride, (part, 32));
                             let mut k = lane;
                             while k < count {
                                 // SAFETY: unit `k % size` of struct `k / size
@@ -1600,17 +1656,18 @@ mod device {
                     // in the tile, the last batch cut short by predicates.
                     let entry = |f| {
                         let size = table_entry!($gather, sizes, f);
-                        let region = table_entry!($gather, regions, f) as *const u32;
+                        let region = table_entry!($gather, regions, f) as *const u8;
                         // SAFETY: the tile's structs' units of field `f`
                         // start `first * size` units into its region.
-                        let src = unsafe { region.add(first * size as usize) };
+                        let src = unsafe { region.add(4 * first * size as usize) };
                         (table_entry!($gather, offsets, f), size, src)
                     };
                     if field_quads && n.is_multiple_of(4) {
                         // Every field's units of the tile are whole quads
                         // from a 16-byte boundary: `first` and `n` are
                         // multiples of 4, the regions 16-byte aligned.
-                        let mut walk = FieldWalk::start(4 * lane, (n, stride), (part, 128), fields, entry);
+                        let mut walk =
+                            FieldWalk::<_, 4>::start(4 * lane, (n, stride), (part, 128), fields, entry);
                         let mut left = (units / 4 - lane.min(units / 4)).div_ceil(32);
                         while left > 0 {
                             let b = left.min(QUAD_BATCH);
@@ -1644,7 +1701,7 @@ mod device {
                             left -= b;
                         }
                     } else {
-                        let mut walk = FieldWalk::start(lane, (n, stride), (part, 32), fields, entry);
+                        let mut walk = FieldWalk::<_, 4>::start(lane, (n, stride), (part, 32), fields, entry);
                         let mut left = (units - lane.min(units)).div_ceil(32);
                         while left > 0 {
                             let b = left.min(SOA_BATCH);
@@ -1690,7 +1747,214 @@ mod device {
             }
         };
     }
+    /// The first `valid` (fewer than 4) bytes at `src`, one at a time, as
+    /// the low bytes of a word.
+    ///
+    /// # Safety
+    /// `src` is readable for `valid` bytes.
+    #[inline(never)]
+    unsafe fn load_group(src: *const u8, valid: u32) -> u32 {
+        let mut v = 0;
+        let mut b = 0;
+        while b < valid.min(4) {
+            // SAFETY: byte `b < valid` of the caller's.
+            v |= (unsafe { src.add(b as usize).read() } as u32) << (8 * b);
+            b += 1;
+        }
+        v
+    }
+
+    /// The transpositions of structs whose size is a multiple of 4 bytes
+    /// (at most `BYTEWORD_MAX` bytes) with fields of any byte size: the
+    /// array of structs moves through the warp tiles in words and quads as
+    /// in the word kernels, and each field's array in words of 4 of its
+    /// bytes (a lane takes 4 consecutive bytes of a field's array: 4
+    /// `LDS.U8`/`STS.U8` in the tile and one 4-byte access in memory, the
+    /// field's last bytes in a tile one at a time). The table is in bytes.
+    macro_rules! soa_byteword_kernels {
+        ($scatter:ident, $gather:ident) => {
+            /// As the block-tile byte scatter, for structs of a multiple of
+            /// 4 bytes, at most `BYTEWORD_MAX`.
+            ///
+            /// # Safety
+            /// As for the block-tile byte scatter, with `aos` 4-byte
+            /// aligned, `table.stride` a multiple of 4 and at most
+            /// `BYTEWORD_MAX`, and every region 4-byte aligned.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $scatter(aos: *const u32, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![u128; SOA_TILE_BYTES / 16];
+                let stride = table.stride;
+                let words = stride / 4;
+                assert!(stride.is_multiple_of(4) && (4..=BYTEWORD_MAX).contains(&stride));
+                let len = len as usize;
+                // At least 8 structs a tile (`BYTEWORD_MAX`), a multiple of
+                // 8: every tile's bytes of a field start on 4 bytes.
+                let WarpTiles { per_tile, lane, part, mut first, step, quads } =
+                    WarpTiles::new(words, aos, tile.as_ptr().cast());
+                while first < len {
+                    let n = per_tile.min(len - first) as u32;
+                    // SAFETY: the tile's `n` structs lie in the `len` at
+                    // `aos`; `n * words <= WARP_UNITS`; 16-byte aligned
+                    // when `quads`.
+                    unsafe { load_tile(aos.add(first * words as usize), n * words, lane, part, quads) };
+                    sync_warp();
+                    let mut f = 0;
+                    while f < fields {
+                        let offset = table_entry!($scatter, offsets, f);
+                        let size = table_entry!($scatter, sizes, f);
+                        let field = field_in(offset, size, stride);
+                        let count = n * size;
+                        // SAFETY: the tile's bytes of field `f` start
+                        // `first * size` bytes into its region; 4-byte
+                        // aligned (the region is, and `first` is a multiple
+                        // of `per_tile`, of 8).
+                        let dst = unsafe { (table_entry!($scatter, regions, f) as *mut u8).add(first * size as usize) };
+                        if 4 * lane < count {
+                            let mut unit = UnitWalk::<1>::new(4 * lane, field, stride, (part, 128));
+                            let mut k = 4 * lane;
+                            while k + 4 <= count {
+                                let p = unit.quad();
+                                // SAFETY: bytes `k..k + 4` of the field's
+                                // `count` in the tile (inside the struct:
+                                // `field_in`), stored before the
+                                // `sync_warp`; `dst + k` is 4-byte aligned,
+                                // in the field's `len * size` bytes.
+                                unsafe {
+                                    let v = lds8(p[0]) as u32
+                                        | (lds8(p[1]) as u32) << 8
+                                        | (lds8(p[2]) as u32) << 16
+                                        | (lds8(p[3]) as u32) << 24;
+                                    dst.add(k as usize).cast::<u32>().write(v);
+                                }
+                                unit.step();
+                                k += 128;
+                            }
+                            if k < count {
+                                let p = unit.quad();
+                                let mut b = 0;
+                                while k + b < count {
+                                    // SAFETY: as above, byte `k + b <
+                                    // count`.
+                                    unsafe { dst.add((k + b) as usize).write(lds8(p[b as usize])) };
+                                    b += 1;
+                                }
+                            }
+                        }
+                        f += 1;
+                    }
+                    sync_warp();
+                    first += step;
+                }
+            }
+
+            /// As the block-tile byte gather, for structs of a multiple of 4
+            /// bytes, at most `BYTEWORD_MAX`.
+            ///
+            /// # Safety
+            /// As for the scatter, with `aos` this launch's alone and the
+            /// fields' arrays read.
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $gather(aos: *mut u32, len: u64, table: SoaTable) {
+                let fields = (table.fields as usize).min(MAX_FIELDS);
+                let tile = cuda_mem::shared_array![u128; SOA_TILE_BYTES / 16];
+                let stride = table.stride;
+                let words = stride / 4;
+                assert!(stride.is_multiple_of(4) && (4..=BYTEWORD_MAX).contains(&stride));
+                let len = len as usize;
+                let WarpTiles { per_tile, lane, part, mut first, step, quads } =
+                    WarpTiles::new(words, aos, tile.as_ptr().cast());
+                while first < len {
+                    let n = per_tile.min(len - first) as u32;
+                    // The groups of 4 bytes of every field's bytes in the
+                    // tile, each field's counted up to whole groups.
+                    let mut groups = 0;
+                    let mut f = 0;
+                    while f < fields {
+                        groups += (n * table_entry!($gather, sizes, f)).div_ceil(4);
+                        f += 1;
+                    }
+                    let entry = |f| {
+                        let size = table_entry!($gather, sizes, f);
+                        let region = table_entry!($gather, regions, f) as *const u8;
+                        // SAFETY: the tile's bytes of field `f` start
+                        // `first * size` bytes into its region.
+                        let src = unsafe { region.add(first * size as usize) };
+                        (table_entry!($gather, offsets, f), size, src)
+                    };
+                    let mut walk = FieldWalk::<_, 1>::start(4 * lane, (n, stride), (part, 128), fields, entry);
+                    let mut left = (groups - lane.min(groups)).div_ceil(32);
+                    while left > 0 {
+                        let b = left.min(SOA_BATCH);
+                        // The places again after the loads, from a copy
+                        // of the walk, rather than 32 of them in registers.
+                        let mut again = walk;
+                        let at = [
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                            walk.group(),
+                        ];
+                        // SAFETY: each of the first `b` is a group of its
+                        // field's bytes from the tile's first struct on, 4
+                        // of them in the field's array when `valid == 4`
+                        // (4-byte aligned: the region is, and `first` is a
+                        // multiple of 8, the group of 4).
+                        let v: [u32; SOA_BATCH as usize] = core::array::from_fn(|i| {
+                            if (i as u32) < b && at[i].2 == 4 {
+                                unsafe { at[i].1.cast::<u32>().read() }
+                            } else {
+                                0
+                            }
+                        });
+                        // Called with constant `i`, so that `v` stays in
+                        // registers.
+                        let mut put = |i: u32, word: u32| {
+                            if i < b {
+                                let (p, src, valid) = again.group();
+                                // A field's last bytes in the tile, fewer
+                                // than 4: one at a time (once a field and
+                                // tile at most).
+                                // SAFETY: `valid` bytes of the field's array.
+                                let word = if valid < 4 { unsafe { load_group(src, valid) } } else { word };
+                                for (byte, &place) in p.iter().enumerate() {
+                                    if (byte as u32) < valid {
+                                        // SAFETY: a byte of this warp's
+                                        // tile (the walk's, of a field
+                                        // inside the struct), this lane's
+                                        // alone until the `sync_warp` below.
+                                        unsafe { sts8(place, (word >> (8 * byte)) as u8) };
+                                    }
+                                }
+                            }
+                        };
+                        put(0, v[0]);
+                        put(1, v[1]);
+                        put(2, v[2]);
+                        put(3, v[3]);
+                        put(4, v[4]);
+                        put(5, v[5]);
+                        put(6, v[6]);
+                        put(7, v[7]);
+                        left -= b;
+                    }
+                    sync_warp();
+                    // SAFETY: the tile's `n` structs lie in the `len` at
+                    // `aos`, this launch's; 16-byte aligned when `quads`.
+                    unsafe { store_tile(aos.add(first * words as usize), n * words, lane, part, quads) };
+                    sync_warp();
+                    first += step;
+                }
+            }
+        };
+    }
+
     soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
     soa_warp_kernels!(cuda_mem_soa_scatter_warps, cuda_mem_soa_gather_warps);
     soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);
+    soa_byteword_kernels!(cuda_mem_soa_scatter_bytewords, cuda_mem_soa_gather_bytewords);
 }

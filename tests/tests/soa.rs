@@ -223,6 +223,44 @@ struct Big {
     body: [f32; 1024],
 }
 
+/// Three bytes: the block-tile byte kernels (a struct not of whole words).
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Rgb {
+    r: u8,
+    g: u8,
+    b: u8,
+}
+
+/// Fields of 1, 3, 2 and 6 bytes in 12: the byte-word kernels, with a
+/// field's bytes in a group crossing from one struct to the next.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Tagged {
+    kind: u8,
+    rgb: [u8; 3],
+    depth: u16,
+    name: [u8; 6],
+}
+
+/// 512 bytes: the largest struct of the byte-word kernels (8 in a warp's
+/// tile).
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Record {
+    head: u8,
+    body: [u8; 509],
+    tail: u16,
+}
+
+/// 516 bytes of byte fields: the block-tile byte kernels again.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct LongRecord {
+    head: [u8; 3],
+    body: [u8; 513],
+}
+
 /// `T`'s structs from a device view to a structure of arrays and back into
 /// a poisoned view, and from and to the host, at odd and random lengths.
 fn transposes_both_ways<T: DeviceSoA + PartialEq + std::fmt::Debug>(
@@ -275,6 +313,20 @@ fn every_struct_shape_transposes_both_ways() {
     transposes_both_ways::<Mixed>(&mut rng, &stream, 300_000);
     transposes_both_ways::<Page>(&mut rng, &stream, 3_000);
     transposes_both_ways::<Big>(&mut rng, &stream, 3_000);
+}
+
+/// Structs with fields of any bytes, of every kernel: 3 bytes (block
+/// tiles), 12 and 512 bytes (byte words through warp tiles), 516 bytes
+/// (block tiles).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_byte_struct_shape_transposes_both_ways() {
+    let stream = gpu().new_stream().unwrap();
+    let mut rng = Rng::from_env("every_byte_struct_shape_transposes_both_ways");
+    transposes_both_ways::<Rgb>(&mut rng, &stream, 3_000_000);
+    transposes_both_ways::<Tagged>(&mut rng, &stream, 1_000_000);
+    transposes_both_ways::<Record>(&mut rng, &stream, 20_000);
+    transposes_both_ways::<LongRecord>(&mut rng, &stream, 20_000);
 }
 
 /// `fill` sets every field of every struct; a field's view fills, and

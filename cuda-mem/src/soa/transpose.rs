@@ -2,7 +2,11 @@
 //! field arrays, on the GPU: the kernels `cuda_mem_soa_scatter_*` and
 //! `cuda_mem_soa_gather_*` of the algorithms' shipped PTX, in 4-byte words
 //! when every field is whole words (else bytes), with one [`SoaTable`] of
-//! every field.
+//! every field. Structs of up to 4 KiB of words go through a tile per warp
+//! (`warps`), and so do structs of whole words of up to 512 bytes whose
+//! fields are not (`bytewords`: the structs move in words, the fields'
+//! arrays 4 bytes at a time); the rest through a tile per block (`words`,
+//! `bytes`).
 //!
 //! [`SoaBuffer`]: crate::soa::SoaBuffer
 
@@ -20,6 +24,9 @@ use crate::error::{Error, Result};
 /// A warp's part of the tile in the warp-tile kernels (`WARP_UNITS` words
 /// there).
 const WARP_TILE_BYTES: usize = SOA_TILE_BYTES / (SOA_BLOCK / 32);
+/// The largest struct of the byte-word kernels (`BYTEWORD_MAX` there): 8
+/// to a warp's tile.
+const BYTEWORD_MAX: usize = WARP_TILE_BYTES / 8;
 
 /// Which way a transposition goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -102,13 +109,20 @@ fn transpose<T: DeviceSoA>(
         "soa_gather"
     };
     // Words of structs that fit a warp's part of the tile (4 KiB): the
-    // warp-tile kernels, whose warps do not wait for each other; else the
+    // warp-tile kernels, whose warps do not wait for each other; structs of
+    // whole words (up to `BYTEWORD_MAX`, at 4-byte aligned addresses) with
+    // fields of any bytes: the byte-word warp-tile kernels; else the
     // block-tile ones.
-    let warp_tiles = words && size_of::<T>() <= WARP_TILE_BYTES;
+    let bytewords = !words
+        && size_of::<T>().is_multiple_of(4)
+        && size_of::<T>() <= BYTEWORD_MAX
+        && aos_addr.is_multiple_of(4);
+    let warp_tiles = (words && size_of::<T>() <= WARP_TILE_BYTES) || bytewords;
     let flavour = match (words, warp_tiles) {
         (true, true) => "warps",
         (true, false) => "words",
-        _ => "bytes",
+        (false, true) => "bytewords",
+        (false, false) => "bytes",
     };
     let (function, resident) = kernel(state, name, flavour)?;
     let per_tile = if warp_tiles {
