@@ -1341,10 +1341,9 @@ mod device {
 
     /// A lane's walk over a warp tile's units (of `B` bytes) in field order
     /// (field 0's `n * size` units, then field 1's, ...), `span` units a
-    /// step (32, or 128 when the lanes take groups of 4, each field's units
-    /// then counted up to whole groups): where each unit is in the tile
-    /// and in its field's array.
-    #[derive(Clone, Copy)]
+    /// step (32, or 128 when the lanes take quads, each field's units then
+    /// whole quads): where each unit is in the tile and in its field's
+    /// array.
     struct FieldWalk<E, const B: u32> {
         /// The fields' `(offset, size, the address of the tile's first
         /// struct's units)`.
@@ -1354,12 +1353,10 @@ mod device {
         stride: u32,
         /// The tile's window address, and the units of a step.
         at: (u32, u32),
-        /// The field, and the unit `k` of its `real = n * size` units
-        /// (`count` when rounded up to whole steps' groups).
+        /// The field, and the unit `k` of its `count = n * size` units.
         f: usize,
         k: u32,
         count: u32,
-        real: u32,
         unit: UnitWalk<B>,
         src: *const u8,
     }
@@ -1378,7 +1375,6 @@ mod device {
                 f: 0,
                 k,
                 count: 0,
-                real: 0,
                 unit: UnitWalk::new(0, (0, 1), 1, (0, 1)),
                 src: core::ptr::null(),
             };
@@ -1391,8 +1387,7 @@ mod device {
             while self.f < self.fields {
                 let (offset, size, src) = (self.entry)(self.f);
                 let field = field_in(offset, size, self.stride);
-                self.real = self.n * size;
-                self.count = self.real.next_multiple_of(self.at.1 / 32);
+                self.count = self.n * size;
                 if self.k < self.count {
                     self.unit = UnitWalk::new(self.k, field, self.stride, self.at);
                     self.src = src;
@@ -1421,15 +1416,6 @@ mod device {
             at
         }
 
-        /// The places of the group of up to 4 units from this one, its
-        /// address in its field's array, and how many of its units the
-        /// field has.
-        #[inline(always)]
-        fn group(&mut self) -> ([u32; 4], *const u8, u32) {
-            let at = (self.unit.quad(), self.unit_at(), (self.real - self.k).min(4));
-            self.step();
-            at
-        }
 
         /// The address of unit `k` in its field's array.
         #[inline(always)]
@@ -1866,81 +1852,77 @@ mod device {
                     WarpTiles::new(words, aos, tile.as_ptr().cast());
                 while first < len {
                     let n = per_tile.min(len - first) as u32;
-                    // The groups of 4 bytes of every field's bytes in the
-                    // tile, each field's counted up to whole groups.
-                    let mut groups = 0;
+                    // Field by field, every 32nd group of 4 of its bytes
+                    // this lane's, in batches of loads cut short by
+                    // predicates.
                     let mut f = 0;
                     while f < fields {
-                        groups += (n * table_entry!($gather, sizes, f)).div_ceil(4);
-                        f += 1;
-                    }
-                    let entry = |f| {
+                        let offset = table_entry!($gather, offsets, f);
                         let size = table_entry!($gather, sizes, f);
-                        let region = table_entry!($gather, regions, f) as *const u8;
+                        let field = field_in(offset, size, stride);
+                        let count = n * size;
                         // SAFETY: the tile's bytes of field `f` start
-                        // `first * size` bytes into its region.
-                        let src = unsafe { region.add(first * size as usize) };
-                        (table_entry!($gather, offsets, f), size, src)
-                    };
-                    let mut walk = FieldWalk::<_, 1>::start(4 * lane, (n, stride), (part, 128), fields, entry);
-                    let mut left = (groups - lane.min(groups)).div_ceil(32);
-                    while left > 0 {
-                        let b = left.min(SOA_BATCH);
-                        // The places again after the loads, from a copy
-                        // of the walk, rather than 32 of them in registers.
-                        let mut again = walk;
-                        let at = [
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                            walk.group(),
-                        ];
-                        // SAFETY: each of the first `b` is a group of its
-                        // field's bytes from the tile's first struct on, 4
-                        // of them in the field's array when `valid == 4`
-                        // (4-byte aligned: the region is, and `first` is a
-                        // multiple of 8, the group of 4).
-                        let v: [u32; SOA_BATCH as usize] = core::array::from_fn(|i| {
-                            if (i as u32) < b && at[i].2 == 4 {
-                                unsafe { at[i].1.cast::<u32>().read() }
-                            } else {
-                                0
-                            }
-                        });
-                        // Called with constant `i`, so that `v` stays in
-                        // registers.
-                        let mut put = |i: u32, word: u32| {
-                            if i < b {
-                                let (p, src, valid) = again.group();
-                                // A field's last bytes in the tile, fewer
-                                // than 4: one at a time (once a field and
-                                // tile at most).
-                                // SAFETY: `valid` bytes of the field's array.
-                                let word = if valid < 4 { unsafe { load_group(src, valid) } } else { word };
-                                for (byte, &place) in p.iter().enumerate() {
-                                    if (byte as u32) < valid {
-                                        // SAFETY: a byte of this warp's
-                                        // tile (the walk's, of a field
-                                        // inside the struct), this lane's
-                                        // alone until the `sync_warp` below.
-                                        unsafe { sts8(place, (word >> (8 * byte)) as u8) };
+                        // `first * size` bytes into its region; 4-byte
+                        // aligned (the region is, and `first` is a multiple
+                        // of `per_tile`, of 8).
+                        let src = unsafe { (table_entry!($gather, regions, f) as *const u8).add(first * size as usize) };
+                        let groups = count.div_ceil(4);
+                        if lane < groups {
+                            let mut unit = UnitWalk::<1>::new(4 * lane, field, stride, (part, 128));
+                            let mut g = lane;
+                            while g < groups {
+                                let b = (groups - g).div_ceil(32).min(SOA_BATCH);
+                                // SAFETY: group `g + 32 * i < count / 4` of
+                                // the field's `count` bytes: 4 of them in
+                                // its array, 4-byte aligned.
+                                let from = unsafe { src.add(4 * g as usize).cast::<u32>() };
+                                let v: [u32; SOA_BATCH as usize] = core::array::from_fn(|i| {
+                                    if g + 32 * (i as u32) < count / 4 {
+                                        unsafe { from.add(32 * i).read() }
+                                    } else {
+                                        0
                                     }
-                                }
+                                });
+                                // Called with constant `i`, so that `v`
+                                // stays in registers.
+                                let mut put = |i: u32, word: u32| {
+                                    if i < b {
+                                        let at = 4 * (g + 32 * i);
+                                        let valid = (count - at).min(4);
+                                        // A field's last bytes in the tile,
+                                        // fewer than 4: one at a time.
+                                        // SAFETY: `valid` bytes of the
+                                        // field's array.
+                                        let word = if valid < 4 {
+                                            unsafe { load_group(src.add(at as usize), valid) }
+                                        } else {
+                                            word
+                                        };
+                                        for (byte, &place) in unit.quad().iter().enumerate() {
+                                            if (byte as u32) < valid {
+                                                // SAFETY: a byte of the
+                                                // field in this warp's
+                                                // tile (inside the struct:
+                                                // `field_in`), this lane's
+                                                // until the `sync_warp`.
+                                                unsafe { sts8(place, (word >> (8 * byte)) as u8) };
+                                            }
+                                        }
+                                        unit.step();
+                                    }
+                                };
+                                put(0, v[0]);
+                                put(1, v[1]);
+                                put(2, v[2]);
+                                put(3, v[3]);
+                                put(4, v[4]);
+                                put(5, v[5]);
+                                put(6, v[6]);
+                                put(7, v[7]);
+                                g += 32 * b;
                             }
-                        };
-                        put(0, v[0]);
-                        put(1, v[1]);
-                        put(2, v[2]);
-                        put(3, v[3]);
-                        put(4, v[4]);
-                        put(5, v[5]);
-                        put(6, v[6]);
-                        put(7, v[7]);
-                        left -= b;
+                        }
+                        f += 1;
                     }
                     sync_warp();
                     // SAFETY: the tile's `n` structs lie in the `len` at
