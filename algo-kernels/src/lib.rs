@@ -1143,6 +1143,10 @@ mod device {
         }
     }
 
+    // The warp tiles are arrays of `u128` so that their quads are 16-byte
+    // aligned (`STS.128` / `LDS.128` need it).
+    const _: () = assert!(core::mem::align_of::<u128>() >= 16);
+
     /// Four words on a 16-byte boundary: what one vector load or store
     /// moves.
     #[derive(Clone, Copy)]
