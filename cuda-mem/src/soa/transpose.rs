@@ -116,7 +116,8 @@ fn transpose<T: DeviceSoA>(
     let bytewords = !words
         && size_of::<T>().is_multiple_of(4)
         && size_of::<T>() <= BYTEWORD_MAX
-        && aos_addr.is_multiple_of(4);
+        && aos_addr.is_multiple_of(4)
+        && table.regions.iter().all(|r| r.is_multiple_of(4));
     let warp_tiles = (words && size_of::<T>() <= WARP_TILE_BYTES) || bytewords;
     let flavour = match (words, warp_tiles) {
         (true, true) => "warps",
