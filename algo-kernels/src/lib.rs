@@ -1619,8 +1619,9 @@ mod device {
             /// `WARP_UNITS` words.
             ///
             /// # Safety
-            /// As for the block-tile gather, and `table.stride <=
-            /// WARP_UNITS`.
+            /// As for the block-tile gather (the fields cover every word of
+            /// the struct: a lane's count of units is the tile's words),
+            /// and `table.stride <= WARP_UNITS`.
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $gather(aos: *mut u32, len: u64, table: SoaTable) {
                 let fields = (table.fields as usize).min(MAX_FIELDS);
@@ -1738,11 +1739,13 @@ mod device {
         };
     }
     /// The first `valid` (fewer than 4) bytes at `src`, one at a time, as
-    /// the low bytes of a word.
+    /// the low bytes of a word. Inlined: a `.func` of its own would carry
+    /// the crate's hash in its name, which depends on where the crate is
+    /// built, and the shipped PTX must not.
     ///
     /// # Safety
     /// `src` is readable for `valid` bytes.
-    #[inline(never)]
+    #[inline(always)]
     unsafe fn load_group(src: *const u8, valid: u32) -> u32 {
         let mut v = 0;
         let mut b = 0;

@@ -1,5 +1,6 @@
 //! The embedded PTX is valid: it assembles with ptxas for sm_80 and sm_90, has
-//! every kernel entry and calls no external function; and it is exactly what
+//! every kernel entry, calls no external function and names no hashed
+//! symbol; and it is exactly what
 //! `kernels/` and `algo-kernels/` compile to today. Needs `ptxas` (no GPU) and the pinned nightly
 //! with `rust-src`: `bash .ci/test` installs both (ptxas from PyPI
 //! `nvidia-cuda-nvcc`, into `PTXAS`).
@@ -63,6 +64,28 @@ fn the_shipped_algo_ptx_is_a_fresh_build_of_algo_kernels() {
         "algo-kernels",
         cuda_mem::algo::kernels_ptx(),
     );
+}
+
+/// The shipped PTX names nothing after the crate's hash: a device function
+/// that is not inlined becomes a `.func` whose Rust (v0 or legacy) mangled
+/// name carries the hash of the crate, which depends on the path the crate
+/// is built at, so a build at another path (a fresh clone, CI) differs from
+/// the shipped file. The byte-word SoA gather's partial-group helper did.
+#[test]
+fn the_shipped_ptx_has_no_hashed_names() {
+    for (name, ptx) in [
+        ("fill-kernels", cuda_mem::fill_kernels_ptx()),
+        ("algo-kernels", cuda_mem::algo::kernels_ptx()),
+    ] {
+        for mangled in ["_RNv", "_ZN"] {
+            assert!(
+                !ptx.contains(mangled),
+                "{name}.ptx names a Rust-mangled symbol ({mangled}...): inline the device \
+                 function (#[inline(always)]) so that the PTX does not depend on where the crate \
+                 is built"
+            );
+        }
+    }
 }
 
 /// Every algorithm kernel the host launches is in the PTX, none calls an

@@ -109,6 +109,8 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
             "cuda_mem_soa_gather_bytes",
             "cuda_mem_soa_scatter_warps",
             "cuda_mem_soa_gather_warps",
+            "cuda_mem_soa_scatter_bytewords",
+            "cuda_mem_soa_gather_bytewords",
         ]
         .map(String::from),
     )
