@@ -67,7 +67,7 @@ mod device {
         SharedArray, SharedSlice,
     };
     use cuda_mem::device::warp::sync_warp;
-    use cuda_mem::soa::__table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
+    use cuda_mem::soa::__table::{self as soa_table, SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
     use cuda_mem::soa::MAX_FIELDS;
 
     /// Threads per block, in every kernel (the host launches this many).
@@ -1119,7 +1119,7 @@ mod device {
 
     /// Words of a warp's own tile in the warp-tile transpositions: the
     /// block's shared tile cut into one part per warp.
-    const WARP_UNITS: usize = SOA_TILE_BYTES / 4 / (SOA_BLOCK / 32);
+    const WARP_UNITS: usize = soa_table::WARP_TILE_BYTES / 4;
     /// Loads a lane issues before it stores any of them: words, or quads
     /// in the gather's field phase.
     const SOA_BATCH: u32 = 8;
@@ -1127,21 +1127,7 @@ mod device {
     /// The largest struct of the byte-word transpositions, in bytes: at
     /// least 8 structs a warp tile, so that every tile's bytes of a field
     /// start on 4 bytes.
-    const BYTEWORD_MAX: u32 = (4 * WARP_UNITS / 8) as u32;
-
-    /// Structs of `stride` words in a warp's tile: as many as fit, rounded
-    /// down to a multiple of 8 where 8 fit, so that every tile starts on a
-    /// 32-byte sector of the array of structs and of each field's array (no
-    /// sector is written by two warps). The host sizes its grid with the
-    /// same count (`cuda_mem::soa::transpose`).
-    const fn warp_tile_structs(stride: usize) -> usize {
-        let n = WARP_UNITS / stride;
-        if n >= 8 {
-            n / 8 * 8
-        } else {
-            n
-        }
-    }
+    const BYTEWORD_MAX: u32 = soa_table::BYTEWORD_MAX as u32;
 
     // The warp tiles are arrays of `u128` so that their quads are 16-byte
     // aligned (`STS.128` / `LDS.128` need it).
@@ -1462,7 +1448,7 @@ mod device {
         fn new(stride: u32, aos: *const u32, tile: *mut u32) -> WarpTiles {
             let t = block_thread_rank() as usize;
             let (lane, warp) = (t % 32, t / 32);
-            let per_tile = warp_tile_structs(stride as usize);
+            let per_tile = soa_table::warp_tile_structs(stride as usize);
             // Every tile starts on 16 bytes when `aos` does: it starts a
             // multiple of `per_tile` structs in.
             let quads = (aos as usize).is_multiple_of(16)

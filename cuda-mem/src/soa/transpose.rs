@@ -17,16 +17,11 @@ use cudarc::driver::CudaStream;
 
 use crate::algo::kernels::{kernel, launch};
 use crate::copy::soa::{DeviceSoA, MAX_FIELDS};
-use crate::engine::soa_table::{SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
+use crate::engine::soa_table::{
+    warp_tile_structs, SoaTable, BYTEWORD_MAX, SOA_BLOCK, SOA_TILE_BYTES, WARP_TILE_BYTES,
+};
 use crate::engine::Elems;
 use crate::error::{Error, Result};
-
-/// A warp's part of the tile in the warp-tile kernels (`WARP_UNITS` words
-/// there).
-const WARP_TILE_BYTES: usize = SOA_TILE_BYTES / (SOA_BLOCK / 32);
-/// The largest struct of the byte-word kernels (`BYTEWORD_MAX` there): 8
-/// to a warp's tile.
-const BYTEWORD_MAX: usize = WARP_TILE_BYTES / 8;
 
 /// Which way a transposition goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -127,15 +122,9 @@ fn transpose<T: DeviceSoA>(
     };
     let (function, resident) = kernel(state, name, flavour)?;
     let per_tile = if warp_tiles {
-        // A warp's structs: a multiple of 8 where 8 fit, as the kernels
-        // round them (so that tiles start on 32-byte sectors).
-        let per_warp = WARP_TILE_BYTES / size_of::<T>();
-        let per_warp = if per_warp >= 8 {
-            per_warp / 8 * 8
-        } else {
-            per_warp
-        };
-        per_warp * (SOA_BLOCK / 32)
+        // A warp's structs, as the kernels cut them (the struct is whole
+        // words in both warp-tile flavours).
+        warp_tile_structs(size_of::<T>() / 4) * (SOA_BLOCK / 32)
     } else {
         SOA_TILE_BYTES / size_of::<T>()
     };
