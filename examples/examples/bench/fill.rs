@@ -15,6 +15,9 @@ const GIB: usize = 1 << 30;
 
 const MIB: usize = 1 << 20;
 
+/// The fill kernels' default grid tuning (`--chunks`' five numbers).
+const DEFAULT_TUNING: [u32; 5] = [4, 4, 4, 8, 0];
+
 fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize) {
     let len = bytes / N;
     let words = len * N / 4;
@@ -54,7 +57,6 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
 /// SHORT,LONG,MEDIUM,LARGE,FLOOR`: the tuning for the run. The sweep's rows
 /// are printed, not kept.
 pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option<[u32; 5]>) {
-    const DEFAULT: [u32; 5] = [4, 4, 4, 8, 0];
     if sweep {
         // The launch floor: 100 back-to-back fills of 4 KiB, where the
         // per-launch cost is all there is, against memset's.
@@ -63,7 +65,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
         print!("sweep floor ");
         sized_row::<1000>(b, ctx, 4000, 100);
         let configs: [[u32; 5]; 5] = [
-            DEFAULT,
+            DEFAULT_TUNING,
             [4, 4, 4, 4, 0],
             [4, 4, 4, 6, 0],
             [4, 4, 8, 12, 0],
@@ -88,7 +90,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
             }
         }
         b.rows.clear();
-        let [short, long, medium, large, floor] = DEFAULT;
+        let [short, long, medium, large, floor] = DEFAULT_TUNING;
         cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
     }
     if let Some([short, long, medium, large, floor]) = chunks {
@@ -98,6 +100,44 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
              long periods / medium / large values), floor {floor} blocks per SM"
         );
     }
+}
+
+/// `--small-sweep`: the 1 MiB and 16 MiB rows (where launch and tail costs
+/// show) under several grid tunings, chunks per thread of the by-parameter
+/// kernels and a blocks-per-multiprocessor floor, then back to the tuning
+/// of the run. The rows are printed, not kept.
+pub fn small_sweep(b: &mut Bench, ctx: &Arc<CudaContext>, chunks: Option<[u32; 5]>) {
+    let kept = b.rows.len();
+    for [chunks, floor] in [
+        [4, 0],
+        [1, 0],
+        [2, 0],
+        [8, 0],
+        [4, 1],
+        [2, 2],
+        [1, 2],
+        [4, 4],
+        [2, 4],
+        [1, 8],
+    ] {
+        cuda_mem::__set_fill_tuning(chunks, chunks, chunks, 8, floor);
+        let tag = format!("small sweep {chunks} chunks, floor {floor}");
+        for (bytes, batch) in [(MIB, 100), (16 * MIB, 20)] {
+            print!("{tag} ");
+            sized_row::<12>(b, ctx, bytes, batch);
+            print!("{tag} ");
+            sized_row::<100>(b, ctx, bytes, batch);
+            print!("{tag} ");
+            sized_row::<256>(b, ctx, bytes, batch);
+            print!("{tag} ");
+            sized_row::<1000>(b, ctx, bytes, batch);
+            print!("{tag} ");
+            sized_row::<4013>(b, ctx, bytes, batch);
+        }
+    }
+    b.rows.truncate(kept);
+    let [short, long, medium, large, floor] = chunks.unwrap_or(DEFAULT_TUNING);
+    cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
 }
 
 /// A 1 GiB fill for every element size from 1 to 256 bytes, and for sizes

@@ -5,7 +5,7 @@
 //!     cargo run --release --example bench -- [--json FILE] [--plot FILE.svg] [--quick]
 //!         [--fill-only | --launch-only | --host-only | --peer-only | --devvec-only
 //!          | --copies-only | --graph-only | --async-only | --parity-only | --algo-only]
-//!         [--sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
+//!         [--sweep] [--small-sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS]] [--commit HASH]
 //!         [--algo-rows reductions,scans,histogram,sorts,torch]
 //!
@@ -68,6 +68,9 @@ struct Args {
     /// The fill kernels' grid tuning (chunks per thread by value; blocks per SM)
     #[arg(long, value_name = "SHORT,LONG,MEDIUM,LARGE,FLOOR", value_parser = parse_chunks)]
     chunks: Option<[u32; 5]>,
+    /// Run the 1 MiB and 16 MiB fill rows under several grid tunings first
+    #[arg(long)]
+    small_sweep: bool,
     /// How far the DeviceVec growth rows grow, in GiB [default: 16, 1 with --quick]
     #[arg(long, value_name = "N")]
     max_gib: Option<usize>,
@@ -379,6 +382,9 @@ fn main() {
         Group::All | Group::Fill | Group::Peer => {
             let (b, ctx) = s.open();
             fill::tuning(b, ctx, args.sweep, args.chunks);
+            if args.small_sweep {
+                fill::small_sweep(b, ctx, args.chunks);
+            }
             if group != Group::Peer {
                 fill::element_sizes(b, ctx);
                 fill::unaligned_view(b, ctx);
@@ -435,6 +441,7 @@ mod tests {
             "f.svg",
             "--quick",
             "--sweep",
+            "--small-sweep",
             "--chunks",
             "4,4,4,8,0",
             "--max-gib",
@@ -448,7 +455,7 @@ mod tests {
         .unwrap();
         assert_eq!(a.json.as_deref(), Some("b.json"));
         assert_eq!(a.plot.as_deref(), Some("f.svg"));
-        assert!(a.quick && a.sweep && a.copy_sweep);
+        assert!(a.quick && a.sweep && a.small_sweep && a.copy_sweep);
         assert_eq!(a.chunks, Some([4, 4, 4, 8, 0]));
         assert_eq!(a.max_gib(), 2);
         assert_eq!(a.staging, Some([2, 1024, 4096, 0]));
