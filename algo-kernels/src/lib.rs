@@ -1255,6 +1255,75 @@ mod device {
         }
     }
 
+    #[inline(always)]
+    unsafe fn lds16(at: u32) -> u16 {
+        let v: u16;
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "ld.shared.u16 {v}, [{at}];",
+                v = out(reg16) v,
+                at = in(reg32) at,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        v
+    }
+
+    #[inline(always)]
+    unsafe fn sts16(at: u32, v: u16) {
+        // SAFETY: the caller's address (see above).
+        unsafe {
+            asm!(
+                "st.shared.u16 [{at}], {v};",
+                at = in(reg32) at,
+                v = in(reg16) v,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
+    /// A unit the byte-word kernels move a field in when its offset and
+    /// size allow: a word or a halfword, read and written in the tile by
+    /// shared-window address.
+    trait TileUnit: Copy {
+        const ZERO: Self;
+        /// # Safety
+        /// As for `lds`, aligned to the unit.
+        unsafe fn load(at: u32) -> Self;
+        /// # Safety
+        /// As for `sts`, aligned to the unit.
+        unsafe fn store(at: u32, v: Self);
+    }
+
+    impl TileUnit for u32 {
+        const ZERO: Self = 0;
+        #[inline(always)]
+        unsafe fn load(at: u32) -> Self {
+            // SAFETY: forwarded.
+            unsafe { lds(at) }
+        }
+        #[inline(always)]
+        unsafe fn store(at: u32, v: Self) {
+            // SAFETY: forwarded.
+            unsafe { sts(at, v) }
+        }
+    }
+
+    impl TileUnit for u16 {
+        const ZERO: Self = 0;
+        #[inline(always)]
+        unsafe fn load(at: u32) -> Self {
+            // SAFETY: forwarded.
+            unsafe { lds16(at) }
+        }
+        #[inline(always)]
+        unsafe fn store(at: u32, v: Self) {
+            // SAFETY: forwarded.
+            unsafe { sts16(at, v) }
+        }
+    }
+
     /// Where a lane's units (of `B` bytes: words, or bytes) of one field lie
     /// in a warp's tile as it walks them `span` at a time (32 units, or 32
     /// groups of 4): unit `k` of the field's units in the tile (struct `k /
@@ -1743,6 +1812,87 @@ mod device {
         v
     }
 
+    /// A field's `count` units `U` (of `B` bytes) of the tile at window
+    /// address `part` out to `dst`, every 32nd this lane's: the field's
+    /// `(offset, size)` and the struct's `stride` in units.
+    ///
+    /// # Safety
+    /// The field lies inside the struct (`field_in`), the tile holds the
+    /// `count / size` structs (stored before a `sync_warp`), `dst` is
+    /// writable for `count` units, aligned to `U`, and the places are
+    /// aligned to `U` (the struct's and the field's bytes are multiples of
+    /// `B`).
+    #[inline(always)]
+    unsafe fn scatter_units<U: TileUnit, const B: u32>(
+        dst: *mut U,
+        count: u32,
+        lane: u32,
+        (field, stride, part): ((u32, u32), u32, u32),
+    ) {
+        if lane < count {
+            let mut unit = UnitWalk::<B>::new(lane, field, stride, (part, 32));
+            let mut k = lane;
+            while k < count {
+                // SAFETY: unit `k < count` of the field in the tile and in
+                // `dst` (the caller).
+                unsafe { dst.add(k as usize).write(U::load(unit.place)) };
+                unit.step();
+                k += 32;
+            }
+        }
+    }
+
+    /// The reverse of `scatter_units`: a field's `count` units from `src`
+    /// into the tile, in batches of `SOA_BATCH` loads cut short by
+    /// predicates.
+    ///
+    /// # Safety
+    /// As for `scatter_units`, with `src` readable for `count` units, and
+    /// the lane alone writing its units of the tile until the next
+    /// `sync_warp`.
+    #[inline(always)]
+    unsafe fn gather_units<U: TileUnit, const B: u32>(
+        src: *const U,
+        count: u32,
+        lane: u32,
+        (field, stride, part): ((u32, u32), u32, u32),
+    ) {
+        if lane < count {
+            let mut unit = UnitWalk::<B>::new(lane, field, stride, (part, 32));
+            let mut k = lane;
+            while k < count {
+                let b = (count - k).div_ceil(32).min(SOA_BATCH);
+                // SAFETY: units `k + 32 * i < count` of `src`.
+                let from = unsafe { src.add(k as usize) };
+                let v: [U; SOA_BATCH as usize] = core::array::from_fn(|i| {
+                    if k + 32 * (i as u32) < count {
+                        unsafe { from.add(32 * i).read() }
+                    } else {
+                        U::ZERO
+                    }
+                });
+                // Called with constant `i`, so that `v` stays in registers.
+                let mut put = |i: u32, x: U| {
+                    if i < b {
+                        // SAFETY: unit `k + 32 * i < count` of the field in
+                        // the tile, this lane's (the caller).
+                        unsafe { U::store(unit.place, x) };
+                        unit.step();
+                    }
+                };
+                put(0, v[0]);
+                put(1, v[1]);
+                put(2, v[2]);
+                put(3, v[3]);
+                put(4, v[4]);
+                put(5, v[5]);
+                put(6, v[6]);
+                put(7, v[7]);
+                k += 32 * b;
+            }
+        }
+    }
+
     /// The transpositions of structs whose size is a multiple of 4 bytes
     /// (at most `BYTEWORD_MAX` bytes) with fields of any byte size: the
     /// array of structs moves through the warp tiles in words and quads as
@@ -1789,7 +1939,18 @@ mod device {
                         // aligned (the region is, and `first` is a multiple
                         // of `per_tile`, of 8).
                         let dst = unsafe { (table_entry!($scatter, regions, f) as *mut u8).add(first * size as usize) };
-                        if 4 * lane < count {
+                        // Fields of whole words or halfwords move in them.
+                        // SAFETY: the field's `count` bytes at `dst` in
+                        // units aligned to them (`dst` is 4-byte aligned,
+                        // `offset`, `size` and `stride` multiples of the
+                        // unit), inside the struct (`field_in`).
+                        if offset.is_multiple_of(4) && size.is_multiple_of(4) {
+                            let at = ((offset / 4, size / 4), stride / 4, part);
+                            unsafe { scatter_units::<u32, 4>(dst.cast(), count / 4, lane, at) };
+                        } else if offset.is_multiple_of(2) && size.is_multiple_of(2) {
+                            let at = ((offset / 2, size / 2), stride / 2, part);
+                            unsafe { scatter_units::<u16, 2>(dst.cast(), count / 2, lane, at) };
+                        } else if 4 * lane < count {
                             let mut unit = UnitWalk::<1>::new(4 * lane, field, stride, (part, 128));
                             let mut k = 4 * lane;
                             while k + 4 <= count {
@@ -1860,7 +2021,16 @@ mod device {
                         // of `per_tile`, of 8).
                         let src = unsafe { (table_entry!($gather, regions, f) as *const u8).add(first * size as usize) };
                         let groups = count.div_ceil(4);
-                        if lane < groups {
+                        // Fields of whole words or halfwords move in them.
+                        // SAFETY: as in the scatter; the lane's units of the
+                        // tile are its own until the `sync_warp`.
+                        if offset.is_multiple_of(4) && size.is_multiple_of(4) {
+                            let at = ((offset / 4, size / 4), stride / 4, part);
+                            unsafe { gather_units::<u32, 4>(src.cast(), count / 4, lane, at) };
+                        } else if offset.is_multiple_of(2) && size.is_multiple_of(2) {
+                            let at = ((offset / 2, size / 2), stride / 2, part);
+                            unsafe { gather_units::<u16, 2>(src.cast(), count / 2, lane, at) };
+                        } else if lane < groups {
                             let mut unit = UnitWalk::<1>::new(4 * lane, field, stride, (part, 128));
                             let mut g = lane;
                             while g < groups {

@@ -232,8 +232,9 @@ struct Rgb {
     b: u8,
 }
 
-/// Fields of 1, 3, 2 and 6 bytes in 12: the byte-word kernels, with a
-/// field's bytes in a group crossing from one struct to the next.
+/// Fields of 1, 3, 2, 6 and 4 bytes in 16: the byte-word kernels, with a
+/// field's bytes in a group crossing from one struct to the next, fields
+/// of halfwords (`depth`, `name`) and of a word (`code`).
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
 #[repr(C)]
 struct Tagged {
@@ -241,6 +242,7 @@ struct Tagged {
     rgb: [u8; 3],
     depth: u16,
     name: [u8; 6],
+    code: [u8; 4],
 }
 
 /// 512 bytes: the largest struct of the byte-word kernels (8 in a warp's
@@ -316,7 +318,7 @@ fn every_struct_shape_transposes_both_ways() {
 }
 
 /// Structs with fields of any bytes, of every kernel: 3 bytes (block
-/// tiles), 12 and 512 bytes (byte words through warp tiles), 516 bytes
+/// tiles), 16 and 512 bytes (byte words through warp tiles), 516 bytes
 /// (block tiles).
 #[test]
 #[ignore = "needs a CUDA device"]
