@@ -146,4 +146,5 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>) {
     rows_of::<Particle>(b, ctx, "48-byte struct, 7 fields", 64 << 20);
     rows_of::<Particle>(b, ctx, "48-byte struct, 7 fields", 1 << 30);
     rows_of::<Pixel>(b, ctx, "12-byte struct of 1- to 4-byte fields", 64 << 20);
+    rows_of::<Pixel>(b, ctx, "12-byte struct of 1- to 4-byte fields", 1 << 30);
 }
