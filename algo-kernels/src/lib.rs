@@ -1908,8 +1908,10 @@ mod device {
     /// The transpositions of structs whose size is a multiple of 4 bytes
     /// (at most `BYTEWORD_MAX` bytes) with fields of any byte size: the
     /// array of structs moves through the warp tiles in words and quads as
-    /// in the word kernels, and each field's array in words of 4 of its
-    /// bytes (a lane takes 4 consecutive bytes of a field's array: 4
+    /// in the word kernels. A field whose offset and size are whole words
+    /// (or halfwords) moves in them: one `LDS`/`STS` in the tile and one
+    /// access in memory a unit. Any other field's array moves in words of
+    /// 4 of its bytes (a lane takes 4 consecutive bytes of the array: 4
     /// `LDS.U8`/`STS.U8` in the tile and one 4-byte access in memory, the
     /// field's last bytes in a tile one at a time). The table is in bytes.
     macro_rules! soa_byteword_kernels {
@@ -2018,9 +2020,9 @@ mod device {
                     WarpTiles::new(words, aos, tile.as_ptr().cast());
                 while first < len {
                     let n = per_tile.min(len - first) as u32;
-                    // Field by field, every 32nd group of 4 of its bytes
-                    // this lane's, in batches of loads cut short by
-                    // predicates.
+                    // Field by field, every 32nd unit (or group of 4 of
+                    // its bytes) this lane's, in batches of loads cut
+                    // short by predicates.
                     let mut f = 0;
                     while f < fields {
                         let offset = table_entry!($gather, offsets, f);
