@@ -215,9 +215,12 @@ pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
     launch_floor(b, ctx, blocks, 100);
 }
 
-/// An empty kernel whose parameters are the small fill kernel's
-/// (`cuda_mem_fill_small`: four `u64`, a `u32`, the 288-byte pattern).
-const EMPTY_FILL_PTX: &str = ".version 7.0
+/// Three kernels for the floor under a small fill: an empty one whose
+/// parameters are the small fill kernel's (`cuda_mem_fill_small`: four
+/// `u64`, a `u32`, the 288-byte pattern), an empty one with none, and the
+/// least kernel that writes the bytes (a grid-stride loop of 16-byte
+/// stores of one word, two parameters).
+const FLOOR_PTX: &str = ".version 7.0
 .target sm_70
 .address_size 64
 .visible .entry empty_fill_params(
@@ -227,77 +230,165 @@ const EMPTY_FILL_PTX: &str = ".version 7.0
 {
 	ret;
 }
+.visible .entry empty_no_params()
+{
+	ret;
+}
+.visible .entry store_quads(.param .u64 dst, .param .u64 quads)
+{
+	.reg .pred %p;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [dst];
+	ld.param.u64 %rd2, [quads];
+	cvta.to.global.u64 %rd1, %rd1;
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mov.u32 %r3, %tid.x;
+	mad.lo.u32 %r4, %r1, %r2, %r3;
+	mov.u32 %r5, %nctaid.x;
+	mul.lo.u32 %r6, %r5, %r2;
+	cvt.u64.u32 %rd3, %r4;
+	cvt.u64.u32 %rd4, %r6;
+	mov.u32 %r7, 305419896;
+LOOP:
+	setp.ge.u64 %p, %rd3, %rd2;
+	@%p bra DONE;
+	shl.b64 %rd5, %rd3, 4;
+	add.u64 %rd6, %rd1, %rd5;
+	st.global.v4.u32 [%rd6], {%r7, %r7, %r7, %r7};
+	add.u64 %rd3, %rd3, %rd4;
+	bra LOOP;
+DONE:
+	ret;
+}
 ";
 
-/// The launch floor of a small fill: the GPU time per launch of
-/// `batch` back-to-back launches of an empty kernel with the same
-/// parameters and `blocks` blocks of 256 threads, against a 1 MiB
-/// `cuMemsetD32Async` (what a 1 MiB fill can at best come near).
+/// The launch floor of a small fill: the GPU time per launch of `batch`
+/// back-to-back launches of [`FLOOR_PTX`]'s kernels with the grid of a
+/// 1 MiB fill (`blocks` blocks of 256 threads), against as many
+/// `cuMemsetD32Async` of 1 MiB: the empty kernel with the fill's
+/// parameters, the empty kernel with none (what the parameters cost), and
+/// the least kernel that writes the 1 MiB (what a fill could reach).
 fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize) {
     #[repr(C, align(16))]
     struct Pattern([u8; 288]);
     let module = ctx
-        .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(EMPTY_FILL_PTX))
+        .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(FLOOR_PTX))
         .unwrap();
-    let f = module.load_function("empty_fill_params").unwrap();
-    let words = DeviceBuffer::<u32>::new(ctx, MIB / 4).unwrap();
+    let mut words = DeviceBuffer::<u32>::new(ctx, MIB / 4).unwrap();
     let addr = words.as_device_ptr().addr();
     let stream = b.stream.clone();
     let (mut a, mut p, mut w, mut h, mut size) = (addr, MIB as u64, MIB as u64, 1u64, 12u32);
     let mut pattern = Pattern([7; 288]);
-    let (floor, memset) = b.gpu_held_pair_ms(
-        || {
-            let params: &mut [*mut std::ffi::c_void] = &mut [
-                (&raw mut a).cast(),
-                (&raw mut p).cast(),
-                (&raw mut w).cast(),
-                (&raw mut h).cast(),
-                (&raw mut size).cast(),
-                (&raw mut pattern).cast(),
-            ];
-            for _ in 0..batch {
-                // SAFETY: the empty kernel reads none of its parameters,
-                // which match its declaration and live across the call.
-                unsafe {
-                    sys::cuLaunchKernel(
-                        f.cu_function(),
-                        blocks,
-                        1,
-                        1,
-                        256,
-                        1,
-                        1,
-                        0,
-                        stream.cu_stream(),
-                        params.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    )
-                    .result()
-                    .unwrap()
-                }
-            }
-        },
-        || {
-            for _ in 0..batch {
-                // SAFETY: the whole live 1 MiB allocation, on the bench's stream.
-                unsafe {
-                    sys::cuMemsetD32Async(addr, 0x1234_5678, MIB / 4, stream.cu_stream())
+    let mut quads = (MIB / 16) as u64;
+    let fill_params: &mut [*mut std::ffi::c_void] = &mut [
+        (&raw mut a).cast(),
+        (&raw mut p).cast(),
+        (&raw mut w).cast(),
+        (&raw mut h).cast(),
+        (&raw mut size).cast(),
+        (&raw mut pattern).cast(),
+    ];
+    let mut dst = addr;
+    let store_params: &mut [*mut std::ffi::c_void] =
+        &mut [(&raw mut dst).cast(), (&raw mut quads).cast()];
+    let rows: [(&str, &str, &mut [*mut std::ffi::c_void]); 3] = [
+        (
+            "empty_fill_params",
+            "empty kernel, the small fill's parameters",
+            fill_params,
+        ),
+        ("empty_no_params", "empty kernel, no parameters", &mut []),
+        (
+            "store_quads",
+            "least kernel writing 1 MiB in 16-byte stores, 2 parameters",
+            store_params,
+        ),
+    ];
+    for (name, what, params) in rows {
+        let f = module.load_function(name).unwrap();
+        let (floor, memset) = b.gpu_held_pair_ms(
+            || {
+                for _ in 0..batch {
+                    // SAFETY: `params` match the kernel's declaration and
+                    // live across the call; the store kernel writes the
+                    // `quads` 16-byte quads of the live 1 MiB at `dst`, on
+                    // the bench's stream, as the memsets do.
+                    unsafe {
+                        sys::cuLaunchKernel(
+                            f.cu_function(),
+                            blocks,
+                            1,
+                            1,
+                            256,
+                            1,
+                            1,
+                            0,
+                            stream.cu_stream(),
+                            params.as_mut_ptr(),
+                            std::ptr::null_mut(),
+                        )
                         .result()
                         .unwrap()
+                    }
                 }
-            }
-        },
-    );
-    let per_call_us = |ms: f64| ms * 1e3 / batch as f64;
-    b.push(
-        "fill",
-        format!("launch floor: empty kernel, the small fill's parameters, {blocks} blocks"),
-        "us",
-        per_call_us(floor),
-        per_call_us(memset),
-        "cuMemsetD32Async 1 MiB",
-        false,
-        None,
+            },
+            || {
+                for _ in 0..batch {
+                    // SAFETY: the whole live 1 MiB allocation, on the bench's stream.
+                    unsafe {
+                        sys::cuMemsetD32Async(addr, 0x1234_5678, MIB / 4, stream.cu_stream())
+                            .result()
+                            .unwrap()
+                    }
+                }
+            },
+        );
+        let per_call_us = |ms: f64| ms * 1e3 / batch as f64;
+        b.push(
+            "fill",
+            format!("launch floor: {what}, {blocks} blocks"),
+            "us",
+            per_call_us(floor),
+            per_call_us(memset),
+            "cuMemsetD32Async 1 MiB",
+            false,
+            None,
+        );
+    }
+    // The store kernel wrote every word (the memsets too): check it, so
+    // that its row is a kernel that did the work.
+    let store = module.load_function("store_quads").unwrap();
+    // Zeroed on the bench's stream, which the launch and the wait below
+    // use too (the launch is not in the buffer's ledger).
+    words.memset_async(0, &stream).unwrap();
+    let mut dst = addr;
+    let mut quads = (MIB / 16) as u64;
+    let params: &mut [*mut std::ffi::c_void] =
+        &mut [(&raw mut dst).cast(), (&raw mut quads).cast()];
+    // SAFETY: as above, the live 1 MiB at `dst`.
+    unsafe {
+        sys::cuLaunchKernel(
+            store.cu_function(),
+            blocks,
+            1,
+            1,
+            256,
+            1,
+            1,
+            0,
+            stream.cu_stream(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+        .result()
+        .unwrap()
+    };
+    stream.synchronize().unwrap();
+    assert!(
+        words.to_vec().unwrap().iter().all(|&x| x == 0x1234_5678),
+        "the floor's store kernel left words unwritten"
     );
 }
 
