@@ -1156,42 +1156,56 @@ mod device {
         w as u32
     }
 
-    /// The warp tiles' shared accesses, by shared-window address: plain
-    /// `ld.shared` / `st.shared` of one word, four or a byte (one `LDS` / `STS`,
-    /// with no bounds check: the kernels keep every address inside their
-    /// warp's part of the tile, as each one's comment says).
-    ///
-    /// # Safety (of each)
-    /// `at` is inside the calling warp's part of the tile, aligned to the
-    /// access (16, 4 or 1 bytes); the warp's lanes access each word from one
-    /// lane at a time between `sync_warp`s, or only read it.
-    #[inline(always)]
-    unsafe fn lds(at: u32) -> u32 {
-        let v: u32;
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "ld.shared.b32 {v}, [{at}];",
-                v = out(reg32) v,
-                at = in(reg32) at,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        v
+    // The warp tiles' shared accesses, by shared-window address: plain
+    // `ld.shared` / `st.shared` of a word, a halfword, a byte (`lds` /
+    // `sts`, `lds16` / `sts16`, `lds8` / `sts8`) or four words (`lds4` /
+    // `sts4`): one `LDS` / `STS`, with no bounds check: the kernels keep
+    // every address inside their warp's part of the tile, as each one's
+    // comment says.
+    //
+    // Safety (of each): `at` is inside the calling warp's part of the tile,
+    // aligned to the access (16, 4, 2 or 1 bytes); the warp's lanes access
+    // each word from one lane at a time between `sync_warp`s, or only read
+    // it.
+
+    /// `$ld` and `$st`, `ld.shared` / `st.shared` of one `$t` (the
+    /// instructions `$ldi` and `$sti`), through a register of `$h` (PTX has
+    /// no 8-bit registers: a byte travels in 16 bits).
+    macro_rules! shared_scalar {
+        ($ld:ident, $st:ident, $t:ty, $h:ty, $r:ident, $ldi:literal, $sti:literal) => {
+            #[inline(always)]
+            unsafe fn $ld(at: u32) -> $t {
+                let v: $h;
+                // SAFETY: the caller's address (see above).
+                unsafe {
+                    asm!(
+                        $ldi,
+                        v = out($r) v,
+                        at = in(reg32) at,
+                        options(nostack, readonly, preserves_flags)
+                    );
+                }
+                v as $t
+            }
+
+            #[inline(always)]
+            unsafe fn $st(at: u32, v: $t) {
+                // SAFETY: the caller's address (see above).
+                unsafe {
+                    asm!(
+                        $sti,
+                        at = in(reg32) at,
+                        v = in($r) v as $h,
+                        options(nostack, preserves_flags)
+                    );
+                }
+            }
+        };
     }
 
-    #[inline(always)]
-    unsafe fn sts(at: u32, v: u32) {
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "st.shared.b32 [{at}], {v};",
-                at = in(reg32) at,
-                v = in(reg32) v,
-                options(nostack, preserves_flags)
-            );
-        }
-    }
+    shared_scalar!(lds, sts, u32, u32, reg32, "ld.shared.b32 {v}, [{at}];", "st.shared.b32 [{at}], {v};");
+    shared_scalar!(lds16, sts16, u16, u16, reg16, "ld.shared.u16 {v}, [{at}];", "st.shared.u16 [{at}], {v};");
+    shared_scalar!(lds8, sts8, u8, u16, reg16, "ld.shared.u8 {v}, [{at}];", "st.shared.u8 [{at}], {v};");
 
     #[inline(always)]
     unsafe fn lds4(at: u32) -> [u32; 4] {
@@ -1227,62 +1241,6 @@ mod device {
         }
     }
 
-    #[inline(always)]
-    unsafe fn lds8(at: u32) -> u8 {
-        let v: u16;
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "ld.shared.u8 {v}, [{at}];",
-                v = out(reg16) v,
-                at = in(reg32) at,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        v as u8
-    }
-
-    #[inline(always)]
-    unsafe fn sts8(at: u32, v: u8) {
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "st.shared.u8 [{at}], {v};",
-                at = in(reg32) at,
-                v = in(reg16) v as u16,
-                options(nostack, preserves_flags)
-            );
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn lds16(at: u32) -> u16 {
-        let v: u16;
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "ld.shared.u16 {v}, [{at}];",
-                v = out(reg16) v,
-                at = in(reg32) at,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        v
-    }
-
-    #[inline(always)]
-    unsafe fn sts16(at: u32, v: u16) {
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "st.shared.u16 [{at}], {v};",
-                at = in(reg32) at,
-                v = in(reg16) v,
-                options(nostack, preserves_flags)
-            );
-        }
-    }
-
     /// A unit the byte-word kernels move a field in when its offset and
     /// size allow: a word or a halfword, read and written in the tile by
     /// shared-window address.
@@ -1296,33 +1254,27 @@ mod device {
         unsafe fn store(at: u32, v: Self);
     }
 
-    impl TileUnit for u32 {
-        const ZERO: Self = 0;
-        #[inline(always)]
-        unsafe fn load(at: u32) -> Self {
-            // SAFETY: forwarded.
-            unsafe { lds(at) }
-        }
-        #[inline(always)]
-        unsafe fn store(at: u32, v: Self) {
-            // SAFETY: forwarded.
-            unsafe { sts(at, v) }
-        }
+    /// `TileUnit` for `$t`, by `$ld` and `$st`.
+    macro_rules! tile_unit {
+        ($t:ty, $ld:ident, $st:ident) => {
+            impl TileUnit for $t {
+                const ZERO: Self = 0;
+                #[inline(always)]
+                unsafe fn load(at: u32) -> Self {
+                    // SAFETY: forwarded.
+                    unsafe { $ld(at) }
+                }
+                #[inline(always)]
+                unsafe fn store(at: u32, v: Self) {
+                    // SAFETY: forwarded.
+                    unsafe { $st(at, v) }
+                }
+            }
+        };
     }
 
-    impl TileUnit for u16 {
-        const ZERO: Self = 0;
-        #[inline(always)]
-        unsafe fn load(at: u32) -> Self {
-            // SAFETY: forwarded.
-            unsafe { lds16(at) }
-        }
-        #[inline(always)]
-        unsafe fn store(at: u32, v: Self) {
-            // SAFETY: forwarded.
-            unsafe { sts16(at, v) }
-        }
-    }
+    tile_unit!(u32, lds, sts);
+    tile_unit!(u16, lds16, sts16);
 
     /// Where a lane's units (of `B` bytes: words, or bytes) of one field lie
     /// in a warp's tile as it walks them `span` at a time (32 units, or 32

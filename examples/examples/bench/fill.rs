@@ -7,6 +7,7 @@ use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys;
+use cuda_mem::cudarc::driver::{CudaFunction, CudaStream};
 use cuda_mem::{CudaContext, DeviceBuffer};
 
 use crate::harness::{value, Bench};
@@ -264,6 +265,37 @@ DONE:
 }
 ";
 
+/// `cuLaunchKernel` of `f` with `blocks` blocks of 256 threads on `stream`.
+///
+/// # Safety
+/// `params` match `f`'s parameters and live across the call; the memory
+/// the kernel touches is live and ordered on `stream`.
+unsafe fn launch_raw(
+    f: &CudaFunction,
+    blocks: u32,
+    stream: &CudaStream,
+    params: &mut [*mut std::ffi::c_void],
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sys::cuLaunchKernel(
+            f.cu_function(),
+            blocks,
+            1,
+            1,
+            256,
+            1,
+            1,
+            0,
+            stream.cu_stream(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+        .result()
+        .unwrap()
+    }
+}
+
 /// The launch floor of a small fill: the GPU time per launch of `batch`
 /// back-to-back launches of [`FLOOR_PTX`]'s kernels with the grid of a
 /// 1 MiB fill (`blocks` blocks of 256 threads), against as many
@@ -303,7 +335,7 @@ fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize
         (
             "store_quads",
             "least kernel writing 1 MiB in 16-byte stores, 2 parameters",
-            store_params,
+            &mut *store_params,
         ),
     ];
     for (name, what, params) in rows {
@@ -315,23 +347,7 @@ fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize
                     // live across the call; the store kernel writes the
                     // `quads` 16-byte quads of the live 1 MiB at `dst`, on
                     // the bench's stream, as the memsets do.
-                    unsafe {
-                        sys::cuLaunchKernel(
-                            f.cu_function(),
-                            blocks,
-                            1,
-                            1,
-                            256,
-                            1,
-                            1,
-                            0,
-                            stream.cu_stream(),
-                            params.as_mut_ptr(),
-                            std::ptr::null_mut(),
-                        )
-                        .result()
-                        .unwrap()
-                    }
+                    unsafe { launch_raw(&f, blocks, &stream, params) };
                 }
             },
             || {
@@ -363,28 +379,8 @@ fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize
     // Zeroed on the bench's stream, which the launch and the wait below
     // use too (the launch is not in the buffer's ledger).
     words.memset_async(0, &stream).unwrap();
-    let mut dst = addr;
-    let mut quads = (MIB / 16) as u64;
-    let params: &mut [*mut std::ffi::c_void] =
-        &mut [(&raw mut dst).cast(), (&raw mut quads).cast()];
     // SAFETY: as above, the live 1 MiB at `dst`.
-    unsafe {
-        sys::cuLaunchKernel(
-            store.cu_function(),
-            blocks,
-            1,
-            1,
-            256,
-            1,
-            1,
-            0,
-            stream.cu_stream(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-        .result()
-        .unwrap()
-    };
+    unsafe { launch_raw(&store, blocks, &stream, store_params) };
     stream.synchronize().unwrap();
     assert!(
         words.to_vec().unwrap().iter().all(|&x| x == 0x1234_5678),
