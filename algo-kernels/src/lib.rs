@@ -1987,19 +1987,19 @@ mod device {
                         // of `per_tile`, of 8).
                         let src = unsafe { (table_entry!($gather, regions, f) as *const u8).add(first * size as usize) };
                         let groups = count.div_ceil(4);
-                        // Fields of whole words or halfwords move in them.
+                        // Fields of whole words or halfwords move in them,
+                        // in batches of 16: a field's loads wait for memory
+                        // once a tile or so (a lane holds about 10 of a
+                        // tile's structs), and the warps of a single wave
+                        // need the bytes in flight. Measured on an H200 for
+                        // the 12-byte struct of the bench (a word, two
+                        // halfwords, 1 and 3 bytes): the gather at
+                        // 1315-1390 GB/s against 1235-1291 with batches of
+                        // 8 (three runs each); the 4-byte groups of the
+                        // other fields in batches of 16 were slower
+                        // (1260-1284), so they keep `SOA_BATCH`.
                         // SAFETY: as in the scatter; the lane's units of the
                         // tile are its own until the `sync_warp`.
-                        // Batches of 16 words or halfwords: a field's
-                        // loads wait for memory once a tile or so (a lane
-                        // holds about 10 of a tile's structs), and the
-                        // warps of a single wave need the bytes in flight.
-                        // Measured on an H200 for the 12-byte struct of the
-                        // bench (a word, two halfwords, 1 and 3 bytes): the
-                        // gather at 1315-1390 GB/s against 1235-1291 with
-                        // batches of 8 (three runs each); the 4-byte groups
-                        // of the other fields in batches of 16 were slower
-                        // (1260-1284), so they keep `SOA_BATCH`.
                         if offset.is_multiple_of(4) && size.is_multiple_of(4) {
                             let at = ((offset / 4, size / 4), stride / 4, part);
                             unsafe { gather_units::<u32, 4, { 2 * SOA_BATCH as usize }>(src.cast(), count / 4, lane, at) };

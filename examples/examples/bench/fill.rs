@@ -51,6 +51,17 @@ fn fill_row<const N: usize>(b: &mut Bench, ctx: &Arc<CudaContext>, bytes: usize)
     );
 }
 
+/// The sweeps' rows: [`sized_row`] of each element size `$n` over
+/// `$bytes` bytes, `$batch` fills, each printed after `$tag`.
+macro_rules! tagged_rows {
+    ($b:expr, $ctx:expr, $tag:expr, $bytes:expr, $batch:expr; $($n:literal)*) => {
+        $(
+            print!("{} ", $tag);
+            sized_row::<$n>($b, $ctx, $bytes, $batch);
+        )*
+    };
+}
+
 /// `--sweep`: the 1 GiB, 16 MiB and 1 MiB fill rows of a few element sizes
 /// for several grid tunings (chunks per thread for short and long periods,
 /// for the medium by-parameter kernel and for the value-in-memory kernel,
@@ -76,18 +87,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
             cuda_mem::__set_fill_tuning(short, long, medium, large, floor);
             let tag = format!("sweep {short}/{long}/{medium}/{large}/{floor}");
             for (bytes, batch) in [(GIB, 1), (16 * MIB, 20)] {
-                print!("{tag} ");
-                sized_row::<1500>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<2048>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<3000>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<4013>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<4096>(b, ctx, bytes, batch);
-                print!("{tag} ");
-                sized_row::<8000>(b, ctx, bytes, batch);
+                tagged_rows!(b, ctx, &tag, bytes, batch; 1500 2048 3000 4013 4096 8000);
             }
         }
         b.rows.clear();
@@ -109,7 +109,7 @@ pub fn tuning(b: &mut Bench, ctx: &Arc<CudaContext>, sweep: bool, chunks: Option
 /// of the run. The rows are printed, not kept.
 pub fn small_sweep(b: &mut Bench, ctx: &Arc<CudaContext>, chunks: Option<[u32; 5]>) {
     let kept = b.rows.len();
-    for [chunks, floor] in [
+    for [per_thread, floor] in [
         [4, 0],
         [1, 0],
         [2, 0],
@@ -121,19 +121,10 @@ pub fn small_sweep(b: &mut Bench, ctx: &Arc<CudaContext>, chunks: Option<[u32; 5
         [2, 4],
         [1, 8],
     ] {
-        cuda_mem::__set_fill_tuning(chunks, chunks, chunks, 8, floor);
-        let tag = format!("small sweep {chunks} chunks, floor {floor}");
+        cuda_mem::__set_fill_tuning(per_thread, per_thread, per_thread, 8, floor);
+        let tag = format!("small sweep {per_thread} chunks, floor {floor}");
         for (bytes, batch) in [(MIB, 100), (16 * MIB, 20)] {
-            print!("{tag} ");
-            sized_row::<12>(b, ctx, bytes, batch);
-            print!("{tag} ");
-            sized_row::<100>(b, ctx, bytes, batch);
-            print!("{tag} ");
-            sized_row::<256>(b, ctx, bytes, batch);
-            print!("{tag} ");
-            sized_row::<1000>(b, ctx, bytes, batch);
-            print!("{tag} ");
-            sized_row::<4013>(b, ctx, bytes, batch);
+            tagged_rows!(b, ctx, &tag, bytes, batch; 12 100 256 1000 4013);
         }
     }
     b.rows.truncate(kept);
