@@ -2008,14 +2008,17 @@ mod device {
                             unsafe { gather_units::<u16, 2, { 2 * SOA_BATCH as usize }>(src.cast(), count / 2, lane, at) };
                         } else if lane < groups {
                             let mut unit = UnitWalk::<1>::new(4 * lane, field, stride, (part, 128));
+                            // Batches of 4: the kernel then fits 48
+                            // registers (5 blocks per SM) without a limit.
+                            const GROUP_BATCH: usize = 4;
                             let mut g = lane;
                             while g < groups {
-                                let b = (groups - g).div_ceil(32).min(SOA_BATCH);
+                                let b = (groups - g).div_ceil(32).min(GROUP_BATCH as u32);
                                 // SAFETY: group `g + 32 * i < count / 4` of
                                 // the field's `count` bytes: 4 of them in
                                 // its array, 4-byte aligned.
                                 let from = unsafe { src.add(4 * g as usize).cast::<u32>() };
-                                let v: [u32; SOA_BATCH as usize] = core::array::from_fn(|i| {
+                                let v: [u32; GROUP_BATCH] = core::array::from_fn(|i| {
                                     if g + 32 * (i as u32) < count / 4 {
                                         unsafe { from.add(32 * i).read() }
                                     } else {
