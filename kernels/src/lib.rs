@@ -27,8 +27,10 @@
 //!
 //! The kernels use cuda-mem's device std (`cuda_mem::device`) for the thread
 //! indices, the grid-stride loops, the block's shared memory and barrier, and
-//! the 16-byte and byte stores; only the read of the pattern parameter by
-//! address is assembly of their own.
+//! the 16-byte and byte stores; the read of the pattern parameter by
+//! address and the shared-window loads and stores of the staged pattern
+//! (`LDS` / `STS`, where the shared array's plain accesses would go through
+//! generic addresses) are assembly of their own.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -93,9 +95,11 @@ mod device {
     ) {
         let split = split_row(base, row_bytes);
         let (tid, stride) = thread_along_row();
-        let head = if tid < split.head { Some(head_byte(tid)) } else { None };
         let tail_at = row_bytes - split.tail + tid;
-        let tail = if tid < split.tail { Some(tail_byte(tail_at)) } else { None };
+        // The head and tail bytes are worked out after the first row's
+        // chunks are on their way (a division each, off the path to the
+        // first store), then kept for the other rows.
+        let (mut head, mut tail) = (None, None);
         let rows = GridStride::new(block_idx().y as usize, rows as usize, grid_dim().y as usize);
         for row in rows {
             let row_base = base + row as u64 * pitch;
@@ -107,34 +111,108 @@ mod device {
                     // 16-byte aligned by construction of `split`.
                     unsafe { store16(first + c as u64 * 16, chunk(c as u64)) }
                 });
-            if let Some(b) = head {
+            if tid < split.head {
+                let b = *head.get_or_insert_with(|| head_byte(tid));
                 // SAFETY: the byte is inside row `row` of the region.
                 unsafe { store8(row_base + tid, b) };
             }
-            if let Some(b) = tail {
+            if tid < split.tail {
+                let b = *tail.get_or_insert_with(|| tail_byte(tail_at));
                 // SAFETY: the byte is inside row `row` of the region.
                 unsafe { store8(row_base + tail_at, b) };
             }
         }
     }
 
+    /// The shared-window address of `p`, a generic address of shared
+    /// memory (what `ld.shared` / `st.shared` take).
+    #[inline(always)]
+    fn shared_window(p: *mut u32) -> u32 {
+        let w: u64;
+        // SAFETY: converts an address; reads and writes nothing.
+        unsafe {
+            asm!(
+                "cvta.to.shared.u64 {w}, {p};",
+                w = out(reg64) w,
+                p = in(reg64) p as u64,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        w as u32
+    }
+
+    /// One `LDS` of the word at shared-window address `at`.
+    ///
+    /// # Safety
+    /// `at` is a 4-byte aligned address of shared memory that no thread
+    /// writes concurrently.
+    #[inline(always)]
+    unsafe fn lds(at: u32) -> u32 {
+        let v: u32;
+        // SAFETY: forwarded from the caller; the asm only reads.
+        unsafe {
+            asm!(
+                "ld.shared.b32 {v}, [{at}];",
+                v = out(reg32) v,
+                at = in(reg32) at,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        v
+    }
+
+    /// One `STS.128` of `v` at shared-window address `at`.
+    ///
+    /// # Safety
+    /// `at` is a 16-byte aligned address of shared memory that no other
+    /// thread accesses concurrently.
+    #[inline(always)]
+    unsafe fn sts4(at: u32, [a, b, c, d]: [u32; 4]) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            asm!(
+                "st.shared.v4.b32 [{at}], {{{a}, {b}, {c}, {d}}};",
+                at = in(reg32) at,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                c = in(reg32) c,
+                d = in(reg32) d,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+
     /// Defines a by-parameter fill kernel `$name` whose last parameter is a
-    /// `$pattern` of `$words` words (an even number). With `$cycling`, each
+    /// `$pattern` of `$words` words (a multiple of 4). With `$cycling`, each
     /// thread's phase moves from chunk to chunk (`ChunkCycle`), so the grid
     /// may be any size; without, it is fixed.
     ///
     /// The block first copies the pattern words the fill reads into shared
-    /// memory, one word per thread, and every thread then reads its 16 bytes
-    /// from there. Reading them straight from the parameter costs far more:
-    /// the lanes of a warp start at up to `P` different offsets (`P` = the
-    /// period in chunks, 25 for 100-byte elements), and the hardware
-    /// serialises a warp's parameter reads by address, five reads per thread.
-    /// The words are read by address from the kernel-parameter space
-    /// (`ld.param` with a register address, which PTX allows for kernel
-    /// parameters): indexing the Rust parameter would copy it to a local
-    /// frame.
+    /// memory, 16 bytes per thread, and every thread then reads its 16
+    /// bytes from there. Reading them straight from the parameter costs far
+    /// more: the lanes of a warp start at up to `P` different offsets (`P` =
+    /// the period in chunks, 25 for 100-byte elements), and the hardware
+    /// serialises a warp's parameter reads by address, five reads per
+    /// thread. The words are read by address from the kernel-parameter
+    /// space (`ld.param` with a register address, which PTX allows for
+    /// kernel parameters): indexing the Rust parameter would copy it to a
+    /// local frame. A thread's offset into the value is worked out between
+    /// its read and its write to shared memory, while the read is in
+    /// flight.
+    ///
+    /// With `$spread`, 16-byte piece `q` of the copy goes to lane `q /
+    /// warps` of warp `q % warps` rather than to thread `q`, so that a
+    /// warp's lanes read a few addresses rather than up to 32. Measured on
+    /// an H200 (1 MiB fills, GPU time over `cuMemsetD32Async`'s), it helps
+    /// the small kernel (256-byte elements: 0.56-0.64 us over, against
+    /// 0.72 with the plain order) and hurts the medium one, whose many
+    /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
+    /// memset, against 0.97).
     macro_rules! by_parameter_fill {
-        ($(#[$doc:meta])* $name:ident, $pattern:ty, $words:expr, $cycling:expr) => {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $pattern:ty, $words:expr, $cycling:expr, $spread:expr
+        ) => {
             $(#[$doc])*
             ///
             /// # Safety
@@ -150,52 +228,69 @@ mod device {
                 pattern: $pattern,
             ) {
                 let staged = cuda_mem::shared_array![u32; $words];
+                let at = shared_window(staged.as_ptr());
                 // `pattern` is read by address, below.
                 let _ = pattern;
                 let read = pattern_words_read(size, $words as u32);
-                // Two words per load (`ld.param.v2`): half the serialised
-                // parameter reads. `$words` is even, so `2 * pair + 1` stays
-                // inside the parameter and the shared array.
-                let mut pair = thread_idx().x;
-                while 2 * pair < read {
-                    let (lo, hi): (u32, u32);
-                    // SAFETY: `2 * pair + 1 < $words`: inside the parameter,
-                    // which this kernel declares as its sixth (16-byte
-                    // aligned, so the 8-byte load is aligned); the asm only
-                    // reads it.
+                let pieces = read.div_ceil(4);
+                let load = |piece: u32| -> [u32; 4] {
+                    let (a, b, c, d): (u32, u32, u32, u32);
+                    // SAFETY: the callers keep `piece < pieces`, so `4 *
+                    // piece + 3 < $words` (`read <= $words`, a multiple of
+                    // 4): inside the parameter, which this kernel declares
+                    // as its sixth (16-byte aligned); the asm only reads it.
                     unsafe {
                         asm!(
                             "{{",
                             ".reg .u64 %pattern_addr;",
                             concat!("mov.u64 %pattern_addr, ", stringify!($name), "_param_5;"),
-                            "mad.wide.u32 %pattern_addr, {pair}, 8, %pattern_addr;",
-                            "ld.param.v2.u32 {{{lo}, {hi}}}, [%pattern_addr];",
+                            "mad.wide.u32 %pattern_addr, {piece}, 16, %pattern_addr;",
+                            "ld.param.v4.u32 {{{a}, {b}, {c}, {d}}}, [%pattern_addr];",
                             "}}",
-                            pair = in(reg32) pair,
-                            lo = out(reg32) lo,
-                            hi = out(reg32) hi,
+                            piece = in(reg32) piece,
+                            a = out(reg32) a,
+                            b = out(reg32) b,
+                            c = out(reg32) c,
+                            d = out(reg32) d,
                             options(pure, readonly, nostack, preserves_flags)
                         );
                     }
-                    // SAFETY: `2 * pair + 1 < $words`, inside the shared
-                    // array; each word is written by one thread and read
-                    // only after the barrier.
-                    unsafe {
-                        staged.write(2 * pair as usize, lo);
-                        staged.write(2 * pair as usize + 1, hi);
-                    }
-                    pair += block_dim().x;
-                }
-                sync_threads();
+                    [a, b, c, d]
+                };
+                let (t, block) = (thread_idx().x, block_dim().x);
+                let first = if $spread && block % 32 == 0 {
+                    (t % 32) * (block / 32) + t / 32
+                } else {
+                    t
+                };
+                // The first piece (the only one for blocks of at least
+                // `$words / 4` threads, as the host launches): read now,
+                // written once the offsets below are known.
+                let mine = if first < pieces { Some(load(first)) } else { None };
                 let split = split_row(base, row_bytes);
                 let (tid, threads) = thread_along_row();
                 let size64 = size as u64;
+                let mut cycle = ChunkCycle::new(split.head, tid, threads, size64);
+                let fixed_at = chunk_offset(split.head, tid, size64) as u32;
+                if let Some(v) = mine {
+                    // SAFETY: `4 * first + 3 < $words`, inside the shared
+                    // array (16-byte aligned, as the parameter's type); each
+                    // piece is written by one thread, and read only after
+                    // the barrier.
+                    unsafe { sts4(at + 16 * first, v) };
+                }
+                let mut piece = first + block;
+                while piece < pieces {
+                    // SAFETY: as for the first piece.
+                    unsafe { sts4(at + 16 * piece, load(piece)) };
+                    piece += block;
+                }
+                sync_threads();
                 // SAFETY: every index below is under `read` (offsets are
                 // below `size`, and a window reads words `offset / 4 ..=
                 // offset / 4 + 4`), written above before the barrier.
-                let word = |i: u32| unsafe { staged.read(i as usize) };
-                let head_byte = |at: u64| byte_at(word, (at % size64) as u32);
-                let mut cycle = ChunkCycle::new(split.head, tid, threads, size64);
+                let word = |i: u32| unsafe { lds(at + 4 * i) };
+                let byte = |at: u64| byte_at(word, (at % size64) as u32);
                 // Uniform over the grid: the host keeps the phase fixed
                 // unless that would take far more blocks than the work needs.
                 if $cycling && cycle.moves() {
@@ -208,13 +303,13 @@ mod device {
                     // SAFETY: forwarded from the caller; `chunk(c)` is the
                     // value at chunk `c` (the cycle follows the thread's
                     // chunks in order, from its first of each row).
-                    unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, head_byte, head_byte) }
+                    unsafe { fill_rows(base, pitch, row_bytes, rows, chunk, byte, byte) }
                 } else {
-                    let chunk = chunk_at(word, chunk_offset(split.head, tid, size64) as u32);
+                    let chunk = chunk_at(word, fixed_at);
                     // SAFETY: forwarded from the caller (the grid keeps the
                     // phase fixed).
                     unsafe {
-                        fill_rows(base, pitch, row_bytes, rows, |_| chunk, head_byte, head_byte)
+                        fill_rows(base, pitch, row_bytes, rows, |_| chunk, byte, byte)
                     }
                 }
             }
@@ -227,7 +322,8 @@ mod device {
         cuda_mem_fill_small,
         SmallPattern,
         SMALL_PATTERN_WORDS,
-        false
+        false,
+        true
     );
 
     by_parameter_fill!(
@@ -237,7 +333,8 @@ mod device {
         cuda_mem_fill_medium,
         MediumPattern,
         MEDIUM_PATTERN_WORDS,
-        true
+        true,
+        false
     );
 
     /// Fills with a value of any size read from device memory at `src`.

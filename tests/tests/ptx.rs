@@ -88,6 +88,38 @@ fn the_shipped_ptx_has_no_hashed_names() {
     }
 }
 
+/// Every shared array of the shipped kernels is 16-byte aligned: the fill
+/// kernels stage their pattern and the SoA kernels their tiles with 16-byte
+/// shared stores and loads (`st.shared.v4` / `ld.shared.v4`), which need
+/// the array's start aligned to 16 wherever the assembler places it. Arrays
+/// of `u32` were declared `.align 4`.
+#[test]
+fn the_shipped_shared_arrays_are_16_byte_aligned() {
+    for (name, ptx) in [
+        ("fill-kernels", cuda_mem::fill_kernels_ptx()),
+        ("algo-kernels", cuda_mem::algo::kernels_ptx()),
+    ] {
+        let arrays: Vec<&str> = ptx
+            .lines()
+            .filter(|l| l.trim_start().starts_with(".shared "))
+            .collect();
+        assert!(!arrays.is_empty(), "{name}.ptx declares no shared array");
+        for line in arrays {
+            let align: u32 = line
+                .split_whitespace()
+                .skip_while(|w| *w != ".align")
+                .nth(1)
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_else(|| panic!("{name}.ptx: no .align in `{line}`"));
+            assert!(
+                align >= 16 && align.is_power_of_two(),
+                "{name}.ptx: `{line}` is aligned to {align}: shared arrays take 16-byte \
+                 accesses and need .align 16 (cuda_mem::device::shared::__align)"
+            );
+        }
+    }
+}
+
 /// Every algorithm kernel the host launches is in the PTX, none calls an
 /// external function or spills to local memory, and the PTX assembles.
 #[test]

@@ -12,9 +12,9 @@
 /// window starting at byte `o < S` reads words `o / 4 ..= o / 4 + 4`).
 pub const SMALL_PATTERN_WORDS: usize = 72;
 
-// The kernels stage the pattern two words per load.
+// The kernels stage the pattern four words per load.
 const _: () =
-    assert!(SMALL_PATTERN_WORDS.is_multiple_of(2) && MEDIUM_PATTERN_WORDS.is_multiple_of(2));
+    assert!(SMALL_PATTERN_WORDS.is_multiple_of(4) && MEDIUM_PATTERN_WORDS.is_multiple_of(4));
 
 /// Largest element size, in bytes, that the small by-parameter fill kernel takes.
 pub const SMALL_PATTERN_MAX: usize = 256;
@@ -186,7 +186,9 @@ pub fn split_row(start: u64, row_bytes: u64) -> RowSplit {
 /// head is `head` bytes long, for an element of `size` bytes.
 #[inline(always)]
 pub fn chunk_offset(head: u64, chunk: u64, size: u64) -> u64 {
-    ((chunk % size) * 16 + head) % size
+    // One division (a kernel does it before its first store): `chunk * 16`
+    // cannot overflow, a row's chunks being bytes of device memory.
+    (chunk * 16 + head) % size
 }
 
 /// The value offsets of one thread's chunks along a row when the thread's
@@ -223,7 +225,7 @@ impl ChunkCycle {
         Self {
             first,
             offset: first,
-            step: ((threads % size) * 16 % size) as u32,
+            step: (threads * 16 % size) as u32,
             size: size as u32,
         }
     }

@@ -250,11 +250,20 @@ pub const fn __site(parts: &[&str], line: u32, column: u32) -> u64 {
     hash ^ ((line as u64) << 32 | column as u64)
 }
 
-/// The `.align` of a shared array: the element's alignment, at least 4.
+/// The `.align` of a shared array: the element's alignment, at least 16,
+/// so that 16-byte vector accesses (`ld.shared.v4` / `st.shared.v4`, one
+/// `LDS.128` / `STS.128`) of an array of any element type are aligned at its
+/// start. With the element's own alignment (4 for `u32`), an array's place
+/// in the block's shared memory depended on the arrays declared before it.
+///
+/// ```
+/// assert_eq!(cuda_mem::device::shared::__align::<u8>(), 16);
+/// assert_eq!(cuda_mem::device::shared::__align::<[u64; 4]>(), 16);
+/// ```
 #[doc(hidden)]
 pub const fn __align<T>() -> usize {
-    if align_of::<T>() < 4 {
-        4
+    if align_of::<T>() < 16 {
+        16
     } else {
         align_of::<T>()
     }
