@@ -100,26 +100,40 @@ mod device {
         // chunks are on their way (a division each, off the path to the
         // first store), then kept for the other rows.
         let (mut head, mut tail) = (None, None);
-        let rows = GridStride::new(block_idx().y as usize, rows as usize, grid_dim().y as usize);
-        for row in rows {
-            let row_base = base + row as u64 * pitch;
+        let mut fill_row = |row_base: u64| {
             let first = row_base + split.head;
             // Four 16-byte stores in flight per iteration.
             GridStride::new(tid as usize, split.chunks as usize, stride as usize)
                 .for_each_unrolled::<4>(|c| {
-                    // SAFETY: the chunk is inside row `row` of the region and
-                    // 16-byte aligned by construction of `split`.
+                    // SAFETY: the chunk is inside the row and 16-byte
+                    // aligned by construction of `split`.
                     unsafe { store16(first + c as u64 * 16, chunk(c as u64)) }
                 });
             if tid < split.head {
                 let b = *head.get_or_insert_with(|| head_byte(tid));
-                // SAFETY: the byte is inside row `row` of the region.
+                // SAFETY: the byte is inside the row.
                 unsafe { store8(row_base + tid, b) };
             }
             if tid < split.tail {
                 let b = *tail.get_or_insert_with(|| tail_byte(tail_at));
-                // SAFETY: the byte is inside row `row` of the region.
+                // SAFETY: the byte is inside the row.
                 unsafe { store8(row_base + tail_at, b) };
+            }
+        };
+        // A linear fill (one row, the common case) skips the rows' loop and
+        // its address arithmetic: on an H200, 1 MiB fills of 12 and 100 B
+        // elements came 0.23-0.36 us over `cuMemsetD32Async` this way,
+        // against 0.24-0.44 through the loop (1000 B: 0.76-0.82 against
+        // 0.82-0.97).
+        if rows == 1 {
+            if block_idx().y == 0 {
+                fill_row(base);
+            }
+        } else {
+            let rows =
+                GridStride::new(block_idx().y as usize, rows as usize, grid_dim().y as usize);
+            for row in rows {
+                fill_row(base + row as u64 * pitch);
             }
         }
     }
