@@ -57,16 +57,16 @@
 mod device {
     use core::arch::asm;
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
+    use cuda_mem::device::warp::sync_warp;
     use cuda_mem::device::wide::{
         histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
-        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch,
-        SelectScratch, TileStatus, RADIX_BINS,
+        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch, SelectScratch,
+        TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{
         block_rank, block_thread_rank, grid_blocks, grid_stride, sync_threads, DeviceAtomic, Scope,
         SharedArray, SharedSlice,
     };
-    use cuda_mem::device::warp::sync_warp;
     use cuda_mem::soa::__table::{self as soa_table, SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
     use cuda_mem::soa::MAX_FIELDS;
 
@@ -314,10 +314,9 @@ mod device {
         partials_f32: f32, PARTIALS;
         partials_f64: f64, PARTIALS;
         partials_pair: Pair, PARTIALS;
-        radix_sums: u64, RADIX_BLOCK / 32 + 1;
+        radix_sums: u64, RADIX_PAIRS_BLOCK4 / 32 + 1;
         ticket: u32, 1;
         radix_counts: u32, RADIX_COUNTS;
-        radix_values: u32, RADIX_VALUES;
         radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
         histogram_shared: u32, HISTOGRAM_SHARED;
     }
@@ -407,24 +406,31 @@ mod device {
         f64, u64, cuda_mem_histogram_even_u64_f64, cuda_mem_histogram_range_u64_f64;
     }
 
-    /// Threads per block of a radix sort pass (the host launches this many).
+    /// Threads per block of a radix sort pass (the host launches this
+    /// many): 256 for keys alone and for keys of 8 bytes with values; 384
+    /// for keys of up to 4 bytes with values (`RADIX_PAIRS_BLOCK4`), whose
+    /// values' tile is then in the dynamic shared memory (the keys' 24 KB,
+    /// the counters' 13 KB and the values' 24 KB pass the 48 KB of static
+    /// shared memory that ptxas allows). Tiles of 6144 pairs instead of
+    /// 4096, at the same 768 threads per SM (2 blocks at 80 registers
+    /// against 3 at 72), measured faster on an H200 (same run, the
+    /// bench's `(u32, u32)` pairs: 2^24 626 µs against 673, 2^28 8.94 ms
+    /// against 9.55); 20 keys a thread at 384 spilled at 80 registers and
+    /// measured slower (663 µs, 9.21 ms).
     const RADIX_BLOCK: usize = 256;
+    const RADIX_PAIRS_BLOCK4: usize = 384;
     /// Elements per thread of a radix sort pass's tile. Keys of up to 4
     /// bytes: 20 when alone (on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms
-    /// against 16, at 80 registers, 3 blocks per SM), 16 with values (the
-    /// keys' and the values' tiles at 20 would take 50 KB of static shared
-    /// memory, past the 48 KB that ptxas allows; 16 measured as fast: 2^28
-    /// pairs 10.54 ms against 10.64). Keys of 8 bytes: 8.
+    /// against 16, at 80 registers, 3 blocks per SM), 16 with values.
+    /// Keys of 8 bytes: 8.
     const RADIX_ITEMS4_KEYS: usize = 20;
     const RADIX_ITEMS4_PAIRS: usize = 16;
     const RADIX_ITEMS8: usize = 8;
     /// A radix pass's counters: the warps' digit counts and the digits'
-    /// places (its keys: `radix_tile_*`; the block scan's sums:
-    /// `radix_sums`; the values in sorted order: `radix_values`).
-    const RADIX_COUNTS: usize = (RADIX_BLOCK / 32 + 1) * RADIX_BINS;
-    /// The values of a pass that carries them, in sorted order: the larger
-    /// tile of one with values.
-    const RADIX_VALUES: usize = RADIX_BLOCK * RADIX_ITEMS4_PAIRS;
+    /// places, for blocks of up to `RADIX_PAIRS_BLOCK4` threads (its keys:
+    /// `radix_tile_*`; the block scan's sums: `radix_sums`; the values in
+    /// sorted order: the dynamic shared memory).
+    const RADIX_COUNTS: usize = (RADIX_PAIRS_BLOCK4 / 32 + 1) * RADIX_BINS;
     /// The histogram's counters: every pass's bins (8 passes of 64-bit keys).
     const RADIX_HISTOGRAM_BINS: usize = 8 * RADIX_BINS;
 
@@ -444,7 +450,8 @@ mod device {
     /// # Safety
     /// As the onesweep kernels'.
     #[inline(always)]
-    unsafe fn onesweep<K: RadixKey, const ITEMS: usize>(
+    unsafe fn onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize>(
+        counts: SharedSlice<'_, u32>,
         (tile, values): (SharedSlice<'_, K>, SharedSlice<'_, u32>),
         (keys_in, keys_out): (*const K, *mut K),
         (values_in, values_out): (*const u32, *mut u32),
@@ -453,9 +460,7 @@ mod device {
         status: *mut u64,
         counter: *mut u32,
     ) {
-        let counts = radix_counts();
-        let Some((warp_counts, next)) = counts.as_slice().split_at((RADIX_BLOCK / 32) * RADIX_BINS)
-        else {
+        let Some((warp_counts, next)) = counts.split_at((BLOCK / 32) * RADIX_BINS) else {
             return;
         };
         let (ticket, sums) = (ticket(), radix_sums());
@@ -471,25 +476,34 @@ mod device {
         // SAFETY: the caller's contract; `flip` is 0 or all ones.
         unsafe {
             let counter = DeviceAtomic::from_ptr(counter);
-            radix_onesweep::<K, RADIX_BLOCK, ITEMS>(
-                keys_in, keys_out, values_in, values_out, len as usize, pass, flip, totals,
-                status, counter, scratch,
+            radix_onesweep::<K, BLOCK, ITEMS>(
+                keys_in,
+                keys_out,
+                values_in,
+                values_out,
+                len as usize,
+                pass,
+                flip,
+                totals,
+                status,
+                counter,
+                scratch,
             );
         }
     }
 
     /// The kernels of a radix sort over keys of one type.
     macro_rules! radix_kernels {
-        ($($t:ty, $keys_items:ident, $pairs_items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $keys_tile:ident, $pairs_tile:ident;)*) => {$(
+        ($($t:ty, $keys_block:ident, $keys_items:ident, $pairs_block:ident, $pairs_items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $keys_tile:ident, $pairs_tile:ident;)*) => {$(
             /// The tile of keys of a radix pass, in their sorted order: of
             /// keys alone, and of keys with values.
             #[inline(always)]
-            fn $keys_tile() -> SharedArray<$t, { RADIX_BLOCK * $keys_items }> {
-                cuda_mem::shared_array![$t; RADIX_BLOCK * $keys_items]
+            fn $keys_tile() -> SharedArray<$t, { $keys_block * $keys_items }> {
+                cuda_mem::shared_array![$t; $keys_block * $keys_items]
             }
             #[inline(always)]
-            fn $pairs_tile() -> SharedArray<$t, { RADIX_BLOCK * $pairs_items }> {
-                cuda_mem::shared_array![$t; RADIX_BLOCK * $pairs_items]
+            fn $pairs_tile() -> SharedArray<$t, { $pairs_block * $pairs_items }> {
+                cuda_mem::shared_array![$t; $pairs_block * $pairs_items]
             }
 
             /// Every pass's digit totals (`radix_histogram`), added to
@@ -538,11 +552,19 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
-                let (tile, values) = ($pairs_tile(), radix_values());
+                let (tile, counts) = ($pairs_tile(), radix_counts());
+                // The values' tile: the first `$pairs_block * $pairs_items`
+                // words of the dynamic shared memory (the host launches
+                // that many bytes).
+                // SAFETY: the kernel's only view of its dynamic shared memory.
+                let dynamic = unsafe { cuda_mem::dynamic_shared!(u32) };
+                let Some((values, _)) = dynamic.split_at($pairs_block * $pairs_items) else {
+                    return;
+                };
                 // SAFETY: the caller's contract.
                 unsafe {
-                    onesweep::<$t, $pairs_items>(
-                        (tile.as_slice(), values.as_slice()), (keys_in, keys_out),
+                    onesweep::<$t, $pairs_block, $pairs_items>(
+                        counts.as_slice(), (tile.as_slice(), values), (keys_in, keys_out),
                         (values_in, values_out), (len, pass, descending), totals, status, counter,
                     );
                 }
@@ -572,8 +594,8 @@ mod device {
                 };
                 // SAFETY: the caller's contract, no values.
                 unsafe {
-                    onesweep::<$t, $keys_items>(
-                        (tile.as_slice(), no_values), (keys_in, keys_out),
+                    onesweep::<$t, $keys_block, $keys_items>(
+                        counts.as_slice(), (tile.as_slice(), no_values), (keys_in, keys_out),
                         (core::ptr::null(), core::ptr::null_mut()), (len, pass, descending),
                         totals, status, counter,
                     );
@@ -582,16 +604,16 @@ mod device {
         )*};
     }
     radix_kernels! {
-        u8, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8_keys, radix_tile_u8_pairs;
-        i8, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8_keys, radix_tile_i8_pairs;
-        u16, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16_keys, radix_tile_u16_pairs;
-        i16, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16_keys, radix_tile_i16_pairs;
-        u32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32_keys, radix_tile_u32_pairs;
-        i32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32_keys, radix_tile_i32_pairs;
-        u64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64_keys, radix_tile_u64_pairs;
-        i64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64_keys, radix_tile_i64_pairs;
-        f32, RADIX_ITEMS4_KEYS, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32_keys, radix_tile_f32_pairs;
-        f64, RADIX_ITEMS8, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64_keys, radix_tile_f64_pairs;
+        u8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8_keys, radix_tile_u8_pairs;
+        i8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8_keys, radix_tile_i8_pairs;
+        u16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16_keys, radix_tile_u16_pairs;
+        i16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16_keys, radix_tile_i16_pairs;
+        u32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32_keys, radix_tile_u32_pairs;
+        i32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32_keys, radix_tile_i32_pairs;
+        u64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64_keys, radix_tile_u64_pairs;
+        i64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64_keys, radix_tile_i64_pairs;
+        f32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32_keys, radix_tile_f32_pairs;
+        f64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64_keys, radix_tile_f64_pairs;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:
@@ -1203,9 +1225,33 @@ mod device {
         };
     }
 
-    shared_scalar!(lds, sts, u32, u32, reg32, "ld.shared.b32 {v}, [{at}];", "st.shared.b32 [{at}], {v};");
-    shared_scalar!(lds16, sts16, u16, u16, reg16, "ld.shared.u16 {v}, [{at}];", "st.shared.u16 [{at}], {v};");
-    shared_scalar!(lds8, sts8, u8, u16, reg16, "ld.shared.u8 {v}, [{at}];", "st.shared.u8 [{at}], {v};");
+    shared_scalar!(
+        lds,
+        sts,
+        u32,
+        u32,
+        reg32,
+        "ld.shared.b32 {v}, [{at}];",
+        "st.shared.b32 [{at}], {v};"
+    );
+    shared_scalar!(
+        lds16,
+        sts16,
+        u16,
+        u16,
+        reg16,
+        "ld.shared.u16 {v}, [{at}];",
+        "st.shared.u16 [{at}], {v};"
+    );
+    shared_scalar!(
+        lds8,
+        sts8,
+        u8,
+        u16,
+        reg16,
+        "ld.shared.u8 {v}, [{at}];",
+        "st.shared.u8 [{at}], {v};"
+    );
 
     #[inline(always)]
     unsafe fn lds4(at: u32) -> [u32; 4] {
@@ -1426,7 +1472,6 @@ mod device {
             self.step();
             at
         }
-
 
         /// The address of unit `k` in its field's array.
         #[inline(always)]
@@ -2073,5 +2118,8 @@ mod device {
     soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
     soa_warp_kernels!(cuda_mem_soa_scatter_warps, cuda_mem_soa_gather_warps);
     soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);
-    soa_byteword_kernels!(cuda_mem_soa_scatter_bytewords, cuda_mem_soa_gather_bytewords);
+    soa_byteword_kernels!(
+        cuda_mem_soa_scatter_bytewords,
+        cuda_mem_soa_gather_bytewords
+    );
 }

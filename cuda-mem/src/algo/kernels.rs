@@ -137,12 +137,16 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// where fewer than the compiler's choice measured faster: more blocks on
 /// each SM hide the waits of a look-back. (Rust has no launch bounds for
 /// kernels, so the limit is set on the entry when it is loaded.) The
-/// onesweep passes of keys of up to 4 bytes, 3 blocks of 256 threads per
-/// SM each, none spilling: keys alone (20 a thread) at 80 registers (the
-/// compiler's choice for `u32`; 90-92 for 1- and 2-byte keys, 2 blocks
-/// per SM), keys with values (16 a thread) at 72 (the compiler's 93-95).
-/// H200, one probe: `(u32, u32)` pairs at 72 registers 739 µs at 2^24 and
-/// 10.54 ms at 2^28, at 80 783 µs and 11.24 ms. The structure-of-arrays
+/// onesweep passes of keys of up to 4 bytes, at 768 threads per SM each:
+/// keys alone (3 blocks of 256, 20 keys a thread) at 80 registers, without
+/// spilling (the compiler's choice for `u32`; 90-92 for 1- and 2-byte
+/// keys, 2 blocks per SM); keys with values (2 blocks of 384, 16 a thread)
+/// at 80 (the compiler's 93: 1 block per SM), where 8 bytes spill; 84
+/// would spill none but leave one block per SM (a warp's registers are
+/// allocated 256 at a time: 84 take 88, past 65536 for two blocks).
+/// H200, one probe when these blocks had 256 threads: `(u32, u32)` pairs
+/// at 72 registers 739 µs at 2^24 and 10.54 ms at 2^28, at 80 783 µs and
+/// 11.24 ms. The structure-of-arrays
 /// byte-word scatter at 48 (the compiler's 53; no spills): 5 blocks per SM
 /// instead of 4, its single wave of warps waiting on memory less. H200, two
 /// runs each, the bench's 12-byte struct into its fields' arrays: 1721-1726
@@ -156,15 +160,8 @@ fn register_limit(name: &str) -> Option<u32> {
     let small_keys = ["_u8", "_i8", "_u16", "_i16", "_u32", "_i32", "_f32"]
         .iter()
         .any(|t| name.ends_with(t));
-    if !small_keys {
-        None
-    } else if name.starts_with("cuda_mem_radix_onesweep_keys_") {
-        Some(80)
-    } else if name.starts_with("cuda_mem_radix_onesweep_") {
-        Some(72)
-    } else {
-        None
-    }
+    // Both passes, `radix_onesweep_<K>` and `radix_onesweep_keys_<K>`.
+    (small_keys && name.starts_with("cuda_mem_radix_onesweep_")).then_some(80)
 }
 
 /// `ptx` (one entry, [`entry_module`]'s) with its entry compiled to at most
@@ -193,6 +190,17 @@ pub(super) struct AlgoKernels {
 /// The kernel `cuda_mem_<kind>_<ty>` of `state`'s context and its resident
 /// blocks, loading it on first use.
 pub(crate) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(CudaFunction, u32)> {
+    kernel_shared(state, (kind, ty), 0)
+}
+
+/// [`kernel`] for a kernel launched with `dynamic` bytes of dynamic shared
+/// memory: when loaded, its limit is raised to them (past the 48 KB a
+/// kernel's static and dynamic shared memory may take without it).
+pub(crate) fn kernel_shared(
+    state: &ContextState,
+    (kind, ty): (&str, &str),
+    dynamic: u32,
+) -> Result<(CudaFunction, u32)> {
     let kernels: &AlgoKernels = state.lazy(&state.algo_kernels, || {
         Ok(AlgoKernels {
             loaded: Mutex::new(HashMap::new()),
@@ -211,8 +219,16 @@ pub(crate) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(Cuda
         .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
         .op("cuModuleLoadData (a cuda-mem algorithm kernel)")?;
     let function = module.load_function(&name).op("cuModuleGetFunction")?;
+    if dynamic > 0 {
+        function
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic as i32,
+            )
+            .op("cuFuncSetAttribute (an algorithm kernel's dynamic shared memory)")?;
+    }
     let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, dynamic as usize, None)
         .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
     let resident = state.sm_count.max(1).saturating_mul(per_sm.max(1));
     loaded.insert(name, (function.clone(), resident));
@@ -255,6 +271,21 @@ pub(super) unsafe fn launch_blocks(
     (grid, block): (u32, u32),
     params: &mut [*mut c_void],
 ) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { launch_shared(stream, function, (grid, block, 0), params) }
+}
+
+/// [`launch_blocks`] with `shared` bytes of dynamic shared memory.
+///
+/// # Safety
+/// As for [`launch_blocks`], and the kernel may take `shared` bytes (its
+/// limit raised first where they pass 48 KB with its static ones).
+pub(super) unsafe fn launch_shared(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    (grid, block, shared): (u32, u32, u32),
+    params: &mut [*mut c_void],
+) -> Result<()> {
     // SAFETY: the caller's contract; the function belongs to the stream's
     // context (loaded through the memory's context state, which
     // `check_stream` matched to the stream).
@@ -263,7 +294,7 @@ pub(super) unsafe fn launch_blocks(
             function.cu_function(),
             (grid, 1, 1),
             (block, 1, 1),
-            0,
+            shared,
             stream.cu_stream(),
             params,
         )
@@ -387,11 +418,11 @@ mod tests {
     #[test]
     fn register_limits_go_on_their_entries_alone() {
         for (name, limit) in [
-            ("cuda_mem_radix_onesweep_u32", Some(72)),
-            ("cuda_mem_radix_onesweep_i32", Some(72)),
-            ("cuda_mem_radix_onesweep_f32", Some(72)),
-            ("cuda_mem_radix_onesweep_u16", Some(72)),
-            ("cuda_mem_radix_onesweep_i8", Some(72)),
+            ("cuda_mem_radix_onesweep_u32", Some(80)),
+            ("cuda_mem_radix_onesweep_i32", Some(80)),
+            ("cuda_mem_radix_onesweep_f32", Some(80)),
+            ("cuda_mem_radix_onesweep_u16", Some(80)),
+            ("cuda_mem_radix_onesweep_i8", Some(80)),
             ("cuda_mem_radix_onesweep_u64", None),
             ("cuda_mem_radix_onesweep_f64", None),
             ("cuda_mem_radix_onesweep_keys_u32", Some(80)),

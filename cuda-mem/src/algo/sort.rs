@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::algo::element::sealed::Sealed;
-use crate::algo::kernels::{grid, kernel, launch, launch_blocks, Temporary};
+use crate::algo::kernels::{grid, kernel, kernel_shared, launch, launch_shared, Temporary};
 use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
 use crate::buffers::ops::{Memory, MemoryMut};
@@ -22,8 +22,25 @@ use crate::device::ops::Sum;
 use crate::device::wide::{radix_status_bytes, RadixKey, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
 
-/// Threads per block of a radix pass (`algo-kernels/`'s `RADIX_BLOCK`).
-const RADIX_BLOCK: u32 = 256;
+/// Threads per block of a radix pass over keys of `size` bytes, alone or
+/// with values (`algo-kernels/`'s `RADIX_BLOCK` and `RADIX_PAIRS_BLOCK4`).
+const fn block(size: usize, keys_only: bool) -> usize {
+    if size > 4 || keys_only {
+        256
+    } else {
+        384
+    }
+}
+
+/// The dynamic shared memory of a radix pass: the values' tile (a `u32`
+/// per key) when it carries values.
+const fn dynamic_shared(size: usize, keys_only: bool) -> usize {
+    if keys_only {
+        0
+    } else {
+        block(size, keys_only) * items(size, keys_only) * 4
+    }
+}
 
 /// Elements per thread of a radix pass's tile over keys of `size` bytes,
 /// alone or with values (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`,
@@ -133,10 +150,12 @@ unsafe fn radix_sort<K: SortKey>(
     } else {
         "radix_onesweep"
     };
-    let (onesweep, _) = kernel(state, pass_kernel, K::NAME)?;
+    let shared = dynamic_shared(size_of::<K>(), keys_only);
+    let (onesweep, _) = kernel_shared(state, (pass_kernel, K::NAME), shared as u32)?;
     let passes = K::BYTES;
+    let block = block(size_of::<K>(), keys_only);
     let tiles = len
-        .div_ceil(RADIX_BLOCK as usize * items(size_of::<K>(), keys_only))
+        .div_ceil(block * items(size_of::<K>(), keys_only))
         .max(1);
     let size = size_of::<K>();
     let other = Temporary::new(state, stream, len * size)?;
@@ -239,7 +258,14 @@ unsafe fn radix_sort<K: SortKey>(
         // keys (and `u32` values; 0 is null: the indices on the first pass);
         // this pass's totals; the state zeroed before the first pass; this
         // pass's zeroed counter; one block per tile.
-        unsafe { launch_blocks(stream, &onesweep, (tiles as u32, RADIX_BLOCK), params) }?;
+        unsafe {
+            launch_shared(
+                stream,
+                &onesweep,
+                (tiles as u32, block as u32, shared as u32),
+                params,
+            )
+        }?;
         (from, to) = (to, from);
     }
     if from != keys {
