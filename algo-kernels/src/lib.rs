@@ -47,9 +47,10 @@
 //!   counters `C` of `u32` or `u64` (`histogram_tiles`; the host zeroes the
 //!   counters first).
 //!
-//! Blocks have 256 threads; a thread takes 64 bytes of a tile (16 elements
-//! of 4 bytes, 8 of 8), or 8 elements of any size in the arg reductions
-//! and the compactions.
+//! Blocks have 256 threads (the radix passes of keys of up to 4 bytes with
+//! values 384); a thread takes 64 bytes of a tile (16 elements of 4 bytes,
+//! 8 of 8), or 8 elements of any size in the arg reductions and the
+//! compactions.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
