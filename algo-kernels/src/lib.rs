@@ -417,7 +417,9 @@ mod device {
     /// against 3 at 72), measured faster on an H200 (same run, the
     /// bench's `(u32, u32)` pairs: 2^24 626 µs against 673, 2^28 8.94 ms
     /// against 9.55); 20 keys a thread at 384 spilled at 80 registers and
-    /// measured slower (663 µs, 9.21 ms).
+    /// measured slower (663 µs, 9.21 ms), and so did 512 threads of 12
+    /// keys at 64 registers, 1024 threads per SM (680 µs, 9.63 ms against
+    /// 627, 8.96).
     const RADIX_BLOCK: usize = 256;
     const RADIX_PAIRS_BLOCK4: usize = 384;
     /// Elements per thread of a radix sort pass's tile. Keys of up to 4
