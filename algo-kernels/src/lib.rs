@@ -57,16 +57,16 @@
 mod device {
     use core::arch::asm;
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
+    use cuda_mem::device::warp::sync_warp;
     use cuda_mem::device::wide::{
         histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
-        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch,
-        SelectScratch, TileStatus, RADIX_BINS,
+        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch, SelectScratch,
+        TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{
         block_rank, block_thread_rank, grid_blocks, grid_stride, sync_threads, DeviceAtomic, Scope,
         SharedArray, SharedSlice,
     };
-    use cuda_mem::device::warp::sync_warp;
     use cuda_mem::soa::__table::{self as soa_table, SoaTable, SOA_BLOCK, SOA_TILE_BYTES};
     use cuda_mem::soa::MAX_FIELDS;
 
@@ -472,8 +472,17 @@ mod device {
         unsafe {
             let counter = DeviceAtomic::from_ptr(counter);
             radix_onesweep::<K, RADIX_BLOCK, ITEMS>(
-                keys_in, keys_out, values_in, values_out, len as usize, pass, flip, totals,
-                status, counter, scratch,
+                keys_in,
+                keys_out,
+                values_in,
+                values_out,
+                len as usize,
+                pass,
+                flip,
+                totals,
+                status,
+                counter,
+                scratch,
             );
         }
     }
@@ -1203,9 +1212,33 @@ mod device {
         };
     }
 
-    shared_scalar!(lds, sts, u32, u32, reg32, "ld.shared.b32 {v}, [{at}];", "st.shared.b32 [{at}], {v};");
-    shared_scalar!(lds16, sts16, u16, u16, reg16, "ld.shared.u16 {v}, [{at}];", "st.shared.u16 [{at}], {v};");
-    shared_scalar!(lds8, sts8, u8, u16, reg16, "ld.shared.u8 {v}, [{at}];", "st.shared.u8 [{at}], {v};");
+    shared_scalar!(
+        lds,
+        sts,
+        u32,
+        u32,
+        reg32,
+        "ld.shared.b32 {v}, [{at}];",
+        "st.shared.b32 [{at}], {v};"
+    );
+    shared_scalar!(
+        lds16,
+        sts16,
+        u16,
+        u16,
+        reg16,
+        "ld.shared.u16 {v}, [{at}];",
+        "st.shared.u16 [{at}], {v};"
+    );
+    shared_scalar!(
+        lds8,
+        sts8,
+        u8,
+        u16,
+        reg16,
+        "ld.shared.u8 {v}, [{at}];",
+        "st.shared.u8 [{at}], {v};"
+    );
 
     #[inline(always)]
     unsafe fn lds4(at: u32) -> [u32; 4] {
@@ -1426,7 +1459,6 @@ mod device {
             self.step();
             at
         }
-
 
         /// The address of unit `k` in its field's array.
         #[inline(always)]
@@ -2073,5 +2105,8 @@ mod device {
     soa_kernels!(u32, cuda_mem_soa_scatter_words, cuda_mem_soa_gather_words);
     soa_warp_kernels!(cuda_mem_soa_scatter_warps, cuda_mem_soa_gather_warps);
     soa_kernels!(u8, cuda_mem_soa_scatter_bytes, cuda_mem_soa_gather_bytes);
-    soa_byteword_kernels!(cuda_mem_soa_scatter_bytewords, cuda_mem_soa_gather_bytewords);
+    soa_byteword_kernels!(
+        cuda_mem_soa_scatter_bytewords,
+        cuda_mem_soa_gather_bytewords
+    );
 }
