@@ -58,6 +58,9 @@
 mod device {
     use core::arch::asm;
     use cuda_mem::device::ops::{Max, Min, Operator, Sum};
+    use cuda_mem::device::shared::{
+        ld_shared, ld_shared_v4, st_shared, st_shared_v4, SharedAddr, SharedScalar, SharedWindow,
+    };
     use cuda_mem::device::warp::sync_warp;
     use cuda_mem::device::wide::{
         histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
@@ -1164,175 +1167,45 @@ mod device {
     #[repr(C, align(16))]
     struct Quad([u32; 4]);
 
-    /// The shared-window address (what `ld.shared` takes) of `p`, a generic
-    /// address of shared memory.
-    #[inline(always)]
-    fn window(p: *mut u32) -> u32 {
-        let w: u64;
-        // SAFETY: converts an address; touches no memory.
-        unsafe {
-            asm!(
-                "cvta.to.shared.u64 {w}, {p};",
-                w = out(reg64) w,
-                p = in(reg64) p as u64,
-                options(pure, nomem, nostack, preserves_flags)
-            );
-        }
-        w as u32
-    }
-
-    // The warp tiles' shared accesses, by shared-window address: plain
-    // `ld.shared` / `st.shared` of a word, a halfword, a byte (`lds` /
-    // `sts`, `lds16` / `sts16`, `lds8` / `sts8`) or four words (`lds4` /
-    // `sts4`): one `LDS` / `STS`, with no bounds check: the kernels keep
-    // every address inside their warp's part of the tile, as each one's
-    // comment says.
+    // The warp tiles' shared accesses, by shared-window address
+    // (`cuda_mem::device::shared`'s `SharedWindow`): plain `ld.shared` /
+    // `st.shared` of a word, a halfword, a byte (`ld_shared` / `st_shared`
+    // of a `u32`, `u16`, `u8`) or four words (`ld_shared_v4` /
+    // `st_shared_v4`): one `LDS` / `STS`, with no bounds check: the kernels
+    // keep every address inside their warp's part of the tile, as each
+    // one's comment says.
     //
-    // Safety (of each): `at` is inside the calling warp's part of the tile,
-    // aligned to the access (16, 4, 2 or 1 bytes); the warp's lanes access
-    // each word from one lane at a time between `sync_warp`s, or only read
-    // it.
-
-    /// `$ld` and `$st`, `ld.shared` / `st.shared` of one `$t` (the
-    /// instructions `$ldi` and `$sti`), through a register of `$h` (PTX has
-    /// no 8-bit registers: a byte travels in 16 bits).
-    macro_rules! shared_scalar {
-        ($ld:ident, $st:ident, $t:ty, $h:ty, $r:ident, $ldi:literal, $sti:literal) => {
-            #[inline(always)]
-            unsafe fn $ld(at: u32) -> $t {
-                let v: $h;
-                // SAFETY: the caller's address (see above).
-                unsafe {
-                    asm!(
-                        $ldi,
-                        v = out($r) v,
-                        at = in(reg32) at,
-                        options(nostack, readonly, preserves_flags)
-                    );
-                }
-                v as $t
-            }
-
-            #[inline(always)]
-            unsafe fn $st(at: u32, v: $t) {
-                // SAFETY: the caller's address (see above).
-                unsafe {
-                    asm!(
-                        $sti,
-                        at = in(reg32) at,
-                        v = in($r) v as $h,
-                        options(nostack, preserves_flags)
-                    );
-                }
-            }
-        };
-    }
-
-    shared_scalar!(
-        lds,
-        sts,
-        u32,
-        u32,
-        reg32,
-        "ld.shared.b32 {v}, [{at}];",
-        "st.shared.b32 [{at}], {v};"
-    );
-    shared_scalar!(
-        lds16,
-        sts16,
-        u16,
-        u16,
-        reg16,
-        "ld.shared.u16 {v}, [{at}];",
-        "st.shared.u16 [{at}], {v};"
-    );
-    shared_scalar!(
-        lds8,
-        sts8,
-        u8,
-        u16,
-        reg16,
-        "ld.shared.u8 {v}, [{at}];",
-        "st.shared.u8 [{at}], {v};"
-    );
-
-    #[inline(always)]
-    unsafe fn lds4(at: u32) -> [u32; 4] {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "ld.shared.v4.b32 {{{a}, {b}, {c}, {d}}}, [{at}];",
-                a = out(reg32) a,
-                b = out(reg32) b,
-                c = out(reg32) c,
-                d = out(reg32) d,
-                at = in(reg32) at,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        [a, b, c, d]
-    }
-
-    #[inline(always)]
-    unsafe fn sts4(at: u32, [a, b, c, d]: [u32; 4]) {
-        // SAFETY: the caller's address (see above).
-        unsafe {
-            asm!(
-                "st.shared.v4.b32 [{at}], {{{a}, {b}, {c}, {d}}};",
-                at = in(reg32) at,
-                a = in(reg32) a,
-                b = in(reg32) b,
-                c = in(reg32) c,
-                d = in(reg32) d,
-                options(nostack, preserves_flags)
-            );
-        }
-    }
+    // Safety (of each): the address is inside the calling warp's part of
+    // the tile, aligned to the access (16, 4, 2 or 1 bytes); the warp's
+    // lanes access each word from one lane at a time between `sync_warp`s,
+    // or only read it.
 
     /// A unit the byte-word kernels move a field in when its offset and
     /// size allow: a word or a halfword, read and written in the tile by
-    /// shared-window address.
-    trait TileUnit: Copy {
+    /// shared-window address (`ld_shared` / `st_shared`).
+    trait TileUnit: SharedScalar {
         const ZERO: Self;
-        /// # Safety
-        /// As for `lds`, aligned to the unit.
-        unsafe fn load(at: u32) -> Self;
-        /// # Safety
-        /// As for `sts`, aligned to the unit.
-        unsafe fn store(at: u32, v: Self);
     }
 
-    /// `TileUnit` for `$t`, by `$ld` and `$st`.
-    macro_rules! tile_unit {
-        ($t:ty, $ld:ident, $st:ident) => {
-            impl TileUnit for $t {
-                const ZERO: Self = 0;
-                #[inline(always)]
-                unsafe fn load(at: u32) -> Self {
-                    // SAFETY: forwarded.
-                    unsafe { $ld(at) }
-                }
-                #[inline(always)]
-                unsafe fn store(at: u32, v: Self) {
-                    // SAFETY: forwarded.
-                    unsafe { $st(at, v) }
-                }
-            }
-        };
+    impl TileUnit for u32 {
+        const ZERO: Self = 0;
     }
 
-    tile_unit!(u32, lds, sts);
-    tile_unit!(u16, lds16, sts16);
+    impl TileUnit for u16 {
+        const ZERO: Self = 0;
+    }
 
     /// Where a lane's units (of `B` bytes: words, or bytes) of one field lie
     /// in a warp's tile as it walks them `span` at a time (32 units, or 32
     /// groups of 4): unit `k` of the field's units in the tile (struct `k /
     /// size`, unit `k % size` of the field in it) is the unit at window
-    /// address `place`. `u32` arithmetic; the one division is in `new`.
+    /// address `place`, kept raw (`SharedWindow::addr`): with a
+    /// `SharedWindow` field, the byte-word gather compiled to other code (32
+    /// more branches in place of `min` / `selp`). `u32` arithmetic; the one
+    /// division is in `new`.
     #[derive(Clone, Copy)]
     struct UnitWalk<const B: u32> {
-        place: u32,
+        place: SharedAddr,
         j: u32,
         size: u32,
         step_j: u32,
@@ -1345,11 +1218,16 @@ mod device {
         /// of `stride` units, `size` (at least 1) of them, in the tile at
         /// window address `part`, `span` units a step.
         #[inline(always)]
-        fn new(k: u32, (offset, size): (u32, u32), stride: u32, (part, span): (u32, u32)) -> Self {
+        fn new(
+            k: u32,
+            (offset, size): (u32, u32),
+            stride: u32,
+            (part, span): (SharedWindow, u32),
+        ) -> Self {
             let (e, j) = (k / size, k % size);
             let (step_e, step_j) = (span / size, span % size);
             UnitWalk {
-                place: part + B * (e * stride + offset + j),
+                place: part.addr() + B * (e * stride + offset + j),
                 j,
                 size,
                 step_j,
@@ -1361,7 +1239,7 @@ mod device {
         /// The places of units `k..k + 4` (those the field has; the others
         /// lie past the tile's structs).
         #[inline(always)]
-        fn quad(&self) -> [u32; 4] {
+        fn quad(&self) -> [SharedWindow; 4] {
             let (mut place, mut j) = (self.place, self.j);
             core::array::from_fn(|_| {
                 let at = place;
@@ -1371,8 +1249,14 @@ mod device {
                     j = 0;
                     place += self.wrap;
                 }
-                at
+                SharedWindow::from_addr(at)
             })
+        }
+
+        /// The place of unit `k`.
+        #[inline(always)]
+        fn place(&self) -> SharedWindow {
+            SharedWindow::from_addr(self.place)
         }
 
         /// On to unit `k + span`.
@@ -1412,7 +1296,7 @@ mod device {
         n: u32,
         stride: u32,
         /// The tile's window address, and the units of a step.
-        at: (u32, u32),
+        at: (SharedWindow, u32),
         /// The field, and the unit `k` of its `count = n * size` units.
         f: usize,
         k: u32,
@@ -1425,7 +1309,13 @@ mod device {
         /// The walk from unit `k` of the tile of `n` structs of `stride`
         /// words at window address `part`, `span` units a step.
         #[inline(always)]
-        fn start(k: u32, (n, stride): (u32, u32), at: (u32, u32), fields: usize, entry: E) -> Self {
+        fn start(
+            k: u32,
+            (n, stride): (u32, u32),
+            at: (SharedWindow, u32),
+            fields: usize,
+            entry: E,
+        ) -> Self {
             let mut walk = FieldWalk {
                 entry,
                 fields,
@@ -1435,7 +1325,7 @@ mod device {
                 f: 0,
                 k,
                 count: 0,
-                unit: UnitWalk::new(0, (0, 1), 1, (0, 1)),
+                unit: UnitWalk::new(0, (0, 1), 1, (SharedWindow::from_addr(0), 1)),
                 src: core::ptr::null(),
             };
             walk.enter();
@@ -1461,8 +1351,8 @@ mod device {
         /// The unit's place in the tile and its address in its field's
         /// array.
         #[inline(always)]
-        fn word(&mut self) -> (u32, *const u32) {
-            let at = (self.unit.place, self.unit_at().cast());
+        fn word(&mut self) -> (SharedWindow, *const u32) {
+            let at = (self.unit.place(), self.unit_at().cast());
             self.step();
             at
         }
@@ -1470,7 +1360,7 @@ mod device {
         /// The places of the quad of units from this one and its address
         /// in its field's array.
         #[inline(always)]
-        fn quad(&mut self) -> ([u32; 4], *const Quad) {
+        fn quad(&mut self) -> ([SharedWindow; 4], *const Quad) {
             let at = (self.unit.quad(), self.unit_at().cast());
             self.step();
             at
@@ -1504,7 +1394,7 @@ mod device {
     struct WarpTiles {
         per_tile: usize,
         lane: u32,
-        part: u32,
+        part: SharedWindow,
         first: usize,
         step: usize,
         quads: bool,
@@ -1525,7 +1415,11 @@ mod device {
             WarpTiles {
                 per_tile,
                 lane: lane as u32,
-                part: window(tile) + (4 * warp * WARP_UNITS) as u32,
+                // `from_ptr` of the generic address, as before the
+                // accessors moved to the device std (the array's `window()`
+                // would save the conversion: a change of the code of its
+                // own).
+                part: SharedWindow::from_ptr(tile) + (4 * warp * WARP_UNITS) as u32,
                 first: (block_rank() * (SOA_BLOCK / 32) + warp) * per_tile,
                 step: grid_blocks() * (SOA_BLOCK / 32) * per_tile,
                 quads,
@@ -1542,7 +1436,7 @@ mod device {
     /// `units <= WARP_UNITS`; the warp's lanes call it alike, between
     /// `sync_warp`s.
     #[inline(always)]
-    unsafe fn load_tile(src: *const u32, units: u32, lane: u32, part: u32, quads: bool) {
+    unsafe fn load_tile(src: *const u32, units: u32, lane: u32, part: SharedWindow, quads: bool) {
         let mut u = lane;
         if quads {
             let from = src.cast::<Quad>();
@@ -1555,13 +1449,13 @@ mod device {
                 for (i, quad) in v.iter().enumerate() {
                     // SAFETY: word `4 * (q + 32 * i) < units` of the part,
                     // 16-byte aligned (the part is); this lane's alone.
-                    unsafe { sts4(part + 16 * (q + 32 * i as u32), quad.0) };
+                    unsafe { st_shared_v4(part + 16 * (q + 32 * i as u32), quad.0) };
                 }
                 q += 32 * SOA_BATCH;
             }
             while q < count {
                 // SAFETY: as in the batches.
-                unsafe { sts4(part + 16 * q, from.add(q as usize).read().0) };
+                unsafe { st_shared_v4(part + 16 * q, from.add(q as usize).read().0) };
                 q += 32;
             }
             u += 4 * count;
@@ -1572,13 +1466,13 @@ mod device {
                 core::array::from_fn(|i| unsafe { src.add((u + 32 * i as u32) as usize).read() });
             for (i, word) in v.iter().enumerate() {
                 // SAFETY: word `u + 32 * i < units` of the part; this lane's.
-                unsafe { sts(part + 4 * (u + 32 * i as u32), *word) };
+                unsafe { st_shared(part + 4 * (u + 32 * i as u32), *word) };
             }
             u += 32 * SOA_BATCH;
         }
         while u < units {
             // SAFETY: as in the batches.
-            unsafe { sts(part + 4 * u, src.add(u as usize).read()) };
+            unsafe { st_shared(part + 4 * u, src.add(u as usize).read()) };
             u += 32;
         }
     }
@@ -1591,21 +1485,21 @@ mod device {
     /// aligned when `quads`; `units <= WARP_UNITS`; the warp's lanes call it
     /// alike, between `sync_warp`s.
     #[inline(always)]
-    unsafe fn store_tile(dst: *mut u32, units: u32, lane: u32, part: u32, quads: bool) {
+    unsafe fn store_tile(dst: *mut u32, units: u32, lane: u32, part: SharedWindow, quads: bool) {
         let mut u = lane;
         if quads {
             let to = dst.cast::<Quad>();
             let (count, mut q) = (units / 4, lane);
             while q < count {
                 // SAFETY: quad `q < count` of the part and of `dst`.
-                unsafe { to.add(q as usize).write(Quad(lds4(part + 16 * q))) };
+                unsafe { to.add(q as usize).write(Quad(ld_shared_v4(part + 16 * q))) };
                 q += 32;
             }
             u += 4 * count;
         }
         while u < units {
             // SAFETY: word `u < units` of the part and of `dst`.
-            unsafe { dst.add(u as usize).write(lds(part + 4 * u)) };
+            unsafe { dst.add(u as usize).write(ld_shared::<u32>(part + 4 * u)) };
             u += 32;
         }
     }
@@ -1658,7 +1552,7 @@ mod device {
                                 // struct: `field_in`), stored before the
                                 // `sync_warp`; `dst + k` lies in the field's
                                 // `len * size` units.
-                                unsafe { dst.add(k as usize).write(lds(unit.place)) };
+                                unsafe { dst.add(k as usize).write(ld_shared::<u32>(unit.place())) };
                                 unit.step();
                                 k += 32;
                             }
@@ -1737,10 +1631,10 @@ mod device {
                                     // the struct), this lane's alone until
                                     // the `sync_warp` below.
                                     unsafe {
-                                        sts(places[0], v[i].0[0]);
-                                        sts(places[1], v[i].0[1]);
-                                        sts(places[2], v[i].0[2]);
-                                        sts(places[3], v[i].0[3]);
+                                        st_shared(places[0], v[i].0[0]);
+                                        st_shared(places[1], v[i].0[1]);
+                                        st_shared(places[2], v[i].0[2]);
+                                        st_shared(places[3], v[i].0[3]);
                                     }
                                 }
                             }
@@ -1777,7 +1671,7 @@ mod device {
                                     // SAFETY: a word of this warp's tile
                                     // (the walk's), this lane's alone until
                                     // the `sync_warp` below.
-                                    unsafe { sts(at[i].0, v[i]) };
+                                    unsafe { st_shared(at[i].0, v[i]) };
                                 }
                             }
                             left -= b;
@@ -1827,7 +1721,7 @@ mod device {
         dst: *mut U,
         count: u32,
         lane: u32,
-        (field, stride, part): ((u32, u32), u32, u32),
+        (field, stride, part): ((u32, u32), u32, SharedWindow),
     ) {
         if lane < count {
             let mut unit = UnitWalk::<B>::new(lane, field, stride, (part, 32));
@@ -1835,7 +1729,7 @@ mod device {
             while k < count {
                 // SAFETY: unit `k < count` of the field in the tile and in
                 // `dst` (the caller).
-                unsafe { dst.add(k as usize).write(U::load(unit.place)) };
+                unsafe { dst.add(k as usize).write(ld_shared::<U>(unit.place())) };
                 unit.step();
                 k += 32;
             }
@@ -1875,7 +1769,7 @@ mod device {
         src: *const U,
         count: u32,
         lane: u32,
-        (field, stride, part): ((u32, u32), u32, u32),
+        (field, stride, part): ((u32, u32), u32, SharedWindow),
     ) {
         if lane < count {
             let mut unit = UnitWalk::<B>::new(lane, field, stride, (part, 32));
@@ -1895,7 +1789,7 @@ mod device {
                     if i < b {
                         // SAFETY: unit `k + 32 * i < count` of the field in
                         // the tile, this lane's (the caller).
-                        unsafe { U::store(unit.place, x) };
+                        unsafe { st_shared(unit.place(), x) };
                         unit.step();
                     }
                 };
@@ -1975,10 +1869,10 @@ mod device {
                                 // `sync_warp`; `dst + k` is 4-byte aligned,
                                 // in the field's `len * size` bytes.
                                 unsafe {
-                                    let v = lds8(p[0]) as u32
-                                        | (lds8(p[1]) as u32) << 8
-                                        | (lds8(p[2]) as u32) << 16
-                                        | (lds8(p[3]) as u32) << 24;
+                                    let v = ld_shared::<u8>(p[0]) as u32
+                                        | (ld_shared::<u8>(p[1]) as u32) << 8
+                                        | (ld_shared::<u8>(p[2]) as u32) << 16
+                                        | (ld_shared::<u8>(p[3]) as u32) << 24;
                                     dst.add(k as usize).cast::<u32>().write(v);
                                 }
                                 unit.step();
@@ -1990,7 +1884,7 @@ mod device {
                                 while k + b < count {
                                     // SAFETY: as above, byte `k + b <
                                     // count`.
-                                    unsafe { dst.add((k + b) as usize).write(lds8(p[b as usize])) };
+                                    unsafe { dst.add((k + b) as usize).write(ld_shared::<u8>(p[b as usize])) };
                                     b += 1;
                                 }
                             }
@@ -2095,7 +1989,7 @@ mod device {
                                                 // tile (inside the struct:
                                                 // `field_in`), this lane's
                                                 // until the `sync_warp`.
-                                                unsafe { sts8(place, (word >> (8 * byte)) as u8) };
+                                                unsafe { st_shared(place, (word >> (8 * byte)) as u8) };
                                             }
                                         }
                                         unit.step();

@@ -26,17 +26,19 @@
 //! so the PTX holds no `.extern .func`.
 //!
 //! The kernels use cuda-mem's device std (`cuda_mem::device`) for the thread
-//! indices, the grid-stride loops, the block's shared memory and barrier, and
+//! indices, the grid-stride loops, the block's shared memory and barrier,
+//! the shared-window loads and stores of the staged pattern
+//! (`device::shared::{ld_shared, st_shared_v4}`: `LDS` / `STS`, where the
+//! shared array's plain accesses would go through generic addresses), and
 //! the 16-byte and byte stores; the read of the pattern parameter by
-//! address and the shared-window loads and stores of the staged pattern
-//! (`LDS` / `STS`, where the shared array's plain accesses would go through
-//! generic addresses) are assembly of their own.
+//! address is assembly of its own.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use core::arch::asm;
+    use cuda_mem::device::shared::{ld_shared, st_shared_v4, SharedWindow};
     use cuda_mem::device::{
         block_dim, block_idx, global_idx, grid_dim, grid_threads, store_global_u8, store_global_v4,
         sync_threads, thread_idx, GridStride,
@@ -138,64 +140,6 @@ mod device {
         }
     }
 
-    /// The shared-window address of `p`, a generic address of shared
-    /// memory (what `ld.shared` / `st.shared` take).
-    #[inline(always)]
-    fn shared_window(p: *mut u32) -> u32 {
-        let w: u64;
-        // SAFETY: converts an address; reads and writes nothing.
-        unsafe {
-            asm!(
-                "cvta.to.shared.u64 {w}, {p};",
-                w = out(reg64) w,
-                p = in(reg64) p as u64,
-                options(pure, nomem, nostack, preserves_flags)
-            );
-        }
-        w as u32
-    }
-
-    /// One `LDS` of the word at shared-window address `at`.
-    ///
-    /// # Safety
-    /// `at` is a 4-byte aligned address of shared memory that no thread
-    /// writes concurrently.
-    #[inline(always)]
-    unsafe fn lds(at: u32) -> u32 {
-        let v: u32;
-        // SAFETY: forwarded from the caller; the asm only reads.
-        unsafe {
-            asm!(
-                "ld.shared.b32 {v}, [{at}];",
-                v = out(reg32) v,
-                at = in(reg32) at,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        v
-    }
-
-    /// One `STS.128` of `v` at shared-window address `at`.
-    ///
-    /// # Safety
-    /// `at` is a 16-byte aligned address of shared memory that no other
-    /// thread accesses concurrently.
-    #[inline(always)]
-    unsafe fn sts4(at: u32, [a, b, c, d]: [u32; 4]) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            asm!(
-                "st.shared.v4.b32 [{at}], {{{a}, {b}, {c}, {d}}};",
-                at = in(reg32) at,
-                a = in(reg32) a,
-                b = in(reg32) b,
-                c = in(reg32) c,
-                d = in(reg32) d,
-                options(nostack, preserves_flags)
-            );
-        }
-    }
-
     /// Defines a by-parameter fill kernel `$name` whose last parameter is a
     /// `$pattern` of `$words` words (a multiple of 4). With `$cycling`, each
     /// thread's phase moves from chunk to chunk (`ChunkCycle`), so the grid
@@ -242,7 +186,11 @@ mod device {
                 pattern: $pattern,
             ) {
                 let staged = cuda_mem::shared_array![u32; $words];
-                let at = shared_window(staged.as_ptr());
+                // `from_ptr` converts the generic address (`cvta.to.shared`),
+                // as these kernels always have: `staged.window()`, the
+                // address the array already holds, would save the
+                // conversion, a change of the code of its own.
+                let at = SharedWindow::from_ptr(staged.as_ptr());
                 // `pattern` is read by address, below.
                 let _ = pattern;
                 let read = pattern_words_read(size, $words as u32);
@@ -291,19 +239,19 @@ mod device {
                     // array (16-byte aligned, as the parameter's type); each
                     // piece is written by one thread, and read only after
                     // the barrier.
-                    unsafe { sts4(at + 16 * first, v) };
+                    unsafe { st_shared_v4(at + 16 * first, v) };
                 }
                 let mut piece = first + block;
                 while piece < pieces {
                     // SAFETY: as for the first piece.
-                    unsafe { sts4(at + 16 * piece, load(piece)) };
+                    unsafe { st_shared_v4(at + 16 * piece, load(piece)) };
                     piece += block;
                 }
                 sync_threads();
                 // SAFETY: every index below is under `read` (offsets are
                 // below `size`, and a window reads words `offset / 4 ..=
                 // offset / 4 + 4`), written above before the barrier.
-                let word = |i: u32| unsafe { lds(at + 4 * i) };
+                let word = |i: u32| unsafe { ld_shared::<u32>(at + 4 * i) };
                 let byte = |at: u64| byte_at(word, (at % size64) as u32);
                 // Uniform over the grid: the host keeps the phase fixed
                 // unless that would take far more blocks than the work needs.

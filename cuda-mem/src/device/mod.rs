@@ -10,7 +10,7 @@
 //! | checked and structure-of-arrays parameters | [`CheckedSlice`], [`CheckedSliceMut`] (`bool`s and enums, every read checked), [`SoaSlice`], [`SoaSliceMut`] (a `SoaBuffer`: whole structs field by field, or each field's array) ([`soa`]) |
 //! | other write partitions | [`DeviceTilesMut`] (a block's own tiles, striped over its threads), [`DeviceChunksMut`] (contiguous chunks per thread), [`PitchedTilesMut`] (2D tiles per block, sub-tiles per thread) ([`tiles`]) |
 //! | pitched 2D parameters (`PitchedBuffer`) | [`PitchedSlice`], [`PitchedSliceMut`] (per element), [`PitchedRowsMut`] (per row) |
-//! | shared memory | [`shared_array!`](crate::shared_array), [`dynamic_shared!`](crate::dynamic_shared), safe [`load`](SharedSlice::load) / [`store`](SharedSlice::store) / [`add`](SharedSlice::add) ([`shared`]) |
+//! | shared memory | [`shared_array!`](crate::shared_array), [`dynamic_shared!`](crate::dynamic_shared), safe [`load`](SharedSlice::load) / [`store`](SharedSlice::store) / [`add`](SharedSlice::add); unchecked accesses by [`SharedWindow`] address ([`ld_shared`](shared::ld_shared), [`st_shared_v4`](shared::st_shared_v4), ...) ([`shared`]) |
 //! | barriers and fences | [`sync_threads`], [`sync_threads_count`], [`fence`] ([`sync`]) |
 //! | atomics with a scope | [`DeviceAtomic`], [`Scope`] ([`atomic`]) |
 //! | warp votes, shuffles, reductions, scans | [`warp`] |
@@ -147,7 +147,7 @@ pub use pitched::{
     Cross, PitchedGridStrideMut, PitchedRowsIterMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut,
 };
 pub use print::PrintfArg;
-pub use shared::{SharedAdd, SharedArray, SharedSlice};
+pub use shared::{SharedAdd, SharedArray, SharedScalar, SharedSlice, SharedWindow};
 pub use slice::{
     Align16, CheckedMut, CheckedSlice, CheckedSliceMut, DeviceSlice, DeviceSliceMut, GridStrideMut,
     GridStrideRef, GridStrideZip, ZipInputs,

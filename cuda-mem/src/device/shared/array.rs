@@ -8,6 +8,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::atomic::{AtomicValue, DeviceAtomic};
 use crate::device::shared::access::SharedAdd;
 use crate::device::shared::slice::SharedSlice;
+use crate::device::shared::window::SharedWindow;
 
 /// A static shared array of `N` elements of `T`, one per block: made by
 /// [`shared_array!`](crate::shared_array). Its methods are those of
@@ -121,6 +122,19 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
             len: N,
             _memory: PhantomData,
         }
+    }
+
+    /// [`SharedSlice::window`]: the [`SharedWindow`] address of the first
+    /// element.
+    ///
+    /// ```
+    /// use cuda_mem::device::shared::SharedWindow;
+    /// let a = cuda_mem::shared_array![u16; 4];
+    /// assert_eq!(a.window(), SharedWindow::from_ptr(a.as_ptr()));
+    /// ```
+    #[inline(always)]
+    pub fn window(&self) -> SharedWindow {
+        self.as_slice().window()
     }
 
     /// [`SharedSlice::read`].

@@ -8,6 +8,15 @@
 //!   `extern __shared__ T a[]`) as a [`SharedSlice<T>`] whose length comes
 //!   from `%dynamic_smem_size`, so it never reaches past what the launch
 //!   provided.
+//! - [`SharedWindow`]: an address in the shared window (what `ld.shared`
+//!   takes), from [`SharedSlice::window`] or [`SharedWindow::from_ptr`], and
+//!   the plain accesses through it with no bounds check, one `LDS` / `STS`
+//!   each, all `unsafe`: [`ld_shared`] / [`st_shared`] of a `u8`, `u16` or
+//!   `u32` ([`SharedScalar`]) and [`ld_shared_v4`] / [`st_shared_v4`] of 16
+//!   bytes. For kernels that keep their own addresses in a shared tile;
+//!   [`SharedWindow::addr`] gives the raw address ([`SharedAddr`], `u32`
+//!   on the device) for arithmetic of one's own or inline assembly. On the
+//!   host a window address is the memory's ordinary address.
 //!
 //! # What is safe
 //! Every thread of the block reaches the same memory through its own
@@ -54,9 +63,13 @@
 mod access;
 mod array;
 mod slice;
+mod window;
 
 pub use access::SharedAdd;
 pub use array::SharedArray;
 #[doc(hidden)]
 pub use array::{__align, __site};
 pub use slice::SharedSlice;
+pub use window::{
+    ld_shared, ld_shared_v4, st_shared, st_shared_v4, SharedAddr, SharedScalar, SharedWindow,
+};

@@ -8,6 +8,7 @@ use crate::device::atomic::{AtomicValue, DeviceAtomic};
 #[cfg(target_arch = "nvptx64")]
 use crate::device::shared::access::relaxed;
 use crate::device::shared::access::SharedAdd;
+use crate::device::shared::window::SharedWindow;
 
 /// A block's shared memory viewed as `len` elements of `T`: a slice of a
 /// [`SharedArray`](crate::device::SharedArray) or the dynamic shared memory. `Copy`: every access is
@@ -72,6 +73,28 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     #[inline(always)]
     pub const fn as_ptr(&self) -> *mut T {
         self.ptr
+    }
+
+    /// The [`SharedWindow`] address of the first element: what
+    /// [`ld_shared`](crate::device::shared::ld_shared) and the other
+    /// unchecked accesses of the [shared module](crate::device::shared) take
+    /// (on the device the address the slice already holds: no conversion).
+    ///
+    /// ```
+    /// use cuda_mem::device::shared::ld_shared;
+    /// let a = cuda_mem::shared_array![u32; 8];
+    /// let (_, tail) = a.as_slice().split_at(2).unwrap();
+    /// tail.store(1, 6);
+    /// assert_eq!(tail.window(), a.window() + 8);
+    /// // SAFETY: element 3 of `a`; one thread.
+    /// assert_eq!(unsafe { ld_shared::<u32>(tail.window() + 4) }, 6);
+    /// ```
+    #[inline(always)]
+    pub fn window(&self) -> SharedWindow {
+        #[cfg(target_arch = "nvptx64")]
+        return SharedWindow::at(self.shared);
+        #[cfg(not(target_arch = "nvptx64"))]
+        return SharedWindow::at(self.ptr.cast());
     }
 
     /// Reads element `index`. Panics (a trap on the device) past the end.
@@ -140,7 +163,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory read past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.window(index);
+            let address = self.address(index);
             // SAFETY: `address` is element `index` of this shared array,
             // aligned for `T`; the loads are relaxed atomics, which race
             // with nothing; any bytes are a valid `T` (`DeviceCopy`).
@@ -160,7 +183,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
     /// block's shared memory, below 4 GiB).
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    fn window(&self, index: usize) -> u32 {
+    fn address(&self, index: usize) -> u32 {
         self.shared + (index * size_of::<T>()) as u32
     }
 
@@ -179,7 +202,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory write past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.window(index);
+            let address = self.address(index);
             // SAFETY: as for `load`: element `index`, relaxed stores.
             unsafe { relaxed::store(address, value) }
         }
@@ -210,7 +233,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory add past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.window(index);
+            let address = self.address(index);
             // SAFETY: element `index` of this shared array, aligned for `T`.
             unsafe { T::__shared_add(address, value) }
         }
@@ -242,7 +265,7 @@ impl<'a, T: DeviceCopy> SharedSlice<'a, T> {
         assert!(index < self.len, "shared memory add past the end");
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = self.window(index);
+            let address = self.address(index);
             // SAFETY: element `index` of this shared array, aligned for `T`.
             unsafe { T::__shared_fetch_add(address, value) }
         }
