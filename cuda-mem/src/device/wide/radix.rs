@@ -175,6 +175,11 @@ pub unsafe fn radix_histogram<K: RadixKey, const BLOCK: usize>(
 /// The look-back state of a pass: one 64-bit word per tile and digit, the
 /// flag (2 bits), the pass it belongs to (8 bits) and the count. Zeroed
 /// once per sort: a word of an earlier pass reads as not published yet.
+/// (CUB's 32-bit words, tried for sorts of fewer than 2^29 keys with the
+/// pass's parity in place of the pass and a 64-bit fallback above, measured
+/// slower on an H200: `u32` keys 512 µs at 2^24 against 484, 7.16 ms at
+/// 2^28 against 6.74; `(u32, u32)` pairs 664 µs against 634, 9.47 ms
+/// against 8.95. The passes spilled 12-16 bytes more at 80 registers.)
 #[derive(Clone, Copy)]
 struct DigitStatus {
     words: *mut u64,
