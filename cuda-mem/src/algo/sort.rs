@@ -668,3 +668,74 @@ pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::kernels::kernel_ptx;
+
+    /// The bytes of each `.shared` array the kernel `name` uses (the
+    /// module's declarations that its body names), and whether it uses the
+    /// dynamic shared memory.
+    fn shared_arrays(name: &str) -> (Vec<usize>, bool) {
+        let ptx = kernel_ptx(name).unwrap();
+        let body = &ptx[ptx.find(".visible .entry").unwrap()..];
+        let sizes = ptx
+            .lines()
+            .filter_map(|l| l.strip_prefix(".shared .align 16 .b8 "))
+            .filter_map(|decl| {
+                let (symbol, bytes) = decl.trim_end_matches("];").split_once('[')?;
+                body.contains(symbol).then(|| bytes.parse().unwrap())
+            })
+            .collect();
+        (sizes, body.contains("__cuda_mem_dynamic_shared"))
+    }
+
+    /// The host's tiles are the kernels': each pass's keys tile (a shared
+    /// array of `block * items` keys) is the one the host divides the keys
+    /// by, and a pass with values takes its values' tile (a `u32` per key)
+    /// from the dynamic shared memory the host launches with. A kernel
+    /// given less returns without writing, so the two must agree.
+    #[test]
+    fn the_radix_passes_tiles_are_the_kernels() {
+        for (ty, size) in [
+            ("u8", 1),
+            ("i8", 1),
+            ("u16", 2),
+            ("i16", 2),
+            ("u32", 4),
+            ("i32", 4),
+            ("f32", 4),
+            ("u64", 8),
+            ("i64", 8),
+            ("f64", 8),
+        ] {
+            for keys_only in [true, false] {
+                let kind = if keys_only {
+                    "radix_onesweep_keys"
+                } else {
+                    "radix_onesweep"
+                };
+                let name = format!("cuda_mem_{kind}_{ty}");
+                let (arrays, dynamic) = shared_arrays(&name);
+                let tile = block(size, keys_only) * items(size, keys_only);
+                assert!(
+                    arrays.contains(&(tile * size)),
+                    "{name}: no keys tile of {tile} keys among {arrays:?}"
+                );
+                // The warps' counters: a row of digits per warp and one more.
+                let counters = (block(4, false) / 32 + 1) * RADIX_BINS * 4;
+                assert!(arrays.contains(&counters), "{name}: {arrays:?}");
+                let shared = dynamic_shared(size, keys_only);
+                assert_eq!(dynamic, shared > 0, "{name}");
+                if shared > 0 {
+                    assert_eq!(shared, tile * 4, "{name}");
+                    // Two blocks of a pass fit an SM (228 KB on an H100 or
+                    // H200, 164 KB on an A100).
+                    let total: usize = arrays.iter().sum::<usize>() + shared;
+                    assert!(2 * total <= 164 << 10, "{name}: {total} bytes a block");
+                }
+            }
+        }
+    }
+}
