@@ -32,6 +32,16 @@ const fn block(size: usize, keys_only: bool) -> usize {
     }
 }
 
+/// The kernel of a radix pass (`cuda_mem_<kind>_<K>`): keys alone run one
+/// of their own, the values' code compiled out.
+const fn pass_kernel(keys_only: bool) -> &'static str {
+    if keys_only {
+        "radix_onesweep_keys"
+    } else {
+        "radix_onesweep"
+    }
+}
+
 /// The dynamic shared memory of a radix pass: the values' tile (a `u32`
 /// per key) when it carries values.
 const fn dynamic_shared(size: usize, keys_only: bool) -> usize {
@@ -143,21 +153,13 @@ unsafe fn radix_sort<K: SortKey>(
     values: Values,
 ) -> Result<()> {
     let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
-    // Keys alone run a kernel of their own, the values' code compiled out.
     let keys_only = matches!(values, Values::None);
-    let pass_kernel = if keys_only {
-        "radix_onesweep_keys"
-    } else {
-        "radix_onesweep"
-    };
-    let shared = dynamic_shared(size_of::<K>(), keys_only);
-    let (onesweep, _) = kernel_shared(state, (pass_kernel, K::NAME), shared as u32)?;
-    let passes = K::BYTES;
-    let block = block(size_of::<K>(), keys_only);
-    let tiles = len
-        .div_ceil(block * items(size_of::<K>(), keys_only))
-        .max(1);
     let size = size_of::<K>();
+    let shared = dynamic_shared(size, keys_only);
+    let (onesweep, _) = kernel_shared(state, (pass_kernel(keys_only), K::NAME), shared as u32)?;
+    let passes = K::BYTES;
+    let block = block(size, keys_only);
+    let tiles = len.div_ceil(block * items(size, keys_only)).max(1);
     let other = Temporary::new(state, stream, len * size)?;
     // The digit totals of every pass, the pass counters, then the
     // look-back state (zeroed once: its words carry their pass).
@@ -698,43 +700,41 @@ mod tests {
     /// given less returns without writing, so the two must agree.
     #[test]
     fn the_radix_passes_tiles_are_the_kernels() {
-        for (ty, size) in [
-            ("u8", 1),
-            ("i8", 1),
-            ("u16", 2),
-            ("i16", 2),
-            ("u32", 4),
-            ("i32", 4),
-            ("f32", 4),
-            ("u64", 8),
-            ("i64", 8),
-            ("f64", 8),
-        ] {
-            for keys_only in [true, false] {
-                let kind = if keys_only {
-                    "radix_onesweep_keys"
-                } else {
-                    "radix_onesweep"
-                };
-                let name = format!("cuda_mem_{kind}_{ty}");
-                let (arrays, dynamic) = shared_arrays(&name);
-                let tile = block(size, keys_only) * items(size, keys_only);
-                assert!(
-                    arrays.contains(&(tile * size)),
-                    "{name}: no keys tile of {tile} keys among {arrays:?}"
-                );
-                // The warps' counters: a row of digits per warp and one more.
-                let counters = (block(4, false) / 32 + 1) * RADIX_BINS * 4;
-                assert!(arrays.contains(&counters), "{name}: {arrays:?}");
-                let shared = dynamic_shared(size, keys_only);
-                assert_eq!(dynamic, shared > 0, "{name}");
-                if shared > 0 {
-                    assert_eq!(shared, tile * 4, "{name}");
-                    // Two blocks of a pass fit an SM (228 KB on an H100 or
-                    // H200, 164 KB on an A100).
-                    let total: usize = arrays.iter().sum::<usize>() + shared;
-                    assert!(2 * total <= 164 << 10, "{name}: {total} bytes a block");
-                }
+        check_tiles::<u8>();
+        check_tiles::<i8>();
+        check_tiles::<u16>();
+        check_tiles::<i16>();
+        check_tiles::<u32>();
+        check_tiles::<i32>();
+        check_tiles::<f32>();
+        check_tiles::<u64>();
+        check_tiles::<i64>();
+        check_tiles::<f64>();
+    }
+
+    /// [`the_radix_passes_tiles_are_the_kernels`] for keys of type `K`, by
+    /// the kernels' names and sizes `radix_sort` uses.
+    fn check_tiles<K: SortKey>() {
+        let size = size_of::<K>();
+        for keys_only in [true, false] {
+            let name = format!("cuda_mem_{}_{}", pass_kernel(keys_only), K::NAME);
+            let (arrays, dynamic) = shared_arrays(&name);
+            let tile = block(size, keys_only) * items(size, keys_only);
+            assert!(
+                arrays.contains(&(tile * size)),
+                "{name}: no keys tile of {tile} keys among {arrays:?}"
+            );
+            // The warps' counters: a row of digits per warp and one more.
+            let counters = (block(4, false) / 32 + 1) * RADIX_BINS * 4;
+            assert!(arrays.contains(&counters), "{name}: {arrays:?}");
+            let shared = dynamic_shared(size, keys_only);
+            assert_eq!(dynamic, shared > 0, "{name}");
+            if shared > 0 {
+                assert_eq!(shared, tile * 4, "{name}");
+                // Two blocks of a pass fit an SM (228 KB on an H100 or
+                // H200, 164 KB on an A100).
+                let total: usize = arrays.iter().sum::<usize>() + shared;
+                assert!(2 * total <= 164 << 10, "{name}: {total} bytes a block");
             }
         }
     }
