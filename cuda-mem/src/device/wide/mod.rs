@@ -4,10 +4,11 @@
 //! [`Min`](super::ops::Min), [`Max`](super::ops::Max)), and a user kernel
 //! runs them on its own types and [`Operator`](super::ops::Operator)s.
 //!
-//! - [`reduce_tiles`]: a block's share of a two-pass reduction (grid-stride
+//! - [`reduce_tiles`]: a block's share of a reduction (grid-stride
 //!   over tiles, 16-byte loads where aligned, many in flight), mapped from each element
 //!   and its index (a count, an arg-min); [`reduce_slice`], the same over a
-//!   kernel's `DeviceSlice` parameter, safe.
+//!   kernel's `DeviceSlice` parameter, safe; [`reduce_across_blocks`], the
+//!   blocks' results combined by the last block to finish (one launch).
 //! - [`scan_tile`]: one tile of a single-pass scan, decoupled look-back
 //!   (Merrill & Garland, 2016) through a [`TileStatus`].
 //! - [`select_tile`]: one tile of a single-pass stream compaction (the
@@ -43,7 +44,7 @@ pub use radix::{
     radix_histogram, radix_onesweep, radix_status_bytes, RadixKey, RadixScratch, RADIX_BINS,
     RADIX_BITS,
 };
-pub use reduce::{reduce_slice, reduce_tiles};
+pub use reduce::{reduce_across_blocks, reduce_slice, reduce_tiles};
 pub use scan::{scan_tile, ScanKind, ScanScratch};
 pub use select::{select_tile, SelectScratch};
 

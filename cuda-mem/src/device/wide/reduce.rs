@@ -1,17 +1,22 @@
-//! [`reduce_tiles`]: a block's share of a two-pass device-wide reduction.
+//! [`reduce_tiles`]: a block's share of a device-wide reduction, and
+//! [`reduce_across_blocks`]: the blocks' totals combined in the block that
+//! finishes last, which makes the reduction one launch.
 
 use crate::copy::device_copy::DeviceCopy;
+use crate::device::atomic::{DeviceAtomic, Scope};
 use crate::device::block;
 use crate::device::memory::load_global_v4;
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
 use crate::device::slice::DeviceSlice;
+use crate::device::sync::{fence, sync_threads_or};
 use crate::device::thread::{block_rank, block_thread_rank, grid_blocks};
 
 /// `op` over `map(i, input[i])` for the elements of this block's tiles,
-/// returned to every thread of the block: the first pass of a device-wide
-/// reduction, whose second pass reduces the blocks' results with one block
-/// (this function again, over them, with `map` passing values through).
+/// returned to every thread of the block: a block's share of a
+/// device-wide reduction, whose blocks' results [`reduce_across_blocks`]
+/// combines in the same launch (or a second launch of one block, this
+/// function again over them with `map` passing values through).
 ///
 /// The array is cut into tiles of `BLOCK * ITEMS` elements; block `b` of
 /// the grid takes tiles `b`, `b + grid_blocks()`, and so on. Each thread
@@ -125,6 +130,123 @@ where
     block::reduce::<U, BLOCK>(acc, |a, b| op.apply(a, b), scratch)
 }
 
+/// The end of a one-launch reduction over the whole grid: every block hands
+/// in its `total` (as [`reduce_tiles`] returns it), and the block that hands
+/// in last combines the totals of every block with `op` and gets the result,
+/// `Some` in each of its threads; every other block gets `None` (and may
+/// return). `arrivals` is back at 0 when the kernel ends, so that the next
+/// launch on the same stream can take the same memory without zeroing it.
+/// A grid of one block gets its own `total` back and touches neither
+/// pointer.
+///
+/// Each block's thread 0 writes the total to `partials[block_rank()]`,
+/// then (after a device-scope fence) counts itself in `arrivals`; the
+/// block whose count completes the grid fences again, so it sees every
+/// total, and reduces them with all its threads. The combination order is
+/// not the blocks' (`op` associative and commutative, as for
+/// [`reduce_tiles`]). Every thread of the block must call it, with `BLOCK`
+/// the launch's block size and `scratch` holding `BLOCK / 32` values
+/// (rounded up); it ends with barriers, so `scratch` may be the one
+/// [`reduce_tiles`] used.
+///
+/// # Safety
+/// `partials` points to room for one `U` per block of the grid and
+/// `arrivals` to an aligned `u32` that is 0 when the kernel starts: global
+/// memory that no other kernel or copy accesses while this one runs (one
+/// launch at a time, as launches on one stream are).
+///
+/// ```
+/// use cuda_mem::device::ops::Sum;
+/// use cuda_mem::device::wide::{reduce_across_blocks, reduce_tiles};
+/// let data: Vec<u64> = (1..=1000).collect();
+/// let scratch = cuda_mem::shared_array![u64; 1];
+/// let (mut partials, mut arrivals) = ([0u64; 1], 0u32);
+/// // The host model's grid is one block (of one thread).
+/// // SAFETY: `data` holds `len` elements that nothing writes; `partials`
+/// // has one slot per block, `arrivals` is 0 and this launch's alone.
+/// let total = unsafe {
+///     let mine = reduce_tiles::<u64, u64, _, 1, 16>(data.as_ptr(), data.len(), |_, x| x, Sum, scratch.as_slice());
+///     reduce_across_blocks::<u64, _, 1>(mine, partials.as_mut_ptr(), &mut arrivals, Sum, scratch.as_slice())
+/// };
+/// assert_eq!(total, Some(500_500));
+/// assert_eq!(arrivals, 0);
+/// ```
+#[inline(always)]
+pub unsafe fn reduce_across_blocks<U, O, const BLOCK: usize>(
+    total: U,
+    partials: *mut U,
+    arrivals: *mut u32,
+    op: O,
+    scratch: SharedSlice<'_, U>,
+) -> Option<U>
+where
+    U: DeviceCopy,
+    O: Operator<U>,
+{
+    const { super::warp_lanes(BLOCK) };
+    let grid = grid_blocks();
+    if grid == 1 {
+        return Some(total);
+    }
+    let rank = block_thread_rank() as usize;
+    let mut last = false;
+    if rank == 0 {
+        // SAFETY: the caller's contract: a slot per block, an aligned
+        // counter only atomics touch while the kernel runs.
+        last = unsafe { arrive(total, partials, arrivals, block_rank(), grid) };
+    }
+    if !sync_threads_or(last) {
+        return None;
+    }
+    // Thread 0 fenced after the last arrival; the barrier orders every
+    // thread of this block after it, so the loads below see every total.
+    let mut acc = op.identity();
+    let mut b = rank;
+    while b < grid {
+        // SAFETY: `b` is a block of the grid, whose total is written.
+        acc = op.apply(acc, unsafe { partials.add(b).read() });
+        b += BLOCK;
+    }
+    Some(block::reduce::<U, BLOCK>(
+        acc,
+        |a, b| op.apply(a, b),
+        scratch,
+    ))
+}
+
+/// Block `block` of `grid` hands in its `total` (one thread of it): writes
+/// it to its slot, then counts itself in `arrivals`. Returns whether it is
+/// the last of the grid; then it has reset `arrivals` to 0 and fenced, so
+/// the caller sees every block's total.
+///
+/// # Safety
+/// As for [`reduce_across_blocks`]; each block of `grid` calls it once.
+#[inline(always)]
+unsafe fn arrive<U: DeviceCopy>(
+    total: U,
+    partials: *mut U,
+    arrivals: *mut u32,
+    block: usize,
+    grid: usize,
+) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { partials.add(block).write(total) };
+    // The total before the count: a block that counts after this one and
+    // fences sees it.
+    fence(Scope::Device);
+    // SAFETY: aligned, live, and accessed by atomics alone meanwhile.
+    let counter = unsafe { DeviceAtomic::from_ptr(arrivals) };
+    let arrived = counter.fetch_add(1, Scope::Device) as usize + 1;
+    if arrived != grid {
+        return false;
+    }
+    // Every block has counted (so none touches `arrivals` again): ready
+    // for the next launch, which the kernel's end orders after this store.
+    counter.store(0, Scope::Device);
+    fence(Scope::Device);
+    true
+}
+
 /// Element `e` of a 16-byte vector of `T`s (of 4, 8 or 16 bytes), from the
 /// words by name (an index into them the compiler does not unroll would
 /// put them in local memory).
@@ -197,6 +319,32 @@ mod tests {
     /// thread takes every tile), from a 16-aligned start (16-byte loads)
     /// and from one element further (one element per load): the same
     /// results as the iterator folds.
+    /// Blocks handing in one after the other (the host model runs one
+    /// at a time): only the last is told so, it sees every total, and it
+    /// leaves the counter at 0 for the next launch, twice in a row.
+    #[test]
+    fn the_last_block_to_arrive_is_the_only_one_told_and_resets_the_counter() {
+        let mut partials = [0u64; 5];
+        let mut arrivals = 0u32;
+        for launch in 0..2u64 {
+            for block in 0..5 {
+                // SAFETY: five slots, an aligned counter of this test's only.
+                let last = unsafe {
+                    arrive(
+                        10 * launch + block as u64,
+                        partials.as_mut_ptr(),
+                        &mut arrivals,
+                        block,
+                        5,
+                    )
+                };
+                assert_eq!(last, block == 4, "launch {launch}, block {block}");
+                assert_eq!(arrivals, if block == 4 { 0 } else { block as u32 + 1 });
+            }
+            assert_eq!(partials, core::array::from_fn(|b| 10 * launch + b as u64));
+        }
+    }
+
     #[test]
     fn the_block_covers_every_element_once() {
         let scratch = crate::shared_array![u64; 1];
