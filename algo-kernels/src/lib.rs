@@ -9,19 +9,20 @@
 //! Every kernel is a thin entry over the device std's blocks
 //! (`cuda_mem::device::wide`), which a user kernel can run on its own types:
 //!
-//! - `cuda_mem_reduce_<op>_<T>(input, len, output)`: block `b` writes `op`
-//!   over its tiles to `output[b]`. The host runs it twice: over the input
-//!   with a grid that fills the device, then with one block over the
-//!   blocks' results (one launch when one block covers the input).
-//! - `cuda_mem_count_<T>(input, len, value, output)`: the same first pass,
-//!   counting the elements equal to `value` (`==`: NaN equals nothing) as
-//!   `u64`s; the second pass is `cuda_mem_reduce_sum_u64`.
-//! - `cuda_mem_arg<min|max>_<T>(input, len, output)` and
-//!   `cuda_mem_arg<min|max>_final_<T>(pairs, len, output, index_only)`:
-//!   pairs `[index, key]` of the first extreme element, the key an `i64`
-//!   in the reduction's order (NaN counts as the extreme of both, as in
-//!   `Min` / `Max`), which the host turns back into the value; the final
-//!   pass, one block, writes the pair or only the index.
+//! - `cuda_mem_reduce_<op>_<T>(input, len, state, output)`: `op` over
+//!   the input into `output[0]` in one launch, with a grid that fills the
+//!   device: each block reduces its tiles, and the last block to finish
+//!   combines the blocks' results (`reduce_across_blocks`); `state` is
+//!   the arrivals counter (16 bytes, 0 at the launch and again after it)
+//!   and then one slot per block.
+//! - `cuda_mem_count_<T>(input, len, value, state, output)`: the same,
+//!   counting the elements equal to `value` (`==`: NaN equals nothing)
+//!   into a `u64`.
+//! - `cuda_mem_arg<min|max>_<T>(input, len, state, output, index_only)`:
+//!   the same over pairs `[index, key]` of the first extreme element, the
+//!   key an `i64` in the reduction's order (NaN counts as the extreme of
+//!   both, as in `Min` / `Max`), which the host turns back into the value;
+//!   the last block writes the pair, or only the index.
 //! - `cuda_mem_scan_<op>_<T>(input, output, len, inclusive, init, state)`:
 //!   one block per tile; `state` is a zeroed tile counter (16 bytes) and
 //!   the look-back's `TileStatus`.
@@ -63,9 +64,9 @@ mod device {
     };
     use cuda_mem::device::warp::sync_warp;
     use cuda_mem::device::wide::{
-        histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_tiles, scan_tile,
-        select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind, ScanScratch, SelectScratch,
-        TileStatus, RADIX_BINS,
+        histogram_tiles, radix_histogram, radix_onesweep, range_bin, reduce_across_blocks,
+        reduce_tiles, scan_tile, select_tile, HistogramSample, RadixKey, RadixScratch, ScanKind,
+        ScanScratch, SelectScratch, TileStatus, RADIX_BINS,
     };
     use cuda_mem::device::{
         block_rank, block_thread_rank, grid_blocks, grid_stride, sync_threads, DeviceAtomic, Scope,
@@ -252,15 +253,36 @@ mod device {
         }
     }
 
-    /// Writes the block's result (thread 0) to `output[block_rank()]`.
+    /// Hands the block's `total` in (`reduce_across_blocks` over `state`:
+    /// the arrivals counter, then one slot per block at `COUNTER_BYTES`)
+    /// and, in the last block to finish, gives the grid's result to
+    /// `write` on thread 0.
     ///
     /// # Safety
-    /// `output` has an element for every block of the grid, this launch's.
+    /// `state` is 16-aligned with a slot per block of the grid, its counter
+    /// 0 at the launch, this launch's alone while it runs.
     #[inline(always)]
-    unsafe fn write_block_result<U>(output: *mut U, total: U) {
-        if block_thread_rank() == 0 {
-            // SAFETY: the caller's contract.
-            unsafe { output.add(block_rank()).write(total) };
+    unsafe fn finish<U: cuda_mem::DeviceCopy, O: Operator<U>>(
+        total: U,
+        state: *mut u8,
+        op: O,
+        scratch: SharedSlice<'_, U>,
+        write: impl FnOnce(U),
+    ) {
+        // SAFETY: the caller's contract.
+        let all = unsafe {
+            reduce_across_blocks::<U, O, BLOCK>(
+                total,
+                state.add(COUNTER_BYTES).cast(),
+                state.cast(),
+                op,
+                scratch,
+            )
+        };
+        if let Some(all) = all {
+            if block_thread_rank() == 0 {
+                write(all);
+            }
         }
     }
 
@@ -693,30 +715,32 @@ mod device {
     /// The kernels of one element type.
     macro_rules! kernels {
         (@reduce $t:ty, $items:expr, $partials:ident, $name:ident, $op:ident) => {
-            /// `$op` over `len` elements, per block.
+            /// `$op` over `len` elements into `output[0]`, in one launch.
             ///
             /// # Safety
-            /// `input` holds `len` elements; `output` one per block.
+            /// `input` holds `len` elements; `output` room for one; `state`
+            /// as `finish` takes it.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, output: *mut $t) {
+            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, state: *mut u8, output: *mut $t) {
                 let scratch = $partials();
                 // SAFETY: the caller's contract.
                 unsafe {
                     let total = reduce_tiles::<$t, $t, $op, BLOCK, { $items }>(
                         input, len as usize, |_, x| x, $op, scratch.as_slice(),
                     );
-                    write_block_result(output, total);
+                    finish(total, state, $op, scratch.as_slice(), |all| output.write(all));
                 }
             }
         };
         (@keys $t:ty, $items:expr, $partials:ident, $name:ident, $op:ident) => {
-            /// `$op` over `len` elements, per block, on their keys
-            /// (`FloatKey`).
+            /// `$op` over `len` elements into `output[0]`, in one launch,
+            /// on their keys (`FloatKey`).
             ///
             /// # Safety
-            /// `input` holds `len` elements; `output` one per block.
+            /// `input` holds `len` elements; `output` room for one; `state`
+            /// as `finish` takes it.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, output: *mut $t) {
+            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, state: *mut u8, output: *mut $t) {
                 const MAX: bool = <$op as Extreme>::MAX;
                 let scratch = <$t as FloatKey>::key_partials();
                 let op = KeyOp::<_, MAX>(<$t as FloatKey>::identity_key::<MAX>());
@@ -725,17 +749,28 @@ mod device {
                     let total = reduce_tiles::<$t, <$t as FloatKey>::Key, _, BLOCK, { $items }>(
                         input, len as usize, |_, x| x.key::<MAX>(), op, scratch.as_slice(),
                     );
-                    write_block_result(output, <$t as FloatKey>::from_key(total));
+                    finish(total, state, op, scratch.as_slice(), |all| {
+                        output.write(<$t as FloatKey>::from_key(all))
+                    });
                 }
             }
         };
-        (@arg $t:ty, $items:expr, $first:ident, $final:ident, $max:expr) => {
-            /// The first extreme element of `len`, per block, as a pair.
+        (@arg $t:ty, $items:expr, $name:ident, $max:expr) => {
+            /// The first extreme element of `len` into `output`, in one
+            /// launch: the pair, or only its index when `index_only` is not
+            /// 0.
             ///
             /// # Safety
-            /// `input` holds `len` elements; `output` one pair per block.
+            /// `input` holds `len` elements; `output` room for a pair (or a
+            /// `u64`); `state` as `finish` takes it, with pairs' slots.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $first(input: *const $t, len: u64, output: *mut Pair) {
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                len: u64,
+                state: *mut u8,
+                output: *mut u64,
+                index_only: u32,
+            ) {
                 let scratch = partials_pair();
                 let key = |x: $t| if $max { x.max_key() } else { x.min_key() };
                 // SAFETY: the caller's contract.
@@ -743,31 +778,13 @@ mod device {
                     let total = reduce_tiles::<$t, Pair, _, BLOCK, { $items }>(
                         input, len as usize, |i, x| [i as u64, key(x) as u64], Arg::<$max>, scratch.as_slice(),
                     );
-                    write_block_result(output, total);
-                }
-            }
-
-            /// The first extreme of `len` pairs, with one block: the pair,
-            /// or only its index when `index_only` is not 0.
-            ///
-            /// # Safety
-            /// `pairs` holds `len` pairs; `output` room for a pair (or a
-            /// `u64`); one block.
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $final(pairs: *const Pair, len: u64, output: *mut u64, index_only: u32) {
-                let scratch = partials_pair();
-                // SAFETY: the caller's contract.
-                unsafe {
-                    let total = reduce_tiles::<Pair, Pair, _, BLOCK, 4>(
-                        pairs, len as usize, |_, p| p, Arg::<$max>, scratch.as_slice(),
-                    );
-                    if block_thread_rank() == 0 {
+                    finish(total, state, Arg::<$max>, scratch.as_slice(), |all| {
                         if index_only != 0 {
-                            output.write(total[0]);
+                            output.write(all[0]);
                         } else {
-                            output.cast::<Pair>().write(total);
+                            output.cast::<Pair>().write(all);
                         }
-                    }
+                    });
                 }
             }
         };
@@ -910,7 +927,7 @@ mod device {
             $t:ty, $items:expr, $partials:ident,
             reduce: $sum:ident, $min:ident, $max:ident, extremes by $extremes:ident,
             count: $count:ident,
-            arg: $argmin:ident, $argmax:ident, $argmin_final:ident, $argmax_final:ident,
+            arg: $argmin:ident, $argmax:ident,
             scan: $scan_sum:ident, $scan_min:ident, $scan_max:ident,
             select: $select_flagged:ident, $unique:ident, $rle_heads:ident, $rle_gather:ident
         ) => {
@@ -922,25 +939,27 @@ mod device {
             // 8 per thread whatever the size: with 16, the pair arithmetic
             // makes the loop too long for LLVM to unroll, and the loaded
             // elements go to local memory.
-            kernels!(@arg $t, ITEMS8, $argmin, $argmin_final, false);
-            kernels!(@arg $t, ITEMS8, $argmax, $argmax_final, true);
+            kernels!(@arg $t, ITEMS8, $argmin, false);
+            kernels!(@arg $t, ITEMS8, $argmax, true);
             kernels!(@scan $t, $partials, $scan_sum, Sum);
             kernels!(@scan $t, $partials, $scan_min, Min);
             kernels!(@scan $t, $partials, $scan_max, Max);
 
-            /// Counts the elements equal to `value`, per block (`u64`s).
+            /// Counts the elements equal to `value` into `output[0]` (a
+            /// `u64`), in one launch.
             ///
             /// # Safety
-            /// `input` holds `len` elements; `output` one per block.
+            /// `input` holds `len` elements; `output` room for one; `state`
+            /// as `finish` takes it, with `u64` slots.
             #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $count(input: *const $t, len: u64, value: $t, output: *mut u64) {
+            pub unsafe extern "ptx-kernel" fn $count(input: *const $t, len: u64, value: $t, state: *mut u8, output: *mut u64) {
                 let scratch = partials_u64();
                 // SAFETY: the caller's contract.
                 unsafe {
                     let total = reduce_tiles::<$t, u64, Sum, BLOCK, { $items }>(
                         input, len as usize, |_, x| u64::from(x == value), Sum, scratch.as_slice(),
                     );
-                    write_block_result(output, total);
+                    finish(total, state, Sum, scratch.as_slice(), |all| output.write(all));
                 }
             }
         };
@@ -949,37 +968,37 @@ mod device {
     kernels!(i32, ITEMS4, partials_i32,
         reduce: cuda_mem_reduce_sum_i32, cuda_mem_reduce_min_i32, cuda_mem_reduce_max_i32, extremes by reduce,
         count: cuda_mem_count_i32,
-        arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32, cuda_mem_argmin_final_i32, cuda_mem_argmax_final_i32,
+        arg: cuda_mem_argmin_i32, cuda_mem_argmax_i32,
         scan: cuda_mem_scan_sum_i32, cuda_mem_scan_min_i32, cuda_mem_scan_max_i32,
         select: cuda_mem_select_flagged_i32, cuda_mem_unique_i32, cuda_mem_rle_heads_i32, cuda_mem_rle_gather_i32);
     kernels!(u32, ITEMS4, partials_u32,
         reduce: cuda_mem_reduce_sum_u32, cuda_mem_reduce_min_u32, cuda_mem_reduce_max_u32, extremes by reduce,
         count: cuda_mem_count_u32,
-        arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32, cuda_mem_argmin_final_u32, cuda_mem_argmax_final_u32,
+        arg: cuda_mem_argmin_u32, cuda_mem_argmax_u32,
         scan: cuda_mem_scan_sum_u32, cuda_mem_scan_min_u32, cuda_mem_scan_max_u32,
         select: cuda_mem_select_flagged_u32, cuda_mem_unique_u32, cuda_mem_rle_heads_u32, cuda_mem_rle_gather_u32);
     kernels!(i64, ITEMS8, partials_i64,
         reduce: cuda_mem_reduce_sum_i64, cuda_mem_reduce_min_i64, cuda_mem_reduce_max_i64, extremes by reduce,
         count: cuda_mem_count_i64,
-        arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64, cuda_mem_argmin_final_i64, cuda_mem_argmax_final_i64,
+        arg: cuda_mem_argmin_i64, cuda_mem_argmax_i64,
         scan: cuda_mem_scan_sum_i64, cuda_mem_scan_min_i64, cuda_mem_scan_max_i64,
         select: cuda_mem_select_flagged_i64, cuda_mem_unique_i64, cuda_mem_rle_heads_i64, cuda_mem_rle_gather_i64);
     kernels!(u64, ITEMS8, partials_u64,
         reduce: cuda_mem_reduce_sum_u64, cuda_mem_reduce_min_u64, cuda_mem_reduce_max_u64, extremes by reduce,
         count: cuda_mem_count_u64,
-        arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64, cuda_mem_argmin_final_u64, cuda_mem_argmax_final_u64,
+        arg: cuda_mem_argmin_u64, cuda_mem_argmax_u64,
         scan: cuda_mem_scan_sum_u64, cuda_mem_scan_min_u64, cuda_mem_scan_max_u64,
         select: cuda_mem_select_flagged_u64, cuda_mem_unique_u64, cuda_mem_rle_heads_u64, cuda_mem_rle_gather_u64);
     kernels!(f32, ITEMS4, partials_f32,
         reduce: cuda_mem_reduce_sum_f32, cuda_mem_reduce_min_f32, cuda_mem_reduce_max_f32, extremes by keys,
         count: cuda_mem_count_f32,
-        arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32, cuda_mem_argmin_final_f32, cuda_mem_argmax_final_f32,
+        arg: cuda_mem_argmin_f32, cuda_mem_argmax_f32,
         scan: cuda_mem_scan_sum_f32, cuda_mem_scan_min_f32, cuda_mem_scan_max_f32,
         select: cuda_mem_select_flagged_f32, cuda_mem_unique_f32, cuda_mem_rle_heads_f32, cuda_mem_rle_gather_f32);
     kernels!(f64, ITEMS8, partials_f64,
         reduce: cuda_mem_reduce_sum_f64, cuda_mem_reduce_min_f64, cuda_mem_reduce_max_f64, extremes by keys,
         count: cuda_mem_count_f64,
-        arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64, cuda_mem_argmin_final_f64, cuda_mem_argmax_final_f64,
+        arg: cuda_mem_argmin_f64, cuda_mem_argmax_f64,
         scan: cuda_mem_scan_sum_f64, cuda_mem_scan_min_f64, cuda_mem_scan_max_f64,
         select: cuda_mem_select_flagged_f64, cuda_mem_unique_f64, cuda_mem_rle_heads_f64, cuda_mem_rle_gather_f64);
 

@@ -702,6 +702,107 @@ fn many_streams_at_once() {
     }
 }
 
+/// The one-launch reductions meet in state memory each stream keeps (its
+/// counter left at 0 by every launch): reductions of random sizes (one
+/// block, a few, the whole device: the kept block grows) on more streams
+/// than keep a block (so blocks are let go and made again), sums, counts
+/// and arg-maxes one after another on each, a graph launched between them
+/// on one of the streams (its launches use memory nodes of their own),
+/// and two threads reducing on one stream at once. Every output is
+/// poisoned first and every result checked.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn reductions_keep_their_state_per_stream() {
+    let mut rng = Rng::from_env("algo_kept_state");
+    let ctx = gpu();
+    let streams: Vec<_> = (0..21).map(|_| ctx.new_stream().unwrap()).collect();
+    let sizes = [
+        1usize,
+        4097,
+        3 + rng.below(50_000),
+        (1 << 22) + rng.below(1000),
+        31,
+    ];
+    let inputs: Vec<Vec<u32>> = sizes
+        .iter()
+        .map(|&n| (0..n).map(|_| u32::random(&mut rng, true)).collect())
+        .collect();
+    let bufs: Vec<_> = inputs
+        .iter()
+        .map(|d| DeviceBuffer::from_slice(&ctx, d).unwrap())
+        .collect();
+    let want_sum = |d: &[u32]| d.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    let want_arg = |d: &[u32]| {
+        let top = *d.iter().max().unwrap();
+        d.iter().position(|&x| x == top).unwrap() as u64
+    };
+
+    let mut graph_input = DeviceBuffer::from_slice(&ctx, &inputs[3]).unwrap();
+    let mut graph_total = DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap();
+    let mut graph = Graph::capture(
+        &streams[5],
+        (&mut graph_input, &mut graph_total),
+        |s, (input, mut total)| algo::reduce_into(&input, Sum, &mut total, s),
+    )
+    .unwrap();
+
+    for round in 0..3 {
+        let mut outs = Vec::new();
+        for (k, s) in streams.iter().enumerate() {
+            let which = (k + round) % sizes.len();
+            let poison = rng.next_u64();
+            let mut sum = DeviceBuffer::from_slice(&ctx, &[poison as u32]).unwrap();
+            let mut count = DeviceBuffer::from_slice(&ctx, &[poison]).unwrap();
+            let mut arg = DeviceBuffer::from_slice(&ctx, &[poison]).unwrap();
+            let value = inputs[which][rng.below(sizes[which])];
+            algo::reduce_into(&bufs[which], Sum, &mut sum, s).unwrap();
+            algo::count_into(&bufs[which], value, &mut count, s).unwrap();
+            algo::max_index_into(&bufs[which], &mut arg, s).unwrap();
+            if k == 5 {
+                let (_, mut total) = graph.buffers();
+                total.fill(poison as u32).unwrap();
+                graph.launch(s).unwrap();
+            }
+            outs.push((which, value, sum, count, arg));
+        }
+        for (k, (which, value, sum, count, arg)) in outs.into_iter().enumerate() {
+            let d = &inputs[which];
+            let what = format!("round {round}, stream {k}, {} elements", d.len());
+            assert_eq!(sum.to_vec().unwrap(), [want_sum(d)], "sum, {what}");
+            let want_count = d.iter().filter(|&&x| x == value).count() as u64;
+            assert_eq!(count.to_vec().unwrap(), [want_count], "count, {what}");
+            assert_eq!(arg.to_vec().unwrap(), [want_arg(d)], "max_index, {what}");
+        }
+        let (_, total) = graph.buffers();
+        assert_eq!(
+            total.to_vec().unwrap(),
+            [want_sum(&inputs[3])],
+            "graph, round {round}"
+        );
+    }
+
+    // Two threads on one stream: their launches interleave on it.
+    let shared = ctx.new_stream().unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..2usize {
+            let (ctx, shared, bufs, inputs) = (&ctx, &shared, &bufs, &inputs);
+            scope.spawn(move || {
+                let mut outs = Vec::new();
+                for i in 0..40 {
+                    let which = (i * 3 + t) % bufs.len();
+                    let mut sum = DeviceBuffer::from_slice(ctx, &[0x5a5a_5a5au32]).unwrap();
+                    algo::reduce_into(&bufs[which], Sum, &mut sum, shared).unwrap();
+                    outs.push((which, sum));
+                }
+                for (i, (which, sum)) in outs.into_iter().enumerate() {
+                    let want = inputs[which].iter().fold(0u32, |a, &b| a.wrapping_add(b));
+                    assert_eq!(sum.to_vec().unwrap(), [want], "thread {t}, call {i}");
+                }
+            });
+        }
+    });
+}
+
 /// Recorded into a graph (the temporaries are memory nodes) and replayed
 /// with new inputs: every launch computes from the input of its time.
 #[test]

@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
+use crate::algo::scratch::KeptStates;
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::allocation;
@@ -60,7 +61,7 @@ pub fn kernel_ptx(name: &str) -> Option<String> {
 /// Every kernel entry the algorithms launch.
 ///
 /// ```
-/// assert!(cuda_mem::algo::kernel_names().any(|k| k == "cuda_mem_argmin_final_u64"));
+/// assert!(cuda_mem::algo::kernel_names().any(|k| k == "cuda_mem_argmin_u64"));
 /// ```
 pub fn kernel_names() -> impl Iterator<Item = String> {
     let radix = RADIX_TYPES.into_iter().flat_map(|t| {
@@ -76,8 +77,6 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
             "count",
             "argmin",
             "argmax",
-            "argmin_final",
-            "argmax_final",
             "scan_sum",
             "scan_min",
             "scan_max",
@@ -185,6 +184,24 @@ fn with_register_limit(ptx: &str, registers: u32) -> String {
 /// each with how many of its blocks the device runs at once.
 pub(super) struct AlgoKernels {
     loaded: Mutex<HashMap<String, (CudaFunction, u32)>>,
+    /// The reductions' state memory, kept per stream.
+    kept: KeptStates,
+}
+
+/// The algorithms' part of `state`, set up on first use.
+fn algo_state(state: &ContextState) -> Result<&AlgoKernels> {
+    state.lazy(&state.algo_kernels, || {
+        Ok(AlgoKernels {
+            loaded: Mutex::new(HashMap::new()),
+            kept: KeptStates::default(),
+        })
+    })
+}
+
+/// The state memory of the one-launch reductions kept per stream in
+/// `state`'s context (see `scratch`).
+pub(super) fn kept_states(state: &ContextState) -> Result<&KeptStates> {
+    Ok(&algo_state(state)?.kept)
 }
 
 /// The kernel `cuda_mem_<kind>_<ty>` of `state`'s context and its resident
@@ -201,11 +218,7 @@ pub(crate) fn kernel_shared(
     (kind, ty): (&str, &str),
     dynamic: u32,
 ) -> Result<(CudaFunction, u32)> {
-    let kernels: &AlgoKernels = state.lazy(&state.algo_kernels, || {
-        Ok(AlgoKernels {
-            loaded: Mutex::new(HashMap::new()),
-        })
-    })?;
+    let kernels = algo_state(state)?;
     let name = format!("cuda_mem_{kind}_{ty}");
     let mut loaded = kernels.loaded.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((function, resident)) = loaded.get(&name) {
@@ -304,19 +317,35 @@ pub(super) unsafe fn launch_shared(
 
 /// The bytes before the look-back state in a scan's or compaction's
 /// temporary: the tile counter (`algo-kernels/`'s `COUNTER_BYTES`).
-const COUNTER_BYTES: usize = 16;
+pub(super) const COUNTER_BYTES: usize = 16;
 
-/// The zeroed state of a single-pass kernel over `tiles` tiles whose
-/// look-back carries `T`s: the tile counter, then the `TileStatus`.
-pub(super) fn lookback_state<'s, T: crate::copy::device_copy::DeviceCopy>(
-    state: &'s ContextState,
-    stream: &'s CudaStream,
+/// Runs `launch` with the address of the zeroed state of a single-pass
+/// kernel over `tiles` tiles whose look-back carries `T`s (the tile
+/// counter, then the `TileStatus`): memory of the stream's kept block
+/// past the reductions' counter (see `scratch`), zeroed on `stream` just
+/// before, or of a temporary.
+///
+/// # Safety
+/// `launch` queues on `stream` work that uses the state only while it
+/// runs (one single-pass kernel); `stream` passed `check_stream`.
+pub(super) unsafe fn with_lookback_state<T: crate::copy::device_copy::DeviceCopy, R>(
+    state: &ContextState,
+    stream: &Arc<CudaStream>,
     tiles: usize,
-) -> Result<Temporary<'s>> {
+    launch: impl FnOnce(u64) -> Result<R>,
+) -> Result<R> {
     let bytes = COUNTER_BYTES + crate::device::wide::TileStatus::<T>::bytes(tiles);
-    let temporary = Temporary::new(state, stream, bytes)?;
-    temporary.zero(bytes)?;
-    Ok(temporary)
+    let run = |block: u64| {
+        // After the reductions' counter, which stays 0 (16-aligned).
+        let at = block + COUNTER_BYTES as u64;
+        // SAFETY: `bytes` bytes of the block past its counter, ordered on
+        // `stream` (the block's lock is held).
+        unsafe { Temporary::zero_at(at, bytes, stream) }?;
+        launch(at)
+    };
+    // SAFETY: the caller's contract; the work leaves the first
+    // `COUNTER_BYTES` untouched.
+    unsafe { kept_states(state)?.with(state, stream, COUNTER_BYTES + bytes, run) }
 }
 
 /// A temporary of the stream-ordered pool: allocated on `stream`, freed
@@ -352,7 +381,19 @@ impl<'s> Temporary<'s> {
     pub(super) fn zero(&self, bytes: usize) -> Result<()> {
         // SAFETY: the temporary holds at least `bytes` bytes, allocated on
         // this stream before the memset.
-        unsafe { sys::cuMemsetD8Async(self.addr, 0, bytes, self.stream.cu_stream()).result() }
+        unsafe { Self::zero_at(self.addr, bytes, self.stream) }
+    }
+
+    /// Zeroes `bytes` bytes at `addr` on `stream`.
+    ///
+    /// # Safety
+    /// `addr` starts `bytes` bytes of live memory of the stream's context,
+    /// allocated by work ordered before on `stream`, that nothing else uses
+    /// meanwhile.
+    pub(super) unsafe fn zero_at(addr: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
+        // SAFETY: the caller's contract: `bytes` bytes of live memory at
+        // `addr`, ordered on `stream`.
+        unsafe { sys::cuMemsetD8Async(addr, 0, bytes, stream.cu_stream()).result() }
             .op("cuMemsetD8Async")
     }
 

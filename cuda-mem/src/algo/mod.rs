@@ -10,8 +10,9 @@
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
 //! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
 //! `select`, `histogram`, `sort`), the types and operators they are shipped for (`element`),
-//! and the loading and launching of their kernels with their temporaries
-//! (`kernels`).
+//! the loading and launching of their kernels with their temporaries
+//! (`kernels`), and the state memory each stream keeps for them
+//! (`scratch`).
 //!
 //! May use: `buffers/`, `engine/`, `memory/`, `context`, `order/`,
 //! `copy/`, `device/`, `error`.
@@ -20,10 +21,16 @@
 //!   memory's default stream for the calls that return a value, which
 //!   wait for it; the stream you give for the others) after earlier work
 //!   on its buffers, and later work on them waits for it.
-//! - **No temporary-storage dance.** Temporaries (the per-block partials
-//!   of a reduction, a scan's tile states) come from the device's
-//!   stream-ordered pool on the call's stream and go back to it behind the
-//!   kernels; there is no two-phase size query as in CUB.
+//! - **No temporary-storage dance.** There is no two-phase size query as
+//!   in CUB. A reduction is one launch whose blocks meet in a few KB of
+//!   state memory that the stream keeps for the next call (the kernel
+//!   leaves it ready), and the single-pass scans and compactions zero
+//!   their tile states there, so these calls queue no allocation or free.
+//!   Up to 16 streams per context keep such a block, each holding a
+//!   reference to its stream (a stream you drop is destroyed once 16 other
+//!   streams have run reductions, or with the context). Larger
+//!   temporaries (a sort's) come from the device's stream-ordered pool on
+//!   the call's stream and go back to it behind the kernels.
 //! - **Graphs.** Inside [`Graph::capture`](crate::Graph::capture), give
 //!   the recorder as the stream: the kernels are recorded, and the
 //!   temporaries become memory nodes of the graph.
@@ -69,6 +76,7 @@ mod histogram;
 pub(crate) mod kernels;
 mod reduce;
 mod scan;
+mod scratch;
 mod select;
 mod sort;
 

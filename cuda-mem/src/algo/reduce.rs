@@ -3,10 +3,11 @@
 //! or maximum ([`min_index`], [`max_index`]); each one waits and returns
 //! the value, or (`_into`, [`reduce_to_buffer`]) keeps it on the device.
 //!
-//! Two passes, as CUB's: a grid that fills the device reduces the input
-//! tile by tile into one value per block (a stream-ordered temporary),
-//! then one block reduces those (one launch when one block covers the
-//! input).
+//! One launch: a grid that fills the device reduces the input tile by
+//! tile, one value per block, and the last block to finish combines those
+//! (`device::wide::reduce_across_blocks`). The blocks meet in state memory
+//! the stream keeps from one reduction to the next (`scratch`), so a call
+//! queues the kernel alone.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{grid, kernel, launch, Temporary};
+use crate::algo::kernels::{grid, kept_states, kernel, launch, Temporary, COUNTER_BYTES};
 use crate::buffers::buffer::PoolBuffer;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
@@ -62,29 +63,30 @@ pub(super) const fn items(size: usize) -> usize {
 /// Elements per thread of the arg reductions' tiles, whatever the size.
 const ARG_ITEMS: usize = 8;
 
-/// Queues a reduction whose first pass is `first(input, len, [value,]
-/// partials)` with `grid` blocks and whose second is
-/// `second(partials, grid, out)` with one block (skipped when `grid` is 1:
-/// the first pass writes `out`). `U` is the partials' type.
+/// Queues a one-launch reduction `kernel(input, len, [value,] state,
+/// out, [last])` with `grid` blocks, whose state (the arrivals counter and
+/// a `slot`-byte slot per block) is the stream's kept block or a zeroed
+/// temporary (`scratch`).
 ///
 /// # Safety
-/// `first` and `second` are the algorithm kernels with those parameters;
-/// `input` holds `len` elements of the first kernel's type and `out` room
-/// for one `U`, both ordered on `stream`.
+/// `kernel` is an algorithm kernel with those parameters that leaves the
+/// counter at 0; `input` holds `len` elements of its type and `out` room
+/// for its result, both ordered on `stream`, which passed `check_stream`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn two_passes<U, V>(
+unsafe fn one_launch<V>(
     state: &ContextState,
-    stream: &CudaStream,
-    (first, grid): (&CudaFunction, u32),
-    second: &CudaFunction,
-    input: u64,
-    len: usize,
+    stream: &Arc<CudaStream>,
+    (kernel, grid): (&CudaFunction, u32),
+    (input, len): (u64, usize),
     value: Option<V>,
+    slot: usize,
     out: u64,
+    last: Option<u32>,
 ) -> Result<()> {
-    let run_first = |partials: u64| {
-        let (mut input, mut len, mut partials) = (input, len as u64, partials);
-        let mut value = value;
+    let bytes = COUNTER_BYTES + grid as usize * slot;
+    let run = |at: u64| {
+        let (mut input, mut len, mut at, mut out) = (input, len as u64, at, out);
+        let (mut value, mut last) = (value, last);
         let mut params: Vec<*mut c_void> = vec![
             (&mut input as *mut u64).cast(),
             (&mut len as *mut u64).cast(),
@@ -92,24 +94,17 @@ unsafe fn two_passes<U, V>(
         if let Some(v) = value.as_mut() {
             params.push((v as *mut V).cast());
         }
-        params.push((&mut partials as *mut u64).cast());
-        // SAFETY: the caller's contract; `partials` has one `U` per block.
-        unsafe { launch(stream, first, grid, &mut params) }
+        params.push((&mut at as *mut u64).cast());
+        params.push((&mut out as *mut u64).cast());
+        if let Some(l) = last.as_mut() {
+            params.push((l as *mut u32).cast());
+        }
+        // SAFETY: the caller's contract; `at` has a slot per block and a
+        // zero counter, this launch's alone while it runs.
+        unsafe { launch(stream, kernel, grid, &mut params) }
     };
-    if grid == 1 {
-        return run_first(out);
-    }
-    let partials = Temporary::new(state, stream, grid as usize * size_of::<U>())?;
-    run_first(partials.addr())?;
-    let (mut from, mut count, mut to) = (partials.addr(), u64::from(grid), out);
-    let params: &mut [*mut c_void] = &mut [
-        (&mut from as *mut u64).cast(),
-        (&mut count as *mut u64).cast(),
-        (&mut to as *mut u64).cast(),
-    ];
-    // SAFETY: the caller's contract; `grid` partials, written by the first
-    // pass on this stream.
-    unsafe { launch(stream, second, 1, params) }
+    // SAFETY: one kernel on `stream`, which leaves the counter at 0.
+    unsafe { kept_states(state)?.with(state, stream, bytes, run) }
 }
 
 /// Queues `op` over `input` into the address `out` (room for one `T`).
@@ -119,22 +114,23 @@ unsafe fn two_passes<U, V>(
 unsafe fn enqueue_reduce<T: Numeric, O: BuiltinOp<T>>(
     input: Elems<'_, T>,
     out: u64,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
 ) -> Result<()> {
     let state = &input.mem.state;
     let (kernel, resident) = kernel(state, &format!("reduce_{}", O::NAME), T::NAME)?;
     let grid = grid(input.len(), items(size_of::<T>()), resident);
-    // SAFETY: the reduce kernel is `(input, len, output)` in both passes.
+    // SAFETY: `(input, len, state, output)`, slots of `T` (or its key, of
+    // the same size); `out` holds a `T`.
     unsafe {
-        two_passes::<T, ()>(
+        one_launch::<()>(
             state,
             stream,
             (&kernel, grid),
-            &kernel,
-            input.addr(),
-            input.len(),
+            (input.addr(), input.len()),
             None,
+            size_of::<T>(),
             out,
+            None,
         )
     }
 }
@@ -281,23 +277,22 @@ unsafe fn enqueue_count<T: Numeric>(
     input: Elems<'_, T>,
     value: T,
     out: u64,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
 ) -> Result<()> {
     let state = &input.mem.state;
-    let (first, resident) = kernel(state, "count", T::NAME)?;
-    let (second, _) = kernel(state, "reduce_sum", "u64")?;
+    let (kernel, resident) = kernel(state, "count", T::NAME)?;
     let grid = grid(input.len(), items(size_of::<T>()), resident);
-    // SAFETY: `(input, len, value, partials)` then the u64 sum.
+    // SAFETY: `(input, len, value, state, output)`, `u64` slots and output.
     unsafe {
-        two_passes::<u64, T>(
+        one_launch(
             state,
             stream,
-            (&first, grid),
-            &second,
-            input.addr(),
-            input.len(),
+            (&kernel, grid),
+            (input.addr(), input.len()),
             Some(value),
+            size_of::<u64>(),
             out,
+            None,
         )
     }
 }
@@ -358,32 +353,25 @@ unsafe fn enqueue_arg<T: Numeric>(
     kind: &str,
     out: u64,
     index_only: bool,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
 ) -> Result<()> {
     let state = &input.mem.state;
-    let (first, resident) = kernel(state, kind, T::NAME)?;
-    let (last, _) = kernel(state, &format!("{kind}_final"), T::NAME)?;
+    let (kernel, resident) = kernel(state, kind, T::NAME)?;
     let grid = grid(input.len(), ARG_ITEMS, resident);
-    let pairs = Temporary::new(state, stream, grid as usize * 16)?;
-    let (mut from, mut len, mut to) = (input.addr(), input.len() as u64, pairs.addr());
-    let params: &mut [*mut c_void] = &mut [
-        (&mut from as *mut u64).cast(),
-        (&mut len as *mut u64).cast(),
-        (&mut to as *mut u64).cast(),
-    ];
-    // SAFETY: `(input, len, pairs)`, one pair per block.
-    unsafe { launch(stream, &first, grid, params) }?;
-    let (mut from, mut count, mut to, mut index_only) =
-        (pairs.addr(), u64::from(grid), out, u32::from(index_only));
-    let params: &mut [*mut c_void] = &mut [
-        (&mut from as *mut u64).cast(),
-        (&mut count as *mut u64).cast(),
-        (&mut to as *mut u64).cast(),
-        (&mut index_only as *mut u32).cast(),
-    ];
-    // SAFETY: `(pairs, len, output, index_only)` with one block; `out`
+    // SAFETY: `(input, len, state, output, index_only)`, pair slots; `out`
     // holds a pair or an index, as `index_only` says.
-    unsafe { launch(stream, &last, 1, params) }
+    unsafe {
+        one_launch::<()>(
+            state,
+            stream,
+            (&kernel, grid),
+            (input.addr(), input.len()),
+            None,
+            16,
+            out,
+            Some(u32::from(index_only)),
+        )
+    }
 }
 
 /// The first index of an extreme and its value, waiting.

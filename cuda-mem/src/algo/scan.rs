@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{kernel, launch_blocks, lookback_state};
+use crate::algo::kernels::{kernel, launch_blocks, with_lookback_state};
 use crate::algo::reduce::contiguous;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
@@ -42,7 +42,7 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
     output: u64,
     inclusive: bool,
     op: O,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
 ) -> Result<()> {
     if len == 0 {
         return Ok(());
@@ -57,31 +57,29 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
             "a scan of 2^31 tiles or more (2^43 elements of 4 bytes), past CUDA's grid limit; \
              scan it in parts",
         ))?;
-    let scratch = lookback_state::<T>(state, stream, tiles)?;
     let mut init = if inclusive {
         op.identity()
     } else {
         op.exclusive_start()
     };
-    let (mut input, mut output, mut len, mut inclusive, mut at) = (
-        input,
-        output,
-        len as u64,
-        u32::from(inclusive),
-        scratch.addr(),
-    );
-    let params: &mut [*mut c_void] = &mut [
-        (&mut input as *mut u64).cast(),
-        (&mut output as *mut u64).cast(),
-        (&mut len as *mut u64).cast(),
-        (&mut inclusive as *mut u32).cast(),
-        (&mut init as *mut T).cast(),
-        (&mut at as *mut u64).cast(),
-    ];
-    // SAFETY: `(input, output, len, inclusive, init, state)`; one block per
-    // tile; the state zeroed on this stream just before, 256-aligned, this
-    // launch's alone.
-    unsafe { launch_blocks(stream, &kernel, (grid, SCAN_BLOCK), params) }
+    let run = |at: u64| {
+        let (mut input, mut output, mut len, mut inclusive, mut at) =
+            (input, output, len as u64, u32::from(inclusive), at);
+        let params: &mut [*mut c_void] = &mut [
+            (&mut input as *mut u64).cast(),
+            (&mut output as *mut u64).cast(),
+            (&mut len as *mut u64).cast(),
+            (&mut inclusive as *mut u32).cast(),
+            (&mut init as *mut T).cast(),
+            (&mut at as *mut u64).cast(),
+        ];
+        // SAFETY: `(input, output, len, inclusive, init, state)`; one block
+        // per tile; the state zeroed on this stream just before,
+        // 16-aligned, this launch's alone while it runs.
+        unsafe { launch_blocks(stream, &kernel, (grid, SCAN_BLOCK), params) }
+    };
+    // SAFETY: one scan kernel on `stream`, which the caller checked.
+    unsafe { with_lookback_state::<T, ()>(state, stream, tiles, run) }
 }
 
 /// Checks that `output` can take the scan of `input`.

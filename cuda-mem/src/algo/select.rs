@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::Numeric;
-use crate::algo::kernels::{grid, kernel, launch, lookback_state, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, with_lookback_state, Temporary, BLOCK};
 use crate::algo::reduce::contiguous;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
@@ -107,7 +107,7 @@ impl<'a> Count<'a> {
 /// naming memory claimed on `stream`; `count` has room for a `u64`.
 unsafe fn compact<T: Numeric>(
     state: &ContextState,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     kind: &str,
     len: usize,
     params: &mut Vec<*mut c_void>,
@@ -115,13 +115,17 @@ unsafe fn compact<T: Numeric>(
 ) -> Result<()> {
     let grid = tiles(len)?;
     let (function, _) = kernel(state, kind, T::NAME)?;
-    let scratch = lookback_state::<u32>(state, stream, grid as usize)?;
-    let (mut count, mut at) = (count, scratch.addr());
-    params.push((&mut count as *mut u64).cast());
-    params.push((&mut at as *mut u64).cast());
-    // SAFETY: the caller's parameters, then the count and the zeroed state
-    // of `grid` tiles; one block per tile.
-    unsafe { launch(stream, &function, grid, params) }
+    let run = |at: u64| {
+        let (mut count, mut at) = (count, at);
+        params.push((&mut count as *mut u64).cast());
+        params.push((&mut at as *mut u64).cast());
+        // SAFETY: the caller's parameters, then the count and the zeroed
+        // state of `grid` tiles; one block per tile.
+        unsafe { launch(stream, &function, grid, params) }
+    };
+    // SAFETY: one compaction kernel on `stream`, checked by the caller's
+    // claims.
+    unsafe { with_lookback_state::<u32, ()>(state, stream, grid as usize, run) }
 }
 
 fn select_flagged_impl<T: Numeric>(

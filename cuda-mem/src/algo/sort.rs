@@ -499,7 +499,7 @@ unsafe fn permute(
 /// `count` `u32`s, all ordered on `stream`; `len < 2^32`.
 unsafe fn segmented<K: SortKey>(
     state: &ContextState,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     (keys, len): (u64, usize),
     (offsets, count): (u64, usize),
     order: SortOrder,

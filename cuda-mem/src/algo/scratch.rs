@@ -1,0 +1,133 @@
+//! The state memory of the one-launch reductions (an arrivals counter and
+//! one slot per block, see `device::wide::reduce_across_blocks`), kept per
+//! stream: the kernel leaves the counter at 0 when it ends, so the next
+//! reduction on the same stream launches on the same memory, with no
+//! allocation, zeroing or free queued around it (each of those costs
+//! GPU time that a small reduction would otherwise spend waiting). The
+//! single-pass scans and compactions take their tile states from the same
+//! block, past the counter, and zero them first (no allocation or free).
+//!
+//! Why it is sound: a kept block belongs to one stream object (the
+//! `Arc<CudaStream>`, held by the block, so its handle cannot be destroyed
+//! and reused while the block lives) and is used only by kernels launched
+//! on that stream, under the block's lock, which also covers replacing the
+//! block. Launches on one stream run one after another, so no two
+//! reductions use the block at once, and each finds the counter at 0.
+//! The memory is freed on its stream, behind every launch that used it.
+//!
+//! While a stream records a graph (`Graph::capture`), a launch gets a
+//! zeroed temporary instead: a recorded kernel replays later, where the
+//! stream's order no longer covers it (and the temporary becomes a memory
+//! node of the graph). Up to [`KEPT_STREAMS`] streams per context keep a
+//! block; the one kept longest gives its block up for a new stream's (and
+//! lets its stream go).
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::CudaStream;
+
+use crate::algo::kernels::{Temporary, COUNTER_BYTES};
+use crate::context::ContextState;
+use crate::error::Result;
+use crate::memory::allocation;
+use crate::order::capture;
+
+/// How many streams of a context keep a block.
+const KEPT_STREAMS: usize = 16;
+/// The largest block kept (a reduction's needs a few KB: 16 bytes per
+/// resident block at most); a launch that needs more gets a temporary.
+const MAX_KEPT_BYTES: usize = 1 << 20;
+
+/// The kept blocks of one context, by stream, the oldest first.
+#[derive(Default)]
+pub(super) struct KeptStates(Mutex<Vec<Arc<Kept>>>);
+
+/// One stream's block: its address and size (0, 0 before the first use).
+struct Kept {
+    stream: Arc<CudaStream>,
+    block: Mutex<(u64, usize)>,
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let (addr, _) = *self.block.get_mut().unwrap_or_else(|p| p.into_inner());
+        if addr != 0 {
+            // SAFETY: allocated by `pooled` on this stream; every launch
+            // that used it was queued on this stream before this free (under
+            // the block's lock, which no one holds: this is the last `Arc`).
+            let freed = unsafe { allocation::free_on_stream(addr, &self.stream) };
+            crate::error::record_in(self.stream.context(), freed);
+        }
+    }
+}
+
+impl KeptStates {
+    /// Runs `launch` with the address of at least `bytes` bytes (16-byte
+    /// aligned) whose first [`COUNTER_BYTES`] are zero, for work on
+    /// `stream` that leaves them zero when it ends: the stream's kept
+    /// block (the rest as the last work left it), or a temporary with a
+    /// zeroed counter (see the module's notes).
+    ///
+    /// # Safety
+    /// `launch` queues work on `stream` only, which uses the memory only
+    /// while it runs and leaves the counter at 0 (a one-launch reduction
+    /// counts to 0 again; other work does not touch it); `stream` passed
+    /// `state.check_stream`.
+    pub(super) unsafe fn with<R>(
+        &self,
+        state: &ContextState,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+        launch: impl FnOnce(u64) -> Result<R>,
+    ) -> Result<R> {
+        let bytes = bytes.max(COUNTER_BYTES);
+        if bytes > MAX_KEPT_BYTES || capture::is_recording(stream) {
+            let temporary = Temporary::new(state, stream, bytes)?;
+            temporary.zero(COUNTER_BYTES)?;
+            return launch(temporary.addr());
+        }
+        let kept = self.of(stream);
+        let mut block = kept.block.lock().unwrap_or_else(|p| p.into_inner());
+        if block.1 < bytes {
+            let (old, _) = std::mem::take(&mut *block);
+            if old != 0 {
+                // SAFETY: allocated by `pooled` on this stream; the launches
+                // that used it were queued before (under this lock).
+                unsafe { allocation::free_on_stream(old, stream) }?;
+            }
+            // Room for larger grids later: the next size up, at least 4 KB.
+            let size = bytes.next_power_of_two().max(4096);
+            let addr = allocation::pooled(state, size, stream, None)?;
+            // SAFETY: `size >= bytes >= COUNTER_BYTES` bytes just allocated
+            // on this stream, which nothing else knows yet.
+            let zeroed = unsafe { Temporary::zero_at(addr, COUNTER_BYTES, stream) };
+            if let Err(e) = zeroed {
+                // SAFETY: just allocated on this stream; nothing uses it.
+                let freed = unsafe { allocation::free_on_stream(addr, stream) };
+                crate::error::record_in(stream.context(), freed);
+                return Err(e);
+            }
+            *block = (addr, size);
+        }
+        launch(block.0)
+    }
+
+    /// `stream`'s entry, made (and the oldest let go, past
+    /// [`KEPT_STREAMS`]) if it has none.
+    fn of(&self, stream: &Arc<CudaStream>) -> Arc<Kept> {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kept) = all.iter().find(|k| Arc::ptr_eq(&k.stream, stream)) {
+            return kept.clone();
+        }
+        let kept = Arc::new(Kept {
+            stream: stream.clone(),
+            block: Mutex::new((0, 0)),
+        });
+        let gone = (all.len() >= KEPT_STREAMS).then(|| all.remove(0));
+        all.push(kept.clone());
+        drop(all);
+        // Freed outside the lock (behind the launches that used it).
+        drop(gone);
+        kept
+    }
+}
