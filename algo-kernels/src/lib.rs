@@ -345,11 +345,15 @@ mod device {
         radix_counts: u32, RADIX_COUNTS;
         radix_histogram_bins: u32, RADIX_HISTOGRAM_BINS;
         histogram_shared: u32, HISTOGRAM_SHARED;
+        histogram_shared_bytes: u32, HISTOGRAM_SHARED_BYTES;
     }
 
     /// The most bins a histogram counts in shared memory (16 KiB of `u32`s);
     /// more go straight to the global counters.
     const HISTOGRAM_SHARED: usize = 4096;
+    /// The shared memory of byte samples: the bin of each byte value, then
+    /// 32 copies of up to 256 counters, one per lane (33 KiB).
+    const HISTOGRAM_SHARED_BYTES: usize = 256 + 32 * 256;
 
     /// The histogram kernels of one sample type and one counter type.
     macro_rules! histogram_kernels {
@@ -371,13 +375,14 @@ mod device {
                 closed: u32,
                 counts: *mut $c,
             ) {
-                let shared = histogram_shared();
+                let (bytes, words) = (histogram_shared_bytes(), histogram_shared());
+                let shared = if size_of::<$t>() == 1 { bytes.as_slice() } else { words.as_slice() };
                 let closed = closed != 0;
                 // SAFETY: the caller's contract; `even_bin` is below `bins`.
                 unsafe {
                     histogram_tiles::<$t, $c, BLOCK>(
                         input, len as usize, |x| x.even_bin(lower, upper, closed, bins), bins, counts,
-                        shared.as_slice(),
+                        shared,
                     );
                 }
             }
@@ -396,14 +401,15 @@ mod device {
                 bins: u32,
                 counts: *mut $c,
             ) {
-                let shared = histogram_shared();
+                let (bytes, words) = (histogram_shared_bytes(), histogram_shared());
+                let shared = if size_of::<$t>() == 1 { bytes.as_slice() } else { words.as_slice() };
                 let n = bins as usize + 1;
                 // SAFETY: the caller's contract; `range_bin` is below
                 // `bins`, and reads levels `0..n` only.
                 unsafe {
                     histogram_tiles::<$t, $c, BLOCK>(
                         input, len as usize, |x| range_bin(x, n, |k| levels.add(k).read()), bins,
-                        counts, shared.as_slice(),
+                        counts, shared,
                     );
                 }
             }

@@ -83,19 +83,22 @@ fn counters<C: HistogramCount>(
 
 /// The blocks of a histogram over `len` samples of `size` bytes, of which
 /// the device holds `resident` at once. Byte samples: about `sqrt(len) /
-/// 16`, at most half the resident blocks. Each block has fixed work
-/// (zeroing its shared counters, then adding them to the global ones: as
-/// many atomics on the same addresses as every other block), and its
-/// threads count `len / blocks` samples: the sum of the two is least near
-/// the square root. H200, 256 bins of `u8`, against a block per 1024
-/// samples up to every resident block: 2^20 7.03 -> 6.39 µs (64 blocks),
-/// 2^24 18.8 -> 14.0 (a quarter of the resident ones), 2^28 128.6 ->
-/// 126.9 (half). Wider samples, whose bins cost more each, keep a block
-/// per 1024 samples up to every resident block (not measured otherwise).
+/// 16`, at most the resident blocks. Each block has fixed work (zeroing
+/// its shared counters, then adding them to the global ones: as many
+/// atomics on the same addresses as every other block), and its threads
+/// count `len / blocks` samples: the sum of the two is least near the
+/// square root. H200, 256 bins of `u8`, against a block per 1024 samples up
+/// to every resident block: 2^20 7.03 -> 6.39 µs (64 blocks), 2^24 18.8 ->
+/// 14.0 (256); at 2^28, every resident block (792: six blocks of 33 KB of
+/// shared memory per SM), each counting in a copy of the counters per lane
+/// (see `device::wide::histogram_tiles`), 92 µs, against 129 with 528
+/// blocks of one copy each, the best before. Wider samples, whose bins cost more
+/// each, keep a block per 1024 samples up to every resident block (not
+/// measured otherwise).
 fn blocks(len: usize, size: usize, resident: u32) -> u32 {
     if size == 1 {
         let root = (len as f64).sqrt() as u64 / 16;
-        root.clamp(1, u64::from((resident / 2).max(1))) as u32
+        root.clamp(1, u64::from(resident.max(1))) as u32
     } else {
         grid(len, 4, resident)
     }
@@ -277,7 +280,8 @@ mod tests {
         assert_eq!(blocks(1000, 1, 1056), 1);
         assert_eq!(blocks(1 << 20, 1, 1056), 64);
         assert_eq!(blocks(1 << 24, 1, 1056), 256);
-        assert_eq!(blocks(1 << 28, 1, 1056), 528);
+        assert_eq!(blocks(1 << 28, 1, 1056), 1024);
+        assert_eq!(blocks(1 << 28, 1, 792), 792);
         assert_eq!(blocks(1 << 28, 1, 1), 1);
         assert_eq!(blocks(1 << 20, 4, 1056), 1024);
         assert_eq!(blocks(1 << 24, 4, 1056), 1056);
