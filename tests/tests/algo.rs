@@ -705,11 +705,11 @@ fn many_streams_at_once() {
 /// The one-launch reductions meet in state memory each stream keeps (its
 /// counter left at 0 by every launch): reductions of random sizes (one
 /// block, a few, the whole device: the kept block grows) on more streams
-/// than keep a block (so blocks are let go and made again), sums, counts
-/// and arg-maxes one after another on each, a graph launched between them
-/// on one of the streams (its launches use memory nodes of their own),
-/// and two threads reducing on one stream at once. Every output is
-/// poisoned first and every result checked.
+/// than keep a block (so blocks are let go and made again), sums, counts,
+/// arg-maxes and a histogram one after another on each, a graph (a sum and
+/// a histogram) launched between them on one of the streams (its launches
+/// use memory nodes of their own), and two threads reducing on one stream
+/// at once. Every output is poisoned first and every result checked.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn reductions_keep_their_state_per_stream() {
@@ -739,10 +739,14 @@ fn reductions_keep_their_state_per_stream() {
 
     let mut graph_input = DeviceBuffer::from_slice(&ctx, &inputs[3]).unwrap();
     let mut graph_total = DeviceBuffer::<u32>::zeroed(&ctx, 1).unwrap();
+    let mut graph_bins = DeviceBuffer::<u32>::zeroed(&ctx, 61).unwrap();
     let mut graph = Graph::capture(
         &streams[5],
-        (&mut graph_input, &mut graph_total),
-        |s, (input, mut total)| algo::reduce_into(&input, Sum, &mut total, s),
+        (&mut graph_input, &mut graph_total, &mut graph_bins),
+        |s, (input, mut total, mut bins)| {
+            algo::reduce_into(&input, Sum, &mut total, s)?;
+            algo::histogram_even(&input, 0..61u32, &mut bins, s)
+        },
     )
     .unwrap();
 
@@ -758,26 +762,39 @@ fn reductions_keep_their_state_per_stream() {
             algo::reduce_into(&bufs[which], Sum, &mut sum, s).unwrap();
             algo::count_into(&bufs[which], value, &mut count, s).unwrap();
             algo::max_index_into(&bufs[which], &mut arg, s).unwrap();
+            let mut bins = DeviceBuffer::from_slice(&ctx, &[poison; 37]).unwrap();
+            algo::histogram_even(&bufs[which], 0..61u32, &mut bins, s).unwrap();
             if k == 5 {
-                let (_, mut total) = graph.buffers();
+                let (_, mut total, mut bins) = graph.buffers();
                 total.fill(poison as u32).unwrap();
+                bins.fill(poison as u32).unwrap();
                 graph.launch(s).unwrap();
             }
-            outs.push((which, value, sum, count, arg));
+            outs.push((which, value, sum, count, arg, bins));
         }
-        for (k, (which, value, sum, count, arg)) in outs.into_iter().enumerate() {
+        for (k, (which, value, sum, count, arg, bins)) in outs.into_iter().enumerate() {
             let d = &inputs[which];
             let what = format!("round {round}, stream {k}, {} elements", d.len());
             assert_eq!(sum.to_vec().unwrap(), [want_sum(d)], "sum, {what}");
             let want_count = d.iter().filter(|&&x| x == value).count() as u64;
             assert_eq!(count.to_vec().unwrap(), [want_count], "count, {what}");
             assert_eq!(arg.to_vec().unwrap(), [want_arg(d)], "max_index, {what}");
+            let mut want_bins = [0u64; 37];
+            d.iter().for_each(|&x| want_bins[x as usize * 37 / 61] += 1);
+            assert_eq!(bins.to_vec().unwrap(), want_bins, "histogram, {what}");
         }
-        let (_, total) = graph.buffers();
+        let (_, total, bins) = graph.buffers();
         assert_eq!(
             total.to_vec().unwrap(),
             [want_sum(&inputs[3])],
             "graph, round {round}"
+        );
+        let mut want_bins = vec![0u32; 61];
+        inputs[3].iter().for_each(|&x| want_bins[x as usize] += 1);
+        assert_eq!(
+            bins.to_vec().unwrap(),
+            want_bins,
+            "graph histogram, round {round}"
         );
     }
 
