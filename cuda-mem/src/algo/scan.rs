@@ -1,6 +1,6 @@
 //! Scans: [`inclusive_scan`] and [`exclusive_scan`] with any
 //! [`BuiltinOp`], out of place or in place, in one pass over the data
-//! (decoupled look-back: each tile of 3072 elements of 4 bytes, 1536 of 8,
+//! (decoupled look-back: each tile of 4096 elements of 4 bytes, 1536 of 8,
 //! is read once and written once).
 
 use std::ffi::c_void;
@@ -22,7 +22,7 @@ const SCAN_BLOCK: u32 = 128;
 /// (`algo-kernels/`'s `scan_items`).
 const fn scan_items(size: usize) -> usize {
     if size == 4 {
-        24
+        32
     } else {
         12
     }
