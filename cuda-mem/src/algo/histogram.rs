@@ -92,9 +92,12 @@ fn counters<C: HistogramCount>(
 /// 14.0 (256); at 2^28, every resident block (792: six blocks of 33 KB of
 /// shared memory per SM), each counting in a copy of the counters per lane
 /// (see `device::wide::histogram_tiles`), 92 µs, against 129 with 528
-/// blocks of one copy each, the best before. Wider samples, whose bins cost more
-/// each, keep a block per 1024 samples up to every resident block (not
-/// measured otherwise).
+/// blocks of one copy each, the best before. The byte kernels' larger
+/// shared memory (33 KB, for the copies) costs 0.6 µs at 2^24, where each
+/// block keeps one copy (15.65 against 15.04 µs in an A/B run): a byte
+/// kernel of 16 KB for grids below the copies' threshold would take it
+/// back (not done). Wider samples, whose bins cost more each, keep a block
+/// per 1024 samples up to every resident block (not measured otherwise).
 fn blocks(len: usize, size: usize, resident: u32) -> u32 {
     if size == 1 {
         let root = (len as f64).sqrt() as u64 / 16;
