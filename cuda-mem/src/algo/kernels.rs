@@ -1,7 +1,8 @@
 //! The kernels of the algorithms: the shipped PTX (`algo-kernels/`), the
 //! loading of each kernel into a context (once, at its first use, cached
-//! in the context's state), the launches, and the stream-ordered
-//! temporaries they use.
+//! in the context's state, with the state memory the streams keep for
+//! them), the launches, and the single-pass kernels' look-back states (in
+//! memory from `scratch`).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -9,10 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
-use crate::algo::scratch::KeptStates;
+use crate::algo::scratch::{KeptStates, Temporary, COUNTER_BYTES};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Error, Result};
-use crate::memory::allocation;
 
 /// The PTX of the algorithm kernels (`algo-kernels/`), shipped inside this
 /// package so that building cuda-mem needs no nightly toolchain. The `ptx`
@@ -315,10 +315,6 @@ pub(super) unsafe fn launch_shared(
     .op("cuLaunchKernel (cuda-mem algorithm)")
 }
 
-/// The bytes before the look-back state in a scan's or compaction's
-/// temporary: the tile counter (`algo-kernels/`'s `COUNTER_BYTES`).
-pub(super) const COUNTER_BYTES: usize = 16;
-
 /// Runs `launch` with the address of the zeroed state of a single-pass
 /// kernel over `tiles` tiles whose look-back carries `T`s (the tile
 /// counter, then the `TileStatus`): memory of the stream's kept block
@@ -346,86 +342,6 @@ pub(super) unsafe fn with_lookback_state<T: crate::copy::device_copy::DeviceCopy
     // SAFETY: the caller's contract; the work leaves the first
     // `COUNTER_BYTES` untouched.
     unsafe { kept_states(state)?.with(state, stream, COUNTER_BYTES + bytes, run) }
-}
-
-/// A temporary of the stream-ordered pool: allocated on `stream`, freed
-/// on it when dropped (after the work queued meanwhile). Inside a graph
-/// capture both are memory nodes of the graph.
-pub(super) struct Temporary<'s> {
-    addr: u64,
-    stream: &'s CudaStream,
-    state: &'s ContextState,
-}
-
-impl<'s> Temporary<'s> {
-    /// `bytes` bytes (at least one) on `stream`, 256-byte aligned.
-    pub(super) fn new(
-        state: &'s ContextState,
-        stream: &'s CudaStream,
-        bytes: usize,
-    ) -> Result<Self> {
-        allocation::check_pooled(state, stream, None)?;
-        let addr = allocation::pooled(state, bytes.max(1), stream, None)?;
-        Ok(Self {
-            addr,
-            stream,
-            state,
-        })
-    }
-
-    pub(super) fn addr(&self) -> u64 {
-        self.addr
-    }
-
-    /// Zeroes the first `bytes` bytes, on the stream.
-    pub(super) fn zero(&self, bytes: usize) -> Result<()> {
-        // SAFETY: the temporary holds at least `bytes` bytes, allocated on
-        // this stream before the memset.
-        unsafe { Self::zero_at(self.addr, bytes, self.stream) }
-    }
-
-    /// Zeroes `bytes` bytes at `addr` on `stream`.
-    ///
-    /// # Safety
-    /// `addr` starts `bytes` bytes of live memory of the stream's context,
-    /// allocated by work ordered before on `stream`, that nothing else uses
-    /// meanwhile.
-    pub(super) unsafe fn zero_at(addr: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
-        // SAFETY: the caller's contract: `bytes` bytes of live memory at
-        // `addr`, ordered on `stream`.
-        unsafe { sys::cuMemsetD8Async(addr, 0, bytes, stream.cu_stream()).result() }
-            .op("cuMemsetD8Async")
-    }
-
-    /// Queues a copy of `value.len()` bytes from the temporary into
-    /// `value`, then waits for the stream.
-    pub(super) fn read_into(&self, value: &mut [u8]) -> Result<()> {
-        // SAFETY: the temporary holds at least `value.len()` bytes written
-        // by the work queued before; `value` is a live host slice, and the
-        // synchronize below returns only once the copy is done.
-        unsafe {
-            sys::cuMemcpyDtoHAsync_v2(
-                value.as_mut_ptr().cast(),
-                self.addr,
-                value.len(),
-                self.stream.cu_stream(),
-            )
-            .result()
-        }
-        .op("cuMemcpyDtoHAsync")?;
-        // SAFETY: a stream of this context.
-        unsafe { sys::cuStreamSynchronize(self.stream.cu_stream()).result() }
-            .op("cuStreamSynchronize")
-    }
-}
-
-impl Drop for Temporary<'_> {
-    fn drop(&mut self) {
-        // SAFETY: allocated by `pooled` on `stream`; every use of it was
-        // queued on `stream` before this free, and nothing uses it after.
-        let freed = unsafe { allocation::free_on_stream(self.addr, self.stream) };
-        crate::error::record_in(&self.state.ctx, freed);
-    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 //! buffer kind and view (`impl Memory<T>`), for `i32`, `u32`, `i64`, `u64`,
 //! `f32` and `f64`. It owns the algorithms' host side (`reduce`, `scan`,
 //! `select`, `histogram`, `sort`), the types and operators they are shipped for (`element`),
-//! the loading and launching of their kernels with their temporaries
-//! (`kernels`), and the state memory each stream keeps for them
-//! (`scratch`).
+//! the loading and launching of their kernels (`kernels`), and the memory
+//! they work in: pool temporaries and the state memory each stream keeps
+//! for them (`scratch`).
 //!
 //! May use: `buffers/`, `engine/`, `memory/`, `context`, `order/`,
 //! `copy/`, `device/`, `error`.

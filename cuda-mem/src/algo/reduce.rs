@@ -15,7 +15,8 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use crate::algo::element::{BuiltinOp, Numeric};
-use crate::algo::kernels::{grid, kept_states, kernel, launch, Temporary, COUNTER_BYTES};
+use crate::algo::kernels::{grid, kept_states, kernel, launch};
+use crate::algo::scratch::{Temporary, COUNTER_BYTES};
 use crate::buffers::buffer::PoolBuffer;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;

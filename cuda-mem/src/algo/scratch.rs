@@ -1,4 +1,6 @@
-//! The state memory of the one-launch reductions (an arrivals counter and
+//! The memory the algorithm kernels work in: [`Temporary`], a block of the
+//! stream-ordered pool for one call, and the state memory of the
+//! one-launch reductions (an arrivals counter and
 //! one slot per block, see `device::wide::reduce_across_blocks`), kept per
 //! stream: the kernel leaves the counter at 0 when it ends, so the next
 //! reduction on the same stream launches on the same memory, with no
@@ -24,11 +26,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{sys, CudaStream};
 
-use crate::algo::kernels::{Temporary, COUNTER_BYTES};
 use crate::context::ContextState;
-use crate::error::Result;
+use crate::error::{DriverResultExt, Result};
 use crate::memory::allocation;
 use crate::order::capture;
 
@@ -37,6 +38,10 @@ const KEPT_STREAMS: usize = 16;
 /// The largest block kept (a reduction's needs a few KB: 16 bytes per
 /// resident block at most); a launch that needs more gets a temporary.
 const MAX_KEPT_BYTES: usize = 1 << 20;
+
+/// The bytes before the look-back state in a scan's or compaction's
+/// temporary: the tile counter (`algo-kernels/`'s `COUNTER_BYTES`).
+pub(super) const COUNTER_BYTES: usize = 16;
 
 /// The kept blocks of one context, by stream, the oldest first.
 #[derive(Default)]
@@ -129,5 +134,85 @@ impl KeptStates {
         // Freed outside the lock (behind the launches that used it).
         drop(gone);
         kept
+    }
+}
+
+/// A temporary of the stream-ordered pool: allocated on `stream`, freed
+/// on it when dropped (after the work queued meanwhile). Inside a graph
+/// capture both are memory nodes of the graph.
+pub(super) struct Temporary<'s> {
+    addr: u64,
+    stream: &'s CudaStream,
+    state: &'s ContextState,
+}
+
+impl<'s> Temporary<'s> {
+    /// `bytes` bytes (at least one) on `stream`, 256-byte aligned.
+    pub(super) fn new(
+        state: &'s ContextState,
+        stream: &'s CudaStream,
+        bytes: usize,
+    ) -> Result<Self> {
+        allocation::check_pooled(state, stream, None)?;
+        let addr = allocation::pooled(state, bytes.max(1), stream, None)?;
+        Ok(Self {
+            addr,
+            stream,
+            state,
+        })
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Zeroes the first `bytes` bytes, on the stream.
+    pub(super) fn zero(&self, bytes: usize) -> Result<()> {
+        // SAFETY: the temporary holds at least `bytes` bytes, allocated on
+        // this stream before the memset.
+        unsafe { Self::zero_at(self.addr, bytes, self.stream) }
+    }
+
+    /// Zeroes `bytes` bytes at `addr` on `stream`.
+    ///
+    /// # Safety
+    /// `addr` starts `bytes` bytes of live memory of the stream's context,
+    /// allocated by work ordered before on `stream`, that nothing else uses
+    /// meanwhile.
+    pub(super) unsafe fn zero_at(addr: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
+        // SAFETY: the caller's contract: `bytes` bytes of live memory at
+        // `addr`, ordered on `stream`.
+        unsafe { sys::cuMemsetD8Async(addr, 0, bytes, stream.cu_stream()).result() }
+            .op("cuMemsetD8Async")
+    }
+
+    /// Queues a copy of `value.len()` bytes from the temporary into
+    /// `value`, then waits for the stream.
+    pub(super) fn read_into(&self, value: &mut [u8]) -> Result<()> {
+        // SAFETY: the temporary holds at least `value.len()` bytes written
+        // by the work queued before; `value` is a live host slice, and the
+        // synchronize below returns only once the copy is done.
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                value.as_mut_ptr().cast(),
+                self.addr,
+                value.len(),
+                self.stream.cu_stream(),
+            )
+            .result()
+        }
+        .op("cuMemcpyDtoHAsync")?;
+        // SAFETY: a stream of this context.
+        unsafe { sys::cuStreamSynchronize(self.stream.cu_stream()).result() }
+            .op("cuStreamSynchronize")
+    }
+}
+
+impl Drop for Temporary<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `pooled` on `stream`; every use of it was
+        // queued on `stream` before this free, and nothing uses it after.
+        let freed = unsafe { allocation::free_on_stream(self.addr, self.stream) };
+        crate::error::record_in(&self.state.ctx, freed);
     }
 }

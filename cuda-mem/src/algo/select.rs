@@ -11,8 +11,9 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use crate::algo::element::Numeric;
-use crate::algo::kernels::{grid, kernel, launch, with_lookback_state, Temporary, BLOCK};
+use crate::algo::kernels::{grid, kernel, launch, with_lookback_state, BLOCK};
 use crate::algo::reduce::contiguous;
+use crate::algo::scratch::Temporary;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;

@@ -12,9 +12,10 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::algo::element::sealed::Sealed;
-use crate::algo::kernels::{grid, kernel, kernel_shared, launch, launch_shared, Temporary};
+use crate::algo::kernels::{grid, kernel, kernel_shared, launch, launch_shared};
 use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
+use crate::algo::scratch::Temporary;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
