@@ -94,9 +94,10 @@ fn counters<C: HistogramCount>(
 /// (see `device::wide::histogram_tiles`), 92 µs, against 129 with 528
 /// blocks of one copy each, the best before. The byte kernels' larger
 /// shared memory (33 KB, for the copies) costs 0.6 µs at 2^24, where each
-/// block keeps one copy (15.65 against 15.04 µs in an A/B run): a byte
-/// kernel of 16 KB for grids below the copies' threshold would take it
-/// back (not done). Wider samples, whose bins cost more each, keep a block
+/// block keeps one copy (15.65 against 15.04 µs in an A/B run). A 16 KB
+/// twin launched below the copies' threshold did not take it back: 18.2
+/// against 15.7 µs at 2^24, and 7.8 against 7.1 at 2^20 (same run, two
+/// rounds each). Wider samples, whose bins cost more each, keep a block
 /// per 1024 samples up to every resident block (not measured otherwise).
 fn blocks(len: usize, size: usize, resident: u32) -> u32 {
     if size == 1 {
