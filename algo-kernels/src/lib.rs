@@ -446,24 +446,25 @@ mod device {
     /// Threads per block of a radix sort pass (the host launches this
     /// many): 256 for keys alone and for keys of 8 bytes with values; 384
     /// for keys of up to 4 bytes with values (`RADIX_PAIRS_BLOCK4`), whose
-    /// values' tile is then in the dynamic shared memory (the keys' 24 KB,
-    /// the counters' 13 KB and the values' 24 KB pass the 48 KB of static
-    /// shared memory that ptxas allows). Tiles of 6144 pairs instead of
-    /// 4096, at the same 768 threads per SM (2 blocks at 80 registers
-    /// against 3 at 72), measured faster on an H200 (same run, the
-    /// bench's `(u32, u32)` pairs: 2^24 626 µs against 673, 2^28 8.94 ms
-    /// against 9.55); 20 keys a thread at 384 spilled at 80 registers and
-    /// measured slower (663 µs, 9.21 ms), and so did 512 threads of 12
-    /// keys at 64 registers, 1024 threads per SM (680 µs, 9.63 ms against
-    /// 627, 8.96).
+    /// values' tile is then in the dynamic shared memory (the keys' 33 KB
+    /// and the counters' 13 KB fill the 48 KB of static shared memory that
+    /// ptxas allows; the values' 33 KB are dynamic). Both at 768 threads
+    /// per SM (3 blocks of 256 or 2 of 384 at 80 registers). On an H200,
+    /// tiles of pairs of 384 threads measured faster than of 256 (2^24 626
+    /// µs against 673, 2^28 8.94 ms against 9.55, 16 pairs a thread each),
+    /// and 512 threads of 12 at 64 registers slower (680 µs, 9.63 ms).
     const RADIX_BLOCK: usize = 256;
     const RADIX_PAIRS_BLOCK4: usize = 384;
     /// Elements per thread of a radix sort pass's tile. Keys of up to 4
-    /// bytes: 20 when alone (on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms
-    /// against 16, at 80 registers, 3 blocks per SM), 16 with values.
-    /// Keys of 8 bytes: 8.
+    /// bytes alone: 20 (on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms against
+    /// 16; 384 threads of 18 measured slower, 7.09 ms against 6.74). With
+    /// values: 22, in 80 registers without spills since the ranking
+    /// computes each key's digit anew and whole rows load without compares
+    /// (H200, same run, `(u32, u32)` pairs of 16, 20 and 22 a thread: 2^24
+    /// 628, 630 and 603 µs, 2^28 8.94, 8.71 and 8.29 ms; 23 spill). Keys
+    /// of 8 bytes: 8.
     const RADIX_ITEMS4_KEYS: usize = 20;
-    const RADIX_ITEMS4_PAIRS: usize = 16;
+    const RADIX_ITEMS4_PAIRS: usize = 22;
     const RADIX_ITEMS8: usize = 8;
     /// A radix pass's counters: the warps' digit counts and the digits'
     /// places, for blocks of up to `RADIX_PAIRS_BLOCK4` threads (its keys:
@@ -576,8 +577,9 @@ mod device {
             /// As `radix_onesweep`'s: `totals` this pass's digit totals;
             /// `status` the sort's look-back state, zeroed before its first
             /// pass; `counter` zeroed before this pass; outputs of `len`
-            /// elements overlapping no input; `values_in` / `values_out`
-            /// may be null.
+            /// elements overlapping no input; `values_in` may be null (the
+            /// keys' indices), `values_out` not (keys alone: `$keys`; a
+            /// null one traps).
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $onesweep(
                 keys_in: *const $t,
@@ -591,6 +593,9 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
+                // Not null: the compiler knows it, and compiles the keys'
+                // path of `radix_onesweep` out.
+                assert!(!values_out.is_null(), "radix pass with values: values_out is null");
                 let (tile, counts) = ($pairs_tile(), radix_counts());
                 // The values' tile: the first `$pairs_block * $pairs_items`
                 // words of the dynamic shared memory (the host launches

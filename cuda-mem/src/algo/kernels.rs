@@ -139,10 +139,10 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// onesweep passes of keys of up to 4 bytes, at 768 threads per SM each:
 /// keys alone (3 blocks of 256, 20 keys a thread) at 80 registers, without
 /// spilling (the compiler's choice for `u32`; 90-92 for 1- and 2-byte
-/// keys, 2 blocks per SM); keys with values (2 blocks of 384, 16 a thread)
-/// at 80 (the compiler's 93: 1 block per SM), where 8 bytes spill; 84
-/// would spill none but leave one block per SM (a warp's registers are
-/// allocated 256 at a time: 84 take 88, past 65536 for two blocks).
+/// keys, 2 blocks per SM); keys with values (2 blocks of 384, 22 a thread)
+/// at 80 (the compiler's 95: 1 block per SM), without spilling (a warp's
+/// registers are allocated 256 at a time: 84 would take 88, past 65536
+/// for two blocks).
 /// H200, one probe when these blocks had 256 threads: `(u32, u32)` pairs
 /// at 72 registers 739 µs at 2^24 and 10.54 ms at 2^28, at 80 783 µs and
 /// 11.24 ms. The structure-of-arrays

@@ -53,21 +53,21 @@ const fn dynamic_shared(size: usize, keys_only: bool) -> usize {
     }
 }
 
-/// Elements per thread of a radix pass's tile over keys of `size` bytes,
-/// alone or with values (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`,
-/// `RADIX_ITEMS4_PAIRS` and `RADIX_ITEMS8`). CUB's tiles on an H200 are
+/// Elements per thread of a radix pass's tile over keys of `size` bytes
+/// (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`, `RADIX_ITEMS4_PAIRS` and
+/// `RADIX_ITEMS8`): 20 for keys of up to 4 bytes alone (256 threads), 22
+/// with values (384), 8 for keys of 8 bytes. CUB's tiles on an H200 are
 /// larger (384 threads of 20 keys alone, of 23 pairs, at 74 and 80
-/// registers); here larger tiles measured no faster: keys alone in 384
-/// threads of 18 (77 registers, no spills) 2^24 505 against 483 µs and
-/// 2^28 7.09 against 6.74 ms, and pairs in 384 threads of 18 (rows loaded
-/// without compares where whole, no spills) the same as 16 within 1%.
+/// registers); keys alone in 384 threads of 18 (77 registers, no spills)
+/// measured slower here: 2^24 505 against 483 µs, 2^28 7.09 against 6.74
+/// ms.
 const fn items(size: usize, keys_only: bool) -> usize {
     if size > 4 {
         8
     } else if keys_only {
         20
     } else {
-        16
+        22
     }
 }
 
@@ -200,7 +200,9 @@ unsafe fn radix_sort<K: SortKey>(
             (&mut p as *mut u32).cast(),
             (&mut at as *mut u64).cast(),
         ];
-        let grid = grid(len, 4, resident);
+        // Tiles of 256 x 8 keys (`radix_histogram`'s), at most as many
+        // blocks as run at once.
+        let grid = grid(len, 8, resident);
         // SAFETY: `(input, len, descending, passes, totals)`: `len` keys;
         // the zeroed totals of every pass.
         unsafe { launch(stream, &histogram, grid, params) }?;

@@ -81,11 +81,37 @@ fn unrolled<const N: usize>(mut f: impl FnMut(usize)) {
     steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
 
+/// `value`, through a move the compiler cannot see through: what is
+/// computed from the result is computed anew, not reused from `value`'s
+/// earlier uses (which would keep it in registers meanwhile).
+#[inline(always)]
+fn opaque(value: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u32;
+        // SAFETY: a register move.
+        unsafe {
+            core::arch::asm!(
+                "mov.b32 {o}, {i};",
+                o = out(reg32) out,
+                i = in(reg32) value,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        core::hint::black_box(value)
+    }
+}
+
 /// Row `j` of a warp's rows in a tile: the `lanes` consecutive elements
 /// `first + j * lanes ..`, one per lane (each load of a warp coalesced),
 /// of which the first `count` exist (`past_end` for the others): one
-/// 32-bit compare per element. The rows' loads are all issued before any
-/// is used.
+/// 32-bit compare per element, or, where `whole_fast` and the rows are
+/// all there (every warp's but the last tile's), none (a second copy of
+/// the loads). The rows' loads are all issued before any is used.
 ///
 /// # Safety
 /// `input` holds `first + count` elements every thread can read,
@@ -96,8 +122,17 @@ unsafe fn load_rows<T: crate::copy::device_copy::DeviceCopy, const ITEMS: usize>
     (first, lanes, lane): (usize, usize, usize),
     count: u32,
     past_end: T,
+    whole_fast: bool,
 ) -> [T; ITEMS] {
     let mut items = [past_end; ITEMS];
+    if whole_fast && count as usize >= ITEMS * lanes {
+        unrolled::<ITEMS>(|j| {
+            // SAFETY: below `first + count`; the caller vouches for the
+            // memory.
+            items[j] = unsafe { input.add(first + j * lanes + lane).read() };
+        });
+        return items;
+    }
     unrolled::<ITEMS>(|j| {
         if ((j * lanes + lane) as u32) < count {
             // SAFETY: below `first + count`; the caller vouches for the

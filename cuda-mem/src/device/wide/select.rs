@@ -113,8 +113,15 @@ pub unsafe fn select_tile<T, U, const BLOCK: usize, const ITEMS: usize>(
     // the end, zero bytes: a valid `T`, never kept below).
     // SAFETY: the caller vouches for `len` elements at `input`; zero
     // bytes are a `T` (`DeviceCopy`).
-    let items: [T; ITEMS] =
-        unsafe { super::load_rows(input, (first, lanes, lane), in_warp, core::mem::zeroed()) };
+    let items: [T; ITEMS] = unsafe {
+        super::load_rows(
+            input,
+            (first, lanes, lane),
+            in_warp,
+            core::mem::zeroed(),
+            false,
+        )
+    };
     let mut masks = [0u32; ITEMS];
     let mut warp_count = 0u32;
     let mut j = 0;
