@@ -656,24 +656,32 @@ mod tests {
         sort_flipped::<K, ITEMS>(keys, if descending { u64::MAX } else { 0 })
     }
 
-    /// [`sort`] by the keys' bits xor any `flip`.
-    fn sort_flipped<K: RadixKey, const ITEMS: usize>(keys: &[K], flip: u64) -> (Vec<K>, Vec<u32>) {
-        let len = keys.len();
-        let tiles = len.div_ceil(ITEMS).max(1);
-        let passes = K::BYTES;
+    /// `radix_histogram` of `keys` on the host model (one block of one
+    /// thread): the totals of the first `passes` passes.
+    fn histogram<K: RadixKey>(keys: &[K], flip: u64, passes: u32) -> Vec<u32> {
         let mut totals = vec![0u32; passes as usize * RADIX_BINS];
         let bins = crate::shared_array![u32; 2048];
-        // SAFETY: one block; `len` keys; room for every pass's totals.
+        // SAFETY: one block; `keys.len()` keys; room for `passes` passes'
+        // totals (`passes <= K::BYTES <= 8`, 2048 shared counters).
         unsafe {
             radix_histogram::<K, 1>(
                 keys.as_ptr(),
-                len,
+                keys.len(),
                 flip,
                 passes,
                 totals.as_mut_ptr(),
                 bins.as_slice(),
             );
         }
+        totals
+    }
+
+    /// [`sort`] by the keys' bits xor any `flip`.
+    fn sort_flipped<K: RadixKey, const ITEMS: usize>(keys: &[K], flip: u64) -> (Vec<K>, Vec<u32>) {
+        let len = keys.len();
+        let tiles = len.div_ceil(ITEMS).max(1);
+        let passes = K::BYTES;
+        let totals = histogram(keys, flip, passes);
         let mut status = vec![0u64; radix_status_bytes(tiles) / 8];
         let (mut a, mut b) = (keys.to_vec(), keys.to_vec());
         let (mut va, mut vb) = (vec![0u32; len], vec![0u32; len]);
@@ -769,20 +777,7 @@ mod tests {
                 .collect();
             for passes in 1..=4u32 {
                 for flip in [0u64, u64::MAX] {
-                    let mut totals = vec![0u32; passes as usize * RADIX_BINS];
-                    let bins = crate::shared_array![u32; 1024];
-                    // SAFETY: one block of one thread; `len` keys; room
-                    // for `passes` passes' totals.
-                    unsafe {
-                        radix_histogram::<u32, 1>(
-                            keys.as_ptr(),
-                            len,
-                            flip,
-                            passes,
-                            totals.as_mut_ptr(),
-                            bins.as_slice(),
-                        );
-                    }
+                    let totals = histogram(&keys, flip, passes);
                     let mut want = vec![0u32; passes as usize * RADIX_BINS];
                     for &k in &keys {
                         let k = k ^ flip as u32;
