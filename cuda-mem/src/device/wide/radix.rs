@@ -118,9 +118,10 @@ fn digit<K: RadixKey>(key: K, shift: u32, flip: u64) -> usize {
 }
 
 /// Counts every pass's digits of `len` keys (the block's grid-stride
-/// share of tiles of `BLOCK` x 8 consecutive keys) into `bins` (shared, `passes * RADIX_BINS` counters), then adds
-/// them to `totals[pass * RADIX_BINS + digit]` (zeroed by the host first).
-/// Every thread of the block calls it.
+/// share of tiles of `BLOCK` x 8 consecutive keys) into `bins` (shared,
+/// `passes * RADIX_BINS` counters), then adds them to
+/// `totals[pass * RADIX_BINS + digit]` (zeroed by the host first). Every
+/// thread of the block calls it.
 ///
 /// # Safety
 /// `input` holds `len` keys every thread can read, unchanged while the
@@ -179,8 +180,9 @@ pub unsafe fn radix_histogram<K: RadixKey, const BLOCK: usize>(
 
 /// `radix_histogram`'s count: the block's grid-stride share of tiles of
 /// the keys, `HISTOGRAM_BATCH` loads in flight per thread before they are
-/// counted; each key's digit of each pass into `bins`. `ALL`: `passes` is `K::BYTES` (a constant: its loop
-/// unrolled).
+/// counted; each key's digit of each pass into `bins`. `ALL`: `passes` is
+/// `K::BYTES` (a constant: its loop unrolled; a function of its own, as a
+/// branch on the count would be merged back into one loop).
 ///
 /// # Safety
 /// As `radix_histogram`'s.
