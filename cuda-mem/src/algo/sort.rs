@@ -20,7 +20,7 @@ use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
-use crate::device::wide::{radix_status_bytes, RadixKey, RADIX_BINS};
+use crate::device::wide::{radix_status_bytes, RadixKey, HISTOGRAM_BATCH, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
 
 /// Threads per block of a radix pass over keys of `size` bytes, alone or
@@ -200,9 +200,9 @@ unsafe fn radix_sort<K: SortKey>(
             (&mut p as *mut u32).cast(),
             (&mut at as *mut u64).cast(),
         ];
-        // Tiles of 256 x 8 keys (`radix_histogram`'s), at most as many
-        // blocks as run at once.
-        let grid = grid(len, 8, resident);
+        // One block per tile of `radix_histogram`, at most as many as run
+        // at once.
+        let grid = grid(len, HISTOGRAM_BATCH, resident);
         // SAFETY: `(input, len, descending, passes, totals)`: `len` keys;
         // the zeroed totals of every pass.
         unsafe { launch(stream, &histogram, grid, params) }?;

@@ -40,6 +40,7 @@ mod select;
 
 pub use histogram::{even_bin, histogram_tiles, range_bin, HistogramSample};
 pub use lookback::TileStatus;
+pub(crate) use radix::HISTOGRAM_BATCH;
 pub use radix::{
     radix_histogram, radix_onesweep, radix_status_bytes, RadixKey, RadixScratch, RADIX_BINS,
     RADIX_BITS,

@@ -242,8 +242,9 @@ unsafe fn count_share<K: RadixKey, const BLOCK: usize, const ALL: bool>(
 /// 28-30 µs with tiles of 8 rows, against 38-39 loading one key at a time
 /// and CUB's 31: the sort of 2^20 `u32` keys 69 against 75 µs. Batches of
 /// 16 measured the same as 8; batches grid-stride apart instead of
-/// consecutive rows 0.5% slower at 2^28.
-const HISTOGRAM_BATCH: usize = 8;
+/// consecutive rows 0.5% slower at 2^28. The host sizes the histogram's
+/// grid by it (`algo::sort`).
+pub(crate) const HISTOGRAM_BATCH: usize = 8;
 
 /// The look-back state of a pass: one 64-bit word per tile and digit, the
 /// flag (2 bits), the pass it belongs to (8 bits) and the count. Zeroed
