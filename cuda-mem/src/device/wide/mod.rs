@@ -40,6 +40,8 @@ mod select;
 
 pub use histogram::{even_bin, histogram_tiles, range_bin, HistogramSample};
 pub use lookback::TileStatus;
+// The host's `algo::sort` sizes the histogram's grid by it.
+#[cfg(feature = "host")]
 pub(crate) use radix::HISTOGRAM_BATCH;
 pub use radix::{
     radix_histogram, radix_onesweep, radix_status_bytes, RadixKey, RadixScratch, RADIX_BINS,
