@@ -42,6 +42,51 @@ pub fn fills(b: &mut Bench, ctx: &Arc<CudaContext>) {
         None,
     );
 
+    // The floor under the row above: the raw memset plus the two driver
+    // queries every checked call makes (the context bind's
+    // `cuCtxGetCurrent`, and `cuStreamIsCapturing`, which stays because
+    // cudarc's safe `begin_capture` can start a capture cuda-mem did not
+    // begin). cuda-mem's own instructions are the rest of the row above.
+    let ctx_raw = ctx.cu_ctx();
+    let (floor, raw) = b.host_pair_us(
+        n,
+        // SAFETY: the live 4 KiB allocation and a live stream; the queries
+        // only read the thread's current context and the stream's state.
+        || unsafe {
+            let mut current = std::ptr::null_mut();
+            sys::cuCtxGetCurrent(&mut current).result().unwrap();
+            assert_eq!(current, ctx_raw);
+            let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+            sys::cuStreamIsCapturing(s.cu_stream(), &mut status)
+                .result()
+                .unwrap();
+            assert_eq!(
+                status,
+                sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+            );
+            sys::cuMemsetD32Async(addr, 0x0102_0304, 1024, s.cu_stream())
+                .result()
+                .unwrap()
+        },
+        // SAFETY: as above.
+        || unsafe {
+            sys::cuMemsetD32Async(addr, 0x0102_0304, 1024, s.cu_stream())
+                .result()
+                .unwrap()
+        },
+        sync,
+    );
+    b.push(
+        "small",
+        "4 KiB memset + the checks' driver queries (floor)".into(),
+        "us",
+        floor,
+        raw,
+        "cuMemsetD32Async",
+        false,
+        None,
+    );
+
     let mut structs = DeviceBuffer::<[u8; 16]>::new(ctx, 256).unwrap();
     let addr = structs.as_device_ptr().addr();
     let v = value::<16>();
