@@ -463,7 +463,7 @@ mod device {
     /// (H200, same run, `(u32, u32)` pairs of 16, 20 and 22 a thread: 2^24
     /// 628, 630 and 603 µs, 2^28 8.94, 8.71 and 8.29 ms; 23 spill). Keys
     /// of 8 bytes: 8.
-    const RADIX_ITEMS4_KEYS: usize = 20;
+    const RADIX_ITEMS4_KEYS: usize = 22;
     const RADIX_ITEMS4_PAIRS: usize = 22;
     const RADIX_ITEMS8: usize = 8;
     /// A radix pass's counters: the warps' digit counts and the digits'

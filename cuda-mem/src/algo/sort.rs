@@ -65,7 +65,7 @@ const fn items(size: usize, keys_only: bool) -> usize {
     if size > 4 {
         8
     } else if keys_only {
-        20
+        22
     } else {
         22
     }

@@ -561,7 +561,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         // 9.03 ms of 16 keys that kept them); keys alone, with registers
         // to spare, keep them (computed anew: 2^28 6.84 against 6.75 ms),
         // and so do keys of 8 bytes (8 a thread; not measured otherwise).
-        let d = if values_out.is_null() || K::BYTES > 4 {
+        let d = if K::BYTES > 4 {
             digit(keys[j])
         } else {
             digit_again(keys[j], shift, flip)
