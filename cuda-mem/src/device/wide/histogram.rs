@@ -302,6 +302,9 @@ const LANES_FROM: usize = 1 << 17;
 /// `bins`, a `u32`, so never this).
 const NO_BIN: u32 = u32::MAX;
 
+/// 16-byte chunks of samples each thread loads before counting them.
+const SAMPLE_CHUNKS: usize = 4;
+
 /// Calls `f` on this thread's share of the `len` samples at `input` (a
 /// grid-stride share): 16 bytes per load (16 samples of a byte) for the
 /// 16-byte-aligned middle, one sample per load for the head before it and
@@ -343,10 +346,15 @@ unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
     // The head and the tail, a few samples.
     grid_stride(head + (len - tail))
         .for_each(|k| f(read(if k < head { k } else { tail + k - head })));
-    grid_stride(chunks).for_each_unrolled::<2>(|c| {
+    // Four chunks a thread loaded before their samples are counted (the
+    // counts' atomics would otherwise hold each load until the previous
+    // chunk's are done).
+    let load = |c: usize| {
         // SAFETY: chunk `c` is 16 bytes of the samples, 16-aligned (`head`
         // samples past `input` is the first boundary), in global memory.
-        let words = unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) };
+        unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) }
+    };
+    grid_stride(chunks).for_each_batched::<SAMPLE_CHUNKS, [u32; 4]>(load, |words| {
         // The samples' bytes by shifts of the four words, each word by name
         // (an address into `words`, or an index the compiler does not
         // unroll, would put them in local memory).
