@@ -227,40 +227,48 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
             false
         }
     };
-    let add = |b: u32| {
-        if private {
-            counters.add(b as usize * stride + lane, 1);
-        } else {
-            global(b as usize).fetch_add(C::from(1), Scope::Device);
-        }
-    };
     let byte = |x: T| {
         // SAFETY: `T` is one byte wherever this is called (a table or
         // `direct`, only for byte samples).
         usize::from(unsafe { core::mem::transmute_copy::<T, u8>(&x) })
     };
     // One counting loop per way to a bin (each unrolled sixteen times for
-    // byte samples).
-    match table {
-        // SAFETY: the caller vouches for the memory.
-        Some(_) if direct => unsafe { for_each_sample(input, len, |x| add(byte(x) as u32)) },
-        // SAFETY: as above.
-        Some(table) => unsafe {
-            for_each_sample(input, len, |x| {
-                let b = table.load(byte(x));
-                if b != NO_BIN {
-                    add(b);
-                }
-            })
-        },
-        // SAFETY: as above.
-        None => unsafe {
-            for_each_sample(input, len, |x| {
-                if let Some(b) = bin(x) {
-                    add(b);
-                }
-            })
-        },
+    // byte samples) and per kind of counter: no branch between the two
+    // kinds of add in the loops (a macro: each loop has its add inlined).
+    macro_rules! count_with {
+        ($add:expr) => {{
+            let add = $add;
+            match table {
+                // SAFETY: the caller vouches for the memory.
+                Some(_) if direct => unsafe {
+                    for_each_sample(input, len, |x| add(byte(x) as u32))
+                },
+                // SAFETY: as above.
+                Some(table) => unsafe {
+                    for_each_sample(input, len, |x| {
+                        let b = table.load(byte(x));
+                        if b != NO_BIN {
+                            add(b);
+                        }
+                    })
+                },
+                // SAFETY: as above.
+                None => unsafe {
+                    for_each_sample(input, len, |x| {
+                        if let Some(b) = bin(x) {
+                            add(b);
+                        }
+                    })
+                },
+            }
+        }};
+    }
+    if private {
+        count_with!(|b: u32| counters.add(b as usize * stride + lane, 1));
+    } else {
+        count_with!(|b: u32| {
+            global(b as usize).fetch_add(C::from(1), Scope::Device);
+        });
     }
     if private {
         sync_threads();
