@@ -11,6 +11,7 @@
 //! set, and together they visit every index once.
 
 use super::thread::{global_idx, global_row, grid_threads, linear};
+use super::unroll::unrolled;
 
 /// The indices `next, next + step, ...` below `end`: one thread's share of a
 /// grid-stride loop. An [`Iterator`] over `usize`.
@@ -83,6 +84,60 @@ impl GridStride {
             }
         }
         Self { next, end, step }.for_each(f);
+    }
+
+    /// Like [`for_each_unrolled`](Self::for_each_unrolled), but each loop
+    /// iteration first calls `load` on its `N` indices, then `f` on the `N`
+    /// results in order; the remaining indices one at a time. The `N`
+    /// loads are in flight together even where `f` does memory operations
+    /// the compiler may not move a load past (shared or global atomics,
+    /// stores), which in `for_each_unrolled` make each load wait for the
+    /// previous index's work: the loop of a kernel that reads, then
+    /// counts or scatters (a histogram). `load` should only read: it runs
+    /// ahead of `f` on up to `N - 1` later indices. At most 32 a batch,
+    /// checked at compile time.
+    ///
+    /// ```
+    /// // A histogram of the values' low bits, as a kernel would count it.
+    /// let values: Vec<u32> = (0..1000).map(|i| i * 7).collect();
+    /// let mut counts = [0u32; 4];
+    /// cuda_mem::device::GridStride::new(0, values.len(), 1)
+    ///     .for_each_batched::<4, u32>(|i| values[i], |v| counts[(v % 4) as usize] += 1);
+    /// assert_eq!(counts, [250, 250, 250, 250]);
+    /// ```
+    #[inline(always)]
+    pub fn for_each_batched<const N: usize, L: Copy>(
+        self,
+        mut load: impl FnMut(usize) -> L,
+        mut f: impl FnMut(L),
+    ) {
+        let Self {
+            mut next,
+            end,
+            step,
+        } = self;
+        // As in `for_each_unrolled`: the batched loop runs while all N
+        // indices are below `end`, which cannot overflow when
+        // `end + N * step` fits, checked once, here.
+        if N > 1 && next < end {
+            if let Some(block) = step.checked_mul(N) {
+                if end.checked_add(block).is_some() {
+                    let limit = end.saturating_sub(block - step);
+                    while next < limit {
+                        // Straight-line code: the batch stays in registers.
+                        let mut batch = [load(next); N];
+                        unrolled::<N>(|k| {
+                            if k > 0 {
+                                batch[k] = load(next + k * step);
+                            }
+                        });
+                        unrolled::<N>(|k| f(batch[k]));
+                        next += block;
+                    }
+                }
+            }
+        }
+        Self { next, end, step }.for_each(|i| f(load(i)));
     }
 }
 
@@ -279,6 +334,33 @@ mod tests {
         let mut v = Vec::new();
         s.for_each_unrolled::<N>(|i| v.push(i));
         v
+    }
+
+    #[test]
+    fn batched_loops_load_and_use_what_the_iterator_visits() {
+        for start in 0..7 {
+            for end in [0usize, 1, 6, 7, 30, 33, 100] {
+                for step in [1usize, 2, 5, 8] {
+                    let want: Vec<usize> = GridStride::new(start, end, step).collect();
+                    let (mut loaded, mut used) = (Vec::new(), Vec::new());
+                    GridStride::new(start, end, step).for_each_batched::<4, usize>(
+                        |i| {
+                            loaded.push(i);
+                            i * 3
+                        },
+                        |v| used.push(v / 3),
+                    );
+                    assert_eq!(loaded, want, "{start} {end} {step}");
+                    assert_eq!(used, want, "{start} {end} {step}");
+                }
+            }
+        }
+        // Near the end of the index space: no overflow, the tail one at a
+        // time.
+        let s = GridStride::new(usize::MAX - 3, usize::MAX, 1);
+        let mut used = Vec::new();
+        s.for_each_batched::<8, usize>(|i| i, |i| used.push(i));
+        assert_eq!(used, [usize::MAX - 3, usize::MAX - 2, usize::MAX - 1]);
     }
 
     #[test]

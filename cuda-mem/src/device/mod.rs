@@ -132,6 +132,7 @@ pub mod soa;
 pub mod sync;
 pub mod thread;
 pub mod tiles;
+mod unroll;
 pub mod warp;
 pub mod wide;
 

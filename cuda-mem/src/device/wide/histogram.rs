@@ -227,40 +227,48 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
             false
         }
     };
-    let add = |b: u32| {
-        if private {
-            counters.add(b as usize * stride + lane, 1);
-        } else {
-            global(b as usize).fetch_add(C::from(1), Scope::Device);
-        }
-    };
     let byte = |x: T| {
         // SAFETY: `T` is one byte wherever this is called (a table or
         // `direct`, only for byte samples).
         usize::from(unsafe { core::mem::transmute_copy::<T, u8>(&x) })
     };
     // One counting loop per way to a bin (each unrolled sixteen times for
-    // byte samples).
-    match table {
-        // SAFETY: the caller vouches for the memory.
-        Some(_) if direct => unsafe { for_each_sample(input, len, |x| add(byte(x) as u32)) },
-        // SAFETY: as above.
-        Some(table) => unsafe {
-            for_each_sample(input, len, |x| {
-                let b = table.load(byte(x));
-                if b != NO_BIN {
-                    add(b);
-                }
-            })
-        },
-        // SAFETY: as above.
-        None => unsafe {
-            for_each_sample(input, len, |x| {
-                if let Some(b) = bin(x) {
-                    add(b);
-                }
-            })
-        },
+    // byte samples) and per kind of counter: no branch between the two
+    // kinds of add in the loops (a macro: each loop has its add inlined).
+    macro_rules! count_with {
+        ($add:expr) => {{
+            let add = $add;
+            match table {
+                // SAFETY: the caller vouches for the memory.
+                Some(_) if direct => unsafe {
+                    for_each_sample(input, len, |x| add(byte(x) as u32))
+                },
+                // SAFETY: as above.
+                Some(table) => unsafe {
+                    for_each_sample(input, len, |x| {
+                        let b = table.load(byte(x));
+                        if b != NO_BIN {
+                            add(b);
+                        }
+                    })
+                },
+                // SAFETY: as above.
+                None => unsafe {
+                    for_each_sample(input, len, |x| {
+                        if let Some(b) = bin(x) {
+                            add(b);
+                        }
+                    })
+                },
+            }
+        }};
+    }
+    if private {
+        count_with!(|b: u32| counters.add(b as usize * stride + lane, 1));
+    } else {
+        count_with!(|b: u32| {
+            global(b as usize).fetch_add(C::from(1), Scope::Device);
+        });
     }
     if private {
         sync_threads();
@@ -301,6 +309,9 @@ const LANES_FROM: usize = 1 << 17;
 /// A byte table's entry for a value outside every bin (`bin` is below
 /// `bins`, a `u32`, so never this).
 const NO_BIN: u32 = u32::MAX;
+
+/// 16-byte chunks of samples each thread loads before counting them.
+const SAMPLE_CHUNKS: usize = 4;
 
 /// Calls `f` on this thread's share of the `len` samples at `input` (a
 /// grid-stride share): 16 bytes per load (16 samples of a byte) for the
@@ -343,10 +354,15 @@ unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
     // The head and the tail, a few samples.
     grid_stride(head + (len - tail))
         .for_each(|k| f(read(if k < head { k } else { tail + k - head })));
-    grid_stride(chunks).for_each_unrolled::<2>(|c| {
+    // Four chunks a thread loaded before their samples are counted (the
+    // counts' atomics would otherwise hold each load until the previous
+    // chunk's are done).
+    let load = |c: usize| {
         // SAFETY: chunk `c` is 16 bytes of the samples, 16-aligned (`head`
         // samples past `input` is the first boundary), in global memory.
-        let words = unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) };
+        unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) }
+    };
+    grid_stride(chunks).for_each_batched::<SAMPLE_CHUNKS, [u32; 4]>(load, |words| {
         // The samples' bytes by shifts of the four words, each word by name
         // (an address into `words`, or an index the compiler does not
         // unroll, would put them in local memory).

@@ -19,6 +19,7 @@ use crate::device::atomic::{DeviceAtomic, Scope};
 use crate::device::shared::SharedSlice;
 use crate::device::sync::{nanosleep, sync_threads};
 use crate::device::thread::{block_rank, block_thread_rank, grid_blocks};
+use crate::device::unroll::unrolled;
 use crate::device::warp;
 
 /// Digits per pass: 8 bits.
@@ -218,14 +219,14 @@ unsafe fn count_share<K: RadixKey, const BLOCK: usize, const ALL: bool>(
     while first < len {
         let mut keys = [K::from_ordered(0); HISTOGRAM_BATCH];
         if len - first >= tile {
-            super::unrolled::<HISTOGRAM_BATCH>(|k| {
+            unrolled::<HISTOGRAM_BATCH>(|k| {
                 // SAFETY: `first + k * BLOCK + lane < first + tile <= len`;
                 // the caller vouches for the memory.
                 keys[k] = unsafe { input.add(first + k * BLOCK + lane).read() };
             });
-            super::unrolled::<HISTOGRAM_BATCH>(|k| count(keys[k]));
+            unrolled::<HISTOGRAM_BATCH>(|k| count(keys[k]));
         } else {
-            super::unrolled::<HISTOGRAM_BATCH>(|k| {
+            unrolled::<HISTOGRAM_BATCH>(|k| {
                 let i = first + k * BLOCK + lane;
                 if i < len {
                     // SAFETY: `i < len`; the caller vouches for the memory.
@@ -477,7 +478,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         d += lanes;
     }
     warp::sync_warp();
-    super::unrolled::<ITEMS>(|j| scratch.warp_counts.add(counts(digit(keys[j])), 1));
+    unrolled::<ITEMS>(|j| scratch.warp_counts.add(counts(digit(keys[j])), 1));
     sync_threads();
     // Per digit (a run of digits per thread): each warp's first place
     // among the tile's keys of the digit, and the tile's count of it,
@@ -552,7 +553,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // add predicated in PTX, no branch, became a branch again in SASS and
     // measured no faster.)
     let mut at = [0u32; ITEMS];
-    super::unrolled::<ITEMS>(|j| {
+    unrolled::<ITEMS>(|j| {
         // The digit again: where the tile has values, computed anew, so
         // that each key's digit and counter address from the count above
         // are not kept in registers until here (they would take 2 of the
@@ -581,7 +582,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // the ranks are a permutation of the tile's places, so `min` changes
     // none; it spares the bound check a compare and a branch)...
     let at = at.map(|a| (a as usize).min(tile - 1));
-    super::unrolled::<ITEMS>(|j| scratch.keys.store(at[j], keys[j]));
+    unrolled::<ITEMS>(|j| scratch.keys.store(at[j], keys[j]));
     // The values moved with the keys (unless they are the keys' indices
     // or there are none), read only now, in the keys' rows, so that their
     // registers are not held through the ranking; their loads are in
@@ -611,7 +612,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // The values (or the keys' indices) into shared memory in the keys'
     // order.
     if !values_out.is_null() {
-        super::unrolled::<ITEMS>(|j| {
+        unrolled::<ITEMS>(|j| {
             let value = if values_in.is_null() {
                 (first + j * lanes + lane) as u32
             } else {
@@ -640,9 +641,9 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     };
     if here as usize == tile {
         // A whole tile (all but the last): no bounds.
-        super::unrolled::<ITEMS>(|k| out((rank + k * BLOCK) as u32));
+        unrolled::<ITEMS>(|k| out((rank + k * BLOCK) as u32));
     } else {
-        super::unrolled::<ITEMS>(|k| {
+        unrolled::<ITEMS>(|k| {
             let r = (rank + k * BLOCK) as u32;
             if r < here {
                 out(r);

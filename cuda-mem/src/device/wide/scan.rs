@@ -7,6 +7,7 @@ use crate::device::block;
 use crate::device::ops::Operator;
 use crate::device::shared::SharedSlice;
 use crate::device::thread::block_thread_rank;
+use crate::device::unroll::unrolled;
 use crate::device::warp;
 use crate::device::wide::lookback::{take_ticket, tile_prefix, TileStatus};
 
@@ -180,7 +181,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
 
     let mut items = [identity; ITEMS];
     if aligned(input as usize) {
-        super::unrolled::<ITEMS>(|j| {
+        unrolled::<ITEMS>(|j| {
             if j.is_multiple_of(v) {
                 // SAFETY: the warp's rows are inside `len` (`whole`), the
                 // vector 16-aligned (`aligned`); the caller vouches for the
@@ -196,7 +197,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
             }
         });
     } else {
-        super::unrolled::<ITEMS>(|j| {
+        unrolled::<ITEMS>(|j| {
             let i = at(j);
             if whole || i < len {
                 // SAFETY: `i < len`; the caller vouches for the memory.
@@ -211,7 +212,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
     // scan.
     let mut before = [identity; ITEMS];
     let mut running = identity;
-    super::unrolled::<ITEMS>(|j| {
+    unrolled::<ITEMS>(|j| {
         if j % v != 0 {
             items[j] = op.apply(items[j - 1], items[j]);
         }
@@ -248,7 +249,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
 
     // The outputs, in place of the inputs, the last first (an exclusive
     // output reads the inclusive value before it).
-    super::unrolled::<ITEMS>(|r| {
+    unrolled::<ITEMS>(|r| {
         let j = ITEMS - 1 - r;
         items[j] = match kind {
             ScanKind::Inclusive => op.apply(start, items[j]),
@@ -257,7 +258,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
         };
     });
     if aligned(output as usize) {
-        super::unrolled::<ITEMS>(|j| {
+        unrolled::<ITEMS>(|j| {
             if j.is_multiple_of(v) {
                 // SAFETY: as for the loads: inside `len`, 16-aligned; the
                 // caller gives this launch `output` alone, and this tile's
@@ -271,7 +272,7 @@ pub unsafe fn scan_tile<T, O, const BLOCK: usize, const ITEMS: usize>(
             }
         });
     } else {
-        super::unrolled::<ITEMS>(|j| {
+        unrolled::<ITEMS>(|j| {
             let i = at(j);
             if whole || i < len {
                 // SAFETY: `i < len`, as above.
