@@ -12,14 +12,13 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaStream};
+use cudarc::driver::CudaStream;
 
 use crate::algo::element::{BuiltinOp, Numeric};
 use crate::algo::kernels::{grid, kept_states, kernel, launch};
 use crate::algo::scratch::{Temporary, COUNTER_BYTES};
 use crate::buffers::buffer::PoolBuffer;
 use crate::buffers::ops::{Memory, MemoryMut};
-use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::{Max, Min, Sum};
 use crate::engine::Elems;
@@ -64,29 +63,30 @@ pub(super) const fn items(size: usize) -> usize {
 /// Elements per thread of the arg reductions' tiles, whatever the size.
 const ARG_ITEMS: usize = 8;
 
-/// Queues a one-launch reduction `kernel(input, len, [value,] state,
-/// out, [last])` with `grid` blocks, whose state (the arrivals counter and
-/// a `slot`-byte slot per block) is the stream's kept block or a zeroed
-/// temporary (`scratch`).
+/// Queues the one-launch reduction `cuda_mem_<kind>_<T>(input, len,
+/// [value,] state, out, [last])` over `input`, tiles of `items` elements
+/// a thread, with a grid that fills the device at most, whose state (the
+/// arrivals counter and a `slot`-byte slot per block) is the stream's kept
+/// block or a zeroed temporary (`scratch`).
 ///
 /// # Safety
-/// `kernel` is an algorithm kernel with those parameters that leaves the
-/// counter at 0; `input` holds `len` elements of its type and `out` room
-/// for its result, both ordered on `stream`, which passed `check_stream`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn one_launch<V>(
-    state: &ContextState,
+/// The kernel has those parameters and leaves the counter at 0; `out` has
+/// room for its result; `input` and `out` are ordered on `stream`, which
+/// passed `check_stream`.
+unsafe fn one_launch<T: Numeric, V>(
+    input: Elems<'_, T>,
     stream: &Arc<CudaStream>,
-    (kernel, grid): (&CudaFunction, u32),
-    (input, len): (u64, usize),
+    (kind, items): (&str, usize),
     value: Option<V>,
     slot: usize,
-    out: u64,
-    last: Option<u32>,
+    (out, last): (u64, Option<u32>),
 ) -> Result<()> {
+    let state = &input.mem.state;
+    let (kernel, resident) = kernel(state, kind, T::NAME)?;
+    let grid = grid(input.len(), items, resident);
     let bytes = COUNTER_BYTES + grid as usize * slot;
     let run = |at: u64| {
-        let (mut input, mut len, mut at, mut out) = (input, len as u64, at, out);
+        let (mut input, mut len, mut at, mut out) = (input.addr(), input.len() as u64, at, out);
         let (mut value, mut last) = (value, last);
         let mut params: Vec<*mut c_void> = vec![
             (&mut input as *mut u64).cast(),
@@ -102,7 +102,7 @@ unsafe fn one_launch<V>(
         }
         // SAFETY: the caller's contract; `at` has a slot per block and a
         // zero counter, this launch's alone while it runs.
-        unsafe { launch(stream, kernel, grid, &mut params) }
+        unsafe { launch(stream, &kernel, grid, &mut params) }
     };
     // SAFETY: one kernel on `stream`, which leaves the counter at 0.
     unsafe { kept_states(state)?.with(state, stream, bytes, run) }
@@ -117,21 +117,17 @@ unsafe fn enqueue_reduce<T: Numeric, O: BuiltinOp<T>>(
     out: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let state = &input.mem.state;
-    let (kernel, resident) = kernel(state, &format!("reduce_{}", O::NAME), T::NAME)?;
-    let grid = grid(input.len(), items(size_of::<T>()), resident);
+    let kind = format!("reduce_{}", O::NAME);
     // SAFETY: `(input, len, state, output)`, slots of `T` (or its key, of
     // the same size); `out` holds a `T`.
     unsafe {
-        one_launch::<()>(
-            state,
+        one_launch::<T, ()>(
+            input,
             stream,
-            (&kernel, grid),
-            (input.addr(), input.len()),
+            (&kind, items(size_of::<T>())),
             None,
             size_of::<T>(),
-            out,
-            None,
+            (out, None),
         )
     }
 }
@@ -280,20 +276,15 @@ unsafe fn enqueue_count<T: Numeric>(
     out: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let state = &input.mem.state;
-    let (kernel, resident) = kernel(state, "count", T::NAME)?;
-    let grid = grid(input.len(), items(size_of::<T>()), resident);
     // SAFETY: `(input, len, value, state, output)`, `u64` slots and output.
     unsafe {
         one_launch(
-            state,
+            input,
             stream,
-            (&kernel, grid),
-            (input.addr(), input.len()),
+            ("count", items(size_of::<T>())),
             Some(value),
             size_of::<u64>(),
-            out,
-            None,
+            (out, None),
         )
     }
 }
@@ -356,21 +347,16 @@ unsafe fn enqueue_arg<T: Numeric>(
     index_only: bool,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let state = &input.mem.state;
-    let (kernel, resident) = kernel(state, kind, T::NAME)?;
-    let grid = grid(input.len(), ARG_ITEMS, resident);
     // SAFETY: `(input, len, state, output, index_only)`, pair slots; `out`
     // holds a pair or an index, as `index_only` says.
     unsafe {
-        one_launch::<()>(
-            state,
+        one_launch::<T, ()>(
+            input,
             stream,
-            (&kernel, grid),
-            (input.addr(), input.len()),
+            (kind, ARG_ITEMS),
             None,
             16,
-            out,
-            Some(u32::from(index_only)),
+            (out, Some(u32::from(index_only))),
         )
     }
 }
