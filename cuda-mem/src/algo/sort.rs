@@ -49,23 +49,24 @@ const fn dynamic_shared(size: usize, keys_only: bool) -> usize {
     if keys_only {
         0
     } else {
-        block(size, keys_only) * items(size, keys_only) * 4
+        block(size, keys_only) * items(size) * 4
     }
 }
 
 /// Elements per thread of a radix pass's tile over keys of `size` bytes
 /// (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`, `RADIX_ITEMS4_PAIRS` and
-/// `RADIX_ITEMS8`): 20 for keys of up to 4 bytes alone (256 threads), 22
-/// with values (384), 8 for keys of 8 bytes. CUB's tiles on an H200 are
-/// larger (384 threads of 20 keys alone, of 23 pairs, at 74 and 80
-/// registers); keys alone in 384 threads of 18 (77 registers, no spills)
-/// measured slower here: 2^24 505 against 483 µs, 2^28 7.09 against 6.74
-/// ms.
-const fn items(size: usize, keys_only: bool) -> usize {
+/// `RADIX_ITEMS8`): 22 for keys of up to 4 bytes, alone (256 threads) or
+/// with values (384), 8 for keys of 8 bytes. The passes of keys up to 4
+/// bytes compute each key's digit again where they rank it rather than
+/// keep it in registers, which is what makes 22 fit in 80 registers: keys
+/// alone at 256 x 22 against 256 x 20 measured 1.02 against 0.996 of CUB
+/// at 2^24 and 0.993 against 0.962 at 2^28 on an H200. CUB's tiles there
+/// are 384 threads of 20 keys alone, of 23 pairs, at 74 and 80 registers;
+/// keys alone in 384 threads of 18 (77 registers, no spills) measured
+/// slower here.
+const fn items(size: usize) -> usize {
     if size > 4 {
         8
-    } else if keys_only {
-        22
     } else {
         22
     }
@@ -165,7 +166,7 @@ unsafe fn radix_sort<K: SortKey>(
     let (onesweep, _) = kernel_shared(state, (pass_kernel(keys_only), K::NAME), shared as u32)?;
     let passes = K::BYTES;
     let block = block(size, keys_only);
-    let tiles = len.div_ceil(block * items(size, keys_only)).max(1);
+    let tiles = len.div_ceil(block * items(size)).max(1);
     let other = Temporary::new(state, stream, len * size)?;
     // The digit totals of every pass, the pass counters, then the
     // look-back state (zeroed once: its words carry their pass).
@@ -727,7 +728,7 @@ mod tests {
         for keys_only in [true, false] {
             let name = format!("cuda_mem_{}_{}", pass_kernel(keys_only), K::NAME);
             let (arrays, dynamic) = shared_arrays(&name);
-            let tile = block(size, keys_only) * items(size, keys_only);
+            let tile = block(size, keys_only) * items(size);
             assert!(
                 arrays.contains(&(tile * size)),
                 "{name}: no keys tile of {tile} keys among {arrays:?}"
