@@ -456,13 +456,14 @@ mod device {
     const RADIX_BLOCK: usize = 256;
     const RADIX_PAIRS_BLOCK4: usize = 384;
     /// Elements per thread of a radix sort pass's tile. Keys of up to 4
-    /// bytes alone: 20 (on an H200, 2^28 `u32` keys 7.46 -> 7.25 ms against
-    /// 16; 384 threads of 18 measured slower, 7.09 ms against 6.74). With
-    /// values: 22, in 80 registers without spills since the ranking
-    /// computes each key's digit anew and whole rows load without compares
-    /// (H200, same run, `(u32, u32)` pairs of 16, 20 and 22 a thread: 2^24
-    /// 628, 630 and 603 µs, 2^28 8.94, 8.71 and 8.29 ms; 23 spill). Keys
-    /// of 8 bytes: 8.
+    /// bytes, alone or with values: 22, in 80 registers without spills
+    /// since the ranking computes each key's digit anew and whole rows load
+    /// without compares (23 and more spill). On an H200: keys alone at 22
+    /// against 20, `u32` keys 455 against 465 µs at 2^24, 6.36 against 6.56
+    /// ms at 2^28 (20 against 16 before: 7.25 against 7.46 ms; 384 threads
+    /// of 18 slower, 7.09 ms against 6.74); with values, `(u32, u32)` pairs
+    /// of 16, 20 and 22 a thread in one run: 2^24 628, 630 and 603 µs,
+    /// 2^28 8.94, 8.71 and 8.29 ms. Keys of 8 bytes: 8.
     const RADIX_ITEMS4_KEYS: usize = 22;
     const RADIX_ITEMS4_PAIRS: usize = 22;
     const RADIX_ITEMS8: usize = 8;

@@ -137,7 +137,7 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// each SM hide the waits of a look-back. (Rust has no launch bounds for
 /// kernels, so the limit is set on the entry when it is loaded.) The
 /// onesweep passes of keys of up to 4 bytes, at 768 threads per SM each:
-/// keys alone (3 blocks of 256, 20 keys a thread) at 80 registers, without
+/// keys alone (3 blocks of 256, 22 keys a thread) at 80 registers, without
 /// spilling (the compiler's choice for `u32`; 90-92 for 1- and 2-byte
 /// keys, 2 blocks per SM); keys with values (2 blocks of 384, 22 a thread)
 /// at 80 (the compiler's 95: 1 block per SM), without spilling (a warp's
