@@ -334,8 +334,9 @@ unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
         // for the memory.
         unsafe { input.add(i).read() }
     };
+    // Chunks of samples up to 8 bytes (a sample is taken from a `u64`).
     if size == 0
-        || size > 16
+        || size > 8
         || !16usize.is_multiple_of(size)
         || !(input as usize).is_multiple_of(size)
     {
@@ -591,6 +592,33 @@ mod tests {
                 data.iter().for_each(|&x| want[usize::from(x) % 16] += 1);
                 assert_eq!(got, want, "shorts at {offset}, {len}");
             }
+        }
+    }
+
+    #[test]
+    fn sixteen_byte_samples_are_counted_one_at_a_time() {
+        // A 16-byte sample fills a whole chunk: it takes the one-by-one
+        // loop (it once took the chunks' and panicked on the host).
+        let shared = crate::shared_array![u32; 64];
+        for len in [0usize, 1, 2, 3, 7, 64, 1001] {
+            let samples: Vec<u128> = (0..len as u128)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100))
+                .collect();
+            let mut got = [0u32; 16];
+            // SAFETY: one block of one thread; the counters are ours.
+            unsafe {
+                histogram_tiles::<u128, u32, 1>(
+                    samples.as_ptr(),
+                    len,
+                    |x| Some((x >> 124) as u32),
+                    16,
+                    got.as_mut_ptr(),
+                    shared.as_slice(),
+                );
+            }
+            let mut want = [0u32; 16];
+            samples.iter().for_each(|&x| want[(x >> 124) as usize] += 1);
+            assert_eq!(got, want, "{len} samples");
         }
     }
 }
