@@ -93,9 +93,15 @@ impl GridStride {
     /// the compiler may not move a load past (shared or global atomics,
     /// stores), which in `for_each_unrolled` make each load wait for the
     /// previous index's work: the loop of a kernel that reads, then
-    /// counts or scatters (a histogram). `load` should only read: it runs
-    /// ahead of `f` on up to `N - 1` later indices. At most 32 a batch,
-    /// checked at compile time.
+    /// counts or scatters (a histogram).
+    ///
+    /// `load` is called exactly once on each index the loop visits (the
+    /// iterator's indices), in order, and on no other index, so it may
+    /// read element `i` of a slice the range covers. Within a batch the
+    /// loads of later indices run before `f` on earlier ones: `load` must
+    /// not depend on what `f` does. `N` of 0 or 1 is a plain loop; more
+    /// than 32 is a compile error (where the call is compiled; `cargo
+    /// check` does not see it).
     ///
     /// ```
     /// // A histogram of the values' low bits, as a kernel would count it.
@@ -105,12 +111,19 @@ impl GridStride {
     ///     .for_each_batched::<4, u32>(|i| values[i], |v| counts[(v % 4) as usize] += 1);
     /// assert_eq!(counts, [250, 250, 250, 250]);
     /// ```
+    ///
+    /// Batches of more than 32 do not compile:
+    ///
+    /// ```compile_fail,E0080
+    /// cuda_mem::device::GridStride::new(0, 100, 1).for_each_batched::<33, usize>(|i| i, |_| {});
+    /// ```
     #[inline(always)]
     pub fn for_each_batched<const N: usize, L: Copy>(
         self,
         mut load: impl FnMut(usize) -> L,
         mut f: impl FnMut(L),
     ) {
+        const { assert!(N <= 32, "for_each_batched: at most 32 indices a batch") };
         let Self {
             mut next,
             end,
@@ -342,16 +355,26 @@ mod tests {
             for end in [0usize, 1, 6, 7, 30, 33, 100] {
                 for step in [1usize, 2, 5, 8] {
                     let want: Vec<usize> = GridStride::new(start, end, step).collect();
-                    let (mut loaded, mut used) = (Vec::new(), Vec::new());
+                    // Every whole batch's four loads, then its four uses;
+                    // the rest load and use one index at a time.
+                    let whole = want.len() / 4 * 4;
+                    let mut events = Vec::new();
+                    for batch in want[..whole].chunks(4) {
+                        events.extend(batch.iter().map(|&i| ('l', i)));
+                        events.extend(batch.iter().map(|&i| ('f', i)));
+                    }
+                    for &i in &want[whole..] {
+                        events.extend([('l', i), ('f', i)]);
+                    }
+                    let seen = core::cell::RefCell::new(Vec::new());
                     GridStride::new(start, end, step).for_each_batched::<4, usize>(
                         |i| {
-                            loaded.push(i);
+                            seen.borrow_mut().push(('l', i));
                             i * 3
                         },
-                        |v| used.push(v / 3),
+                        |v| seen.borrow_mut().push(('f', v / 3)),
                     );
-                    assert_eq!(loaded, want, "{start} {end} {step}");
-                    assert_eq!(used, want, "{start} {end} {step}");
+                    assert_eq!(seen.into_inner(), events, "{start} {end} {step}");
                 }
             }
         }
