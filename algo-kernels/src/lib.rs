@@ -463,7 +463,10 @@ mod device {
     /// ms at 2^28 (20 against 16 before: 7.25 against 7.46 ms; 384 threads
     /// of 18 slower, 7.09 ms against 6.74); with values, `(u32, u32)` pairs
     /// of 16, 20 and 22 a thread in one run: 2^24 628, 630 and 603 µs,
-    /// 2^28 8.94, 8.71 and 8.29 ms. Keys of 8 bytes: 8.
+    /// 2^28 8.94, 8.71 and 8.29 ms. Keys of 8 bytes: 8. The two 4-byte
+    /// lengths are equal today but stay two knobs: their kernels have
+    /// blocks of different sizes and were tuned apart (`algo::sort`'s
+    /// `items` must match both).
     const RADIX_ITEMS4_KEYS: usize = 22;
     const RADIX_ITEMS4_PAIRS: usize = 22;
     const RADIX_ITEMS8: usize = 8;

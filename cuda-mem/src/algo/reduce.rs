@@ -70,7 +70,9 @@ const ARG_ITEMS: usize = 8;
 /// block or a zeroed temporary (`scratch`).
 ///
 /// # Safety
-/// The kernel has those parameters and leaves the counter at 0; `out` has
+/// The kernel `kind` has those parameters, with `V` the type of its
+/// `value`, and leaves the counter at 0; `slot` is at least the bytes it
+/// writes per block (it writes `grid * slot` after the counter); `out` has
 /// room for its result; `input` and `out` are ordered on `stream`, which
 /// passed `check_stream`.
 unsafe fn one_launch<T: Numeric, V>(

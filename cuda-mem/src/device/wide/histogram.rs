@@ -232,8 +232,9 @@ pub unsafe fn histogram_tiles<T, C, const BLOCK: usize>(
         // `direct`, only for byte samples).
         usize::from(unsafe { core::mem::transmute_copy::<T, u8>(&x) })
     };
-    // One counting loop per way to a bin (each unrolled sixteen times for
-    // byte samples) and per kind of counter: no branch between the two
+    // One counting loop per way to a bin (each batch of `SAMPLE_CHUNKS`
+    // chunks of 16 bytes straight-line code: 64 byte samples) and per kind
+    // of counter: no branch between the two
     // kinds of add in the loops (a macro: each loop has its add inlined).
     macro_rules! count_with {
         ($add:expr) => {{
@@ -359,8 +360,10 @@ unsafe fn for_each_sample<T: crate::copy::device_copy::DeviceCopy>(
     // counts' atomics would otherwise hold each load until the previous
     // chunk's are done).
     let load = |c: usize| {
-        // SAFETY: chunk `c` is 16 bytes of the samples, 16-aligned (`head`
-        // samples past `input` is the first boundary), in global memory.
+        // SAFETY: `for_each_batched` loads only the chunks it visits, `c <
+        // chunks`, so chunk `c` is 16 bytes of the samples, 16-aligned
+        // (`head` samples past `input` is the first boundary), in global
+        // memory.
         unsafe { load_global_v4(input.add(head + c * per).cast::<[u32; 4]>()) }
     };
     grid_stride(chunks).for_each_batched::<SAMPLE_CHUNKS, [u32; 4]>(load, |words| {

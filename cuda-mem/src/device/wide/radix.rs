@@ -554,14 +554,15 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
     // measured no faster.)
     let mut at = [0u32; ITEMS];
     unrolled::<ITEMS>(|j| {
-        // The digit again: where the tile has values, computed anew, so
-        // that each key's digit and counter address from the count above
-        // are not kept in registers until here (they would take 2 of the
-        // 80 per key: H200, `(u32, u32)` pairs in 384 threads of 20 keys
-        // without spills, 2^24 620 against 633 µs and 2^28 8.60 against
-        // 9.03 ms of 16 keys that kept them); keys alone, with registers
-        // to spare, keep them (computed anew: 2^28 6.84 against 6.75 ms),
-        // and so do keys of 8 bytes (8 a thread; not measured otherwise).
+        // The digit again: for keys up to 4 bytes, alone or with values,
+        // computed anew, so that each key's digit and counter address from
+        // the count above are not kept in registers until here (they would
+        // take 2 of the 80 per key: H200, `(u32, u32)` pairs in 384 threads
+        // of 20 keys without spills, 2^24 620 against 633 µs and 2^28 8.60
+        // against 9.03 ms of 16 keys that kept them; keys alone fit 22 a
+        // thread only so, 2^28 6.36 against 6.56 ms for 20 that kept
+        // them); keys of 8 bytes keep them (8 a thread; not measured
+        // otherwise).
         let d = if K::BYTES > 4 {
             digit(keys[j])
         } else {
