@@ -2,7 +2,8 @@
 //! nvcc from `parity-kernels/cuda/algo.cu`, in the same run) at 2^20, 2^24
 //! and 2^28 elements: the sum of `u32`, the max of `f32`, the exclusive sum
 //! of `u32`, the inclusive sum of `f32`, the 256-bin histogram of `u8`
-//! (CUB only: Thrust has none), and the radix sorts of `u32` keys and of
+//! and the 1024-bin one of `f32` over `[0, 1)` (CUB only: Thrust has
+//! none), and the radix sorts of `u32` keys and of
 //! `(u32, u32)` pairs; and, where `python3` has torch, `torch.sort` and
 //! `torch.cumsum` at the same sizes. Each side's result is checked
 //! against the host before it is timed. GPU time by events on the bench's
@@ -32,7 +33,7 @@ pub enum Kind {
     Reductions,
     /// The exclusive sum of `u32` and the inclusive sum of `f32`.
     Scans,
-    /// The 256-bin histogram of `u8`.
+    /// The 256-bin histogram of `u8` and the 1024-bin one of `f32`.
     Histogram,
     /// The sorts of `u32` keys and of `(u32, u32)` pairs.
     Sorts,
@@ -249,33 +250,68 @@ fn sorts(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &
     }
 }
 
-/// The histogram row at `2^log` bytes: 256 bins of `u8` (every byte), ours
-/// against CUB's `HistogramEven` (Thrust has no histogram).
-fn histogram(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &mut u64) {
+/// The histogram rows at `2^log` samples, ours against CUB's
+/// `HistogramEven` (Thrust has no histogram): 256 bins of `u8` (every
+/// byte), and 1024 bins of `f32` over `[0, 1)` (samples on a grid of
+/// `2^-24`, so that every formula for a bin is exact: ours and CUB's
+/// agree on every sample).
+fn histograms(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &mut u64) {
     let n = 1usize << log;
     let bytes: Vec<u8> = (0..n).map(|_| next(seed) as u8).collect();
-    let mut want = vec![0u32; 256];
-    for &x in &bytes {
-        want[usize::from(x)] += 1;
+    let name = format!("histogram 256 bins of u8 2^{log}");
+    histogram(
+        b,
+        (ctx, lib),
+        (4, name),
+        &bytes,
+        0..=255u8,
+        256,
+        usize::from,
+    );
+    let floats: Vec<f32> = (0..n)
+        .map(|_| (next(seed) >> 40) as f32 / (1 << 24) as f32)
+        .collect();
+    let name = format!("histogram 1024 bins of f32 2^{log}");
+    histogram(b, (ctx, lib), (5, name), &floats, 0.0f32..1.0, 1024, |x| {
+        (x * 1024.0) as usize
+    });
+}
+
+/// One histogram row: `samples` into `bins` equal bins over `range`, ours
+/// against `algo.cu`'s CUB algorithm `which`, both checked against the
+/// host's `bin_of` first.
+fn histogram<T: algo::SortKey + cuda_mem::device::wide::HistogramSample + Copy>(
+    b: &mut Bench,
+    (ctx, lib): (&Arc<CudaContext>, &AlgoLib),
+    (which, name): (i32, String),
+    samples: &[T],
+    range: impl algo::BinRange<T> + Clone,
+    bins: usize,
+    bin_of: impl Fn(T) -> usize,
+) {
+    let n = samples.len();
+    let mut want = vec![0u32; bins];
+    for &x in samples {
+        want[bin_of(x)] += 1;
     }
     let s = b.stream.clone();
-    let input = DeviceBuffer::from_slice(ctx, &bytes).unwrap();
-    let mut bins = DeviceBuffer::<u32>::zeroed(ctx, 256).unwrap();
+    let input = DeviceBuffer::from_slice(ctx, samples).unwrap();
+    let mut counts = DeviceBuffer::<u32>::zeroed(ctx, bins).unwrap();
     // SAFETY: the size query of `algo.cu`.
-    let temp_bytes = unsafe { (lib.temp_bytes)(4, n as i32) };
+    let temp_bytes = unsafe { (lib.temp_bytes)(which, n as i32) };
     let temp = DeviceBuffer::<u8>::zeroed(ctx, temp_bytes.max(1)).unwrap();
     let (temp_addr, in_addr, out_addr) = (
         temp.as_device_ptr().addr(),
         input.as_device_ptr().addr(),
-        bins.as_device_ptr().addr(),
+        counts.as_device_ptr().addr(),
     );
     let cub = || {
-        // SAFETY: CUB's histogram of the live bytes into the live 256 bins,
-        // with temporary storage of the size it asked for, on the bench's
-        // stream.
+        // SAFETY: CUB's histogram `which` of the live samples into the live
+        // bins (as many as `algo.cu` gives it), with temporary storage of
+        // the size it asked for, on the bench's stream.
         let status = unsafe {
             (lib.cub)(
-                4,
+                which,
                 temp_addr as *mut _,
                 temp_bytes,
                 in_addr as *const _,
@@ -284,22 +320,26 @@ fn histogram(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, see
                 s.cu_stream(),
             )
         };
-        assert_eq!(status, 0, "CUB histogram");
+        assert_eq!(status, 0, "CUB {name}");
     };
-    algo::histogram_even(&input, 0..=255u8, &mut bins, &s).unwrap();
-    assert_eq!(bins.to_vec().unwrap(), want, "algo histogram_even (ours)");
-    bins.memset(0).unwrap();
+    algo::histogram_even(&input, range.clone(), &mut counts, &s).unwrap();
+    assert_eq!(
+        counts.to_vec().unwrap(),
+        want,
+        "algo histogram_even (ours): {name}"
+    );
+    counts.memset(0).unwrap();
     ctx.synchronize().unwrap();
     cub();
     ctx.synchronize().unwrap();
-    assert_eq!(bins.to_vec().unwrap(), want, "algo histogram_even (CUB)");
+    assert_eq!(counts.to_vec().unwrap(), want, "CUB: {name}");
     let (ours, raw) = b.gpu_held_pair_ms(
-        || algo::histogram_even(&input, 0..=255u8, &mut bins, &s).unwrap(),
+        || algo::histogram_even(&input, range.clone(), &mut counts, &s).unwrap(),
         cub,
     );
     b.push(
         "algo",
-        format!("histogram 256 bins of u8 2^{log}"),
+        name,
         "µs",
         ours * 1e3,
         raw * 1e3,
@@ -554,7 +594,7 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>, quick: bool, only: &[Kind]) {
             reductions_and_scans(b, ctx, &lib, log, &mut seed, runs);
         }
         if runs(Kind::Histogram) {
-            histogram(b, ctx, &lib, log, &mut seed);
+            histograms(b, ctx, &lib, log, &mut seed);
         }
         if runs(Kind::Sorts) {
             sorts(b, ctx, &lib, log, &mut seed);

@@ -8,6 +8,7 @@
 //   3: inclusive sum of f32  (cub::DeviceScan::InclusiveSum, thrust::inclusive_scan)
 //   4: 256-bin histogram of u8 (cub::DeviceHistogram::HistogramEven; Thrust
 //      has none)
+//   5: 1024-bin histogram of f32 over [0, 1) (HistogramEven likewise)
 // and the radix sorts of u32 keys and of (u32, u32) pairs, ascending
 // (`algo_cub_sort` / `algo_thrust_sort`: cub::DeviceRadixSort::SortKeys /
 // SortPairs from one buffer into another, thrust::sort / sort_by_key in
@@ -42,6 +43,9 @@ static cudaError_t cub_call(int which, void* temp, size_t& bytes, const void* in
     case 4:
         return cub::DeviceHistogram::HistogramEven(temp, bytes, (const unsigned char*)in,
                                                    (unsigned*)out, 257, 0, 256, n, s);
+    case 5:
+        return cub::DeviceHistogram::HistogramEven(temp, bytes, (const float*)in, (unsigned*)out,
+                                                   1025, 0.0f, 1.0f, n, s);
     default:
         return cudaErrorInvalidValue;
     }
