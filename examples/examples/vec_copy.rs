@@ -1,7 +1,7 @@
 //! Vec copies: copying an ordinary (pageable) `Vec` to the GPU and back,
 //! and what it costs against pinned memory.
 //!
-//!     cargo run --release --example vec_copy -- [MIB..]
+//!     cargo run --release --example vec_copy -- [--timeline] [MIB..]
 //!
 //! `copy_from_host` and `copy_to_host` take any host slice. The driver's
 //! own copy of pageable memory runs on one CPU thread through its own small
@@ -11,13 +11,20 @@
 //! For each size given (default 16, 64 and 256 MiB) the example copies a
 //! `Vec<f32>` to the device and back ten times, checks every element, and
 //! prints the rates next to those of a `PinnedBuffer` of the same size.
-//! Run it under `nsys profile` to see the chunks' DMAs overlap the
-//! threads' copies.
+//! With `--timeline` it then records one more copy each way
+//! (`cuda_mem::__record_staging`, a benchmark hook) and prints where its
+//! time went: when the first piece began and the first DMA started, how
+//! long the copy engine sat idle between chunks, how long the threads
+//! waited for slots, and each chunk's host copy and DMA. (Nsight Systems
+//! shows the same where it can write its report; the recorded copy pays
+//! for two events a chunk and waits for its last DMA, so its total is not
+//! the plain copy's.)
 
 use cuda_mem::prelude::*;
 use std::error::Error;
 use std::time::Instant;
 
+use cuda_mem::__staging_timeline::StagingTimeline;
 use cuda_mem::{DeviceBuffer, PinnedBuffer};
 use cuda_mem_examples::{gpu_or_exit, Checks};
 
@@ -40,8 +47,11 @@ fn rate(bytes: usize, ctx: &cuda_mem::CudaContext, mut op: impl FnMut()) -> f64 
 fn main() -> Result<(), Box<dyn Error>> {
     let ctx = gpu_or_exit("vec_copy");
     let mut checks = Checks::new("vec_copy");
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let timeline = args.iter().any(|a| a == "--timeline");
+    let sizes: Vec<usize> = args
+        .iter()
+        .filter(|a| *a != "--timeline")
         .map(|a| a.parse().map_err(|e| format!("size {a:?} in MiB: {e}")))
         .collect::<Result<_, _>>()?;
     let sizes = if sizes.is_empty() {
@@ -70,7 +80,85 @@ fn main() -> Result<(), Box<dyn Error>> {
             "{mib:>5} MiB  Vec: to the device {up:5.1} GB/s, to the host {down:5.1} GB/s   \
              pinned: {pin_up:5.1} / {pin_down:5.1} GB/s"
         );
+        if timeline {
+            back.fill(f32::NAN);
+            cuda_mem::__record_staging(true);
+            dev.copy_from_host(&host)?;
+            dev.copy_to_host(&mut back)?;
+            cuda_mem::__record_staging(false);
+            checks.check(back == host, format!("{mib} MiB: the recorded copies"));
+            let timelines = cuda_mem::__take_staging_timelines();
+            checks.check(
+                timelines.len() == 2,
+                format!("{mib} MiB: a timeline each way (the copies were staged)"),
+            );
+            timelines.iter().for_each(print_timeline);
+        }
     }
     checks.finish();
     Ok(())
+}
+
+/// Prints where a recorded copy's time went: a summary line, then a line
+/// per chunk (µs from the copy's start).
+fn print_timeline(t: &StagingTimeline) {
+    let way = if t.to_device {
+        "to the device"
+    } else {
+        "to the host"
+    };
+    let first = |f: &dyn Fn(&cuda_mem::__staging_timeline::ChunkSpan) -> f64| {
+        t.chunks.first().map_or(0.0, f)
+    };
+    let end = t
+        .chunks
+        .iter()
+        .map(|c| c.dma_end_us)
+        .fold(t.lanes_done_us, f64::max);
+    let busy: f64 = t.chunks.iter().map(|c| c.dma_end_us - c.dma_start_us).sum();
+    let gaps: Vec<f64> = t
+        .chunks
+        .windows(2)
+        .map(|w| w[1].dma_start_us - w[0].dma_end_us)
+        .filter(|g| *g > 0.0)
+        .collect();
+    let first_piece = t
+        .pieces
+        .iter()
+        .map(|p| p.start_us)
+        .fold(f64::INFINITY, f64::min);
+    let waited: f64 = t.waits.iter().map(|w| w.end_us - w.start_us).sum();
+    let copying: f64 = t.pieces.iter().map(|p| p.end_us - p.start_us).sum::<f64>() - waited;
+    println!(
+        "  timeline {way}, {} MiB: {} lanes, {} slots, {} chunks, {} pieces; done at {end:.0} µs \
+         ({:.1} GB/s); first piece at {first_piece:.1} µs, first DMA queued at {:.1} and \
+         started at {:.1}; copy engine busy {busy:.0} µs, idle {:.0} µs in {} gaps between \
+         chunks; lanes done at {:.0} µs, the last DMA ended at {:.0}; the lanes copied \
+         {copying:.0} µs ({:.1} GB/s a lane) and waited {waited:.0} µs in {} waits",
+        t.bytes >> 20,
+        t.lanes,
+        t.slots,
+        t.chunks.len(),
+        t.pieces.len(),
+        t.bytes as f64 / end / 1e3,
+        first(&|c| c.queued_us),
+        first(&|c| c.dma_start_us),
+        gaps.iter().sum::<f64>(),
+        gaps.len(),
+        t.lanes_done_us,
+        t.chunks.last().map_or(0.0, |c| c.dma_end_us),
+        t.bytes as f64 / copying.max(1e-9) / 1e3,
+        t.waits.len(),
+    );
+    for c in &t.chunks {
+        println!(
+            "    chunk {:>3} {:>5} KiB: queued {:>8.1}  DMA {:>8.1} .. {:>8.1} ({:>5.1} GB/s)",
+            c.chunk,
+            c.bytes >> 10,
+            c.queued_us,
+            c.dma_start_us,
+            c.dma_end_us,
+            c.bytes as f64 / (c.dma_end_us - c.dma_start_us).max(1e-9) / 1e3,
+        );
+    }
 }

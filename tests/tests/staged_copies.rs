@@ -168,3 +168,107 @@ fn every_staging_plan_copies_every_byte() {
         }
     }
 }
+
+/// A thread that asks for its staged copies' timelines gets one per copy,
+/// each way: every piece copied once by one of the plan's lanes, the
+/// chunks consecutive and covering the copy, their DMAs in order on the
+/// stream and each after its queueing (within the clocks' alignment); the
+/// data copied as without recording. Another thread's copies are not
+/// recorded.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn recorded_staged_copies_have_a_timeline() {
+    use cuda_mem::__staging_timeline::StagingTimeline;
+    let mut rng = Rng::from_env("recorded_staged_copies_have_a_timeline");
+    let ctx = gpu();
+    // 20 to 90 MiB and an odd length: the ring wraps, the last piece is short.
+    let len = (20 << 20) + rng.below(70 << 20);
+    let data: Vec<u8> = rng.values(len);
+    let mut dev = DeviceBuffer::<u8>::new(&ctx, len + 3).unwrap();
+    let mut out = vec![0x5a_u8; len];
+    cuda_mem::__record_staging(true);
+    {
+        // A copy on another thread meanwhile: not this thread's to record.
+        let other: Vec<u32> = rng.values(8 << 20);
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let mut b = DeviceBuffer::<u32>::new(&ctx, other.len()).unwrap();
+            b.copy_from_host(&other).unwrap();
+        })
+        .join()
+        .unwrap();
+    }
+    let mut view = dev.slice_mut(3..len + 3).unwrap();
+    view.copy_from_host(&data).unwrap();
+    view.copy_to_host(&mut out).unwrap();
+    cuda_mem::__record_staging(false);
+    assert!(out == data, "the recorded round trip changed the data");
+    let timelines = cuda_mem::__take_staging_timelines();
+    assert_eq!(
+        timelines.len(),
+        2,
+        "one timeline per staged copy of this thread"
+    );
+    assert!(cuda_mem::__take_staging_timelines().is_empty());
+    let check = |t: &StagingTimeline, to_device: bool| {
+        let way = if to_device {
+            "to the device"
+        } else {
+            "to the host"
+        };
+        assert_eq!((t.to_device, t.bytes), (to_device, len), "{way}");
+        assert!(
+            t.lanes >= 1 && t.slots >= 1,
+            "{way}: {} lanes, {} slots",
+            t.lanes,
+            t.slots
+        );
+        // Chunks 0, 1, ... covering the bytes; DMAs in order on the stream.
+        let bytes: usize = t.chunks.iter().map(|c| c.bytes).sum();
+        assert_eq!(bytes, len, "{way}: the chunks' bytes");
+        for (i, c) in t.chunks.iter().enumerate() {
+            assert_eq!(c.chunk, i, "{way}: chunk order");
+            assert!(c.bytes > 0, "{way}: chunk {i} is empty");
+            assert!(c.dma_end_us >= c.dma_start_us, "{way}: chunk {i}: {c:?}");
+            // The two clocks meet at the copy's first event: allow 50 µs.
+            assert!(
+                c.dma_start_us >= c.queued_us - 50.0,
+                "{way}: chunk {i}: {c:?}"
+            );
+            if i > 0 {
+                let before = &t.chunks[i - 1];
+                assert!(
+                    c.dma_start_us >= before.dma_end_us - 1.0,
+                    "{way}: chunk {i} overlaps"
+                );
+            }
+        }
+        // Every piece once, by one of the lanes, after the copy began.
+        let mut pieces: Vec<usize> = t.pieces.iter().map(|p| p.piece).collect();
+        pieces.sort_unstable();
+        assert!(
+            pieces.iter().copied().eq(0..pieces.len()),
+            "{way}: pieces not each recorded once"
+        );
+        assert!(
+            pieces.len() >= t.chunks.len(),
+            "{way}: fewer pieces than chunks"
+        );
+        for p in &t.pieces {
+            assert!(p.lane < t.lanes, "{way}: {p:?} of {} lanes", t.lanes);
+            assert!(0.0 <= p.start_us && p.start_us <= p.end_us, "{way}: {p:?}");
+            assert!(
+                p.end_us <= t.lanes_done_us,
+                "{way}: {p:?} after the lanes were done"
+            );
+        }
+        for w in &t.waits {
+            assert!(
+                w.chunk < t.chunks.len() && w.start_us <= w.end_us,
+                "{way}: {w:?}"
+            );
+        }
+    };
+    check(&timelines[0], true);
+    check(&timelines[1], false);
+}

@@ -42,6 +42,8 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
+#[cfg(feature = "test-hooks")]
+use crate::engine::staging_timeline::Recorder;
 use crate::engine::streaming_copy::copy_streaming;
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_cache::{self, Block};
@@ -312,8 +314,9 @@ struct SlotState {
 
 /// What the threads of one staged copy share: the plan, the pinned slots
 /// (the block's DMA mapping at `base`) with their events and progress,
-/// the next piece to claim, and whether the copy failed (every thread then
-/// stops at its next claim or wait).
+/// the next piece to claim, whether the copy failed (every thread then
+/// stops at its next claim or wait), and its timeline's recording, if the
+/// calling thread asked for one (`staging_timeline`).
 struct Ring<'a> {
     plan: Plan,
     base: usize,
@@ -321,6 +324,8 @@ struct Ring<'a> {
     slots: Vec<SlotState>,
     next: AtomicUsize,
     failed: AtomicBool,
+    #[cfg(feature = "test-hooks")]
+    recorder: Option<&'a Recorder>,
 }
 
 /// Spins a while, then yields, then sleeps: the waits here are for other
@@ -363,6 +368,21 @@ impl Ring<'_> {
     /// every piece is copied by a running thread that waits only for
     /// earlier chunks.
     fn wait_landed(&self, c: usize) -> Result<bool> {
+        #[cfg(feature = "test-hooks")]
+        if let Some(recorder) = self.recorder {
+            let slot = &self.slots[c % self.plan.slots];
+            if slot.landed.load(Ordering::Acquire) <= c {
+                let start = std::time::Instant::now();
+                let waited = self.wait_landed_unrecorded(c);
+                recorder.wait(c, start);
+                return waited;
+            }
+        }
+        self.wait_landed_unrecorded(c)
+    }
+
+    /// [`Ring::wait_landed`], not recorded.
+    fn wait_landed_unrecorded(&self, c: usize) -> Result<bool> {
         let slot = &self.slots[c % self.plan.slots];
         let mut spins = 0;
         while slot.landed.load(Ordering::Acquire) <= c {
@@ -413,7 +433,15 @@ impl Ring<'_> {
     ) -> Result<()> {
         let (first, count) = self.plan.span(i);
         let (offset, len) = self.plan.bytes(first, count);
-        dma(offset, self.slot_piece(i, first), len)?;
+        let host = self.slot_piece(i, first);
+        #[cfg(feature = "test-hooks")]
+        if let Some(recorder) = self.recorder {
+            recorder.around_dma((i, len), stream, || dma(offset, host, len))?;
+        } else {
+            dma(offset, host, len)?;
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        dma(offset, host, len)?;
         record(&self.events[i % self.plan.slots], stream)?;
         self.slots[i % self.plan.slots]
             .queued
@@ -450,12 +478,14 @@ impl Drop for FailOnUnwind<'_, '_> {
 }
 
 /// What a staged copy holds while it runs: a pinned block of the context's
-/// cache, cut into the plan's slots, and an event per slot.
+/// cache, cut into the plan's slots, and an event per slot; and its
+/// direction.
 struct Staged<'s> {
     state: &'s ContextState,
     block: Block,
     events: Vec<CudaEvent>,
     plan: Plan,
+    to: Direction,
 }
 
 /// The pinned block and events for a copy of `total` bytes from or to host
@@ -483,6 +513,7 @@ fn prepare(
         block,
         events,
         plan,
+        to,
     })
 }
 
@@ -490,16 +521,15 @@ impl Staged<'_> {
     /// Runs `start` on the calling thread, then `piece(ring, j)` for every
     /// piece `j`, claimed in order by the plan's lanes (the calling thread
     /// and workers); a piece returns `false` when the copy failed while it
-    /// waited. Then gives the block back to the cache, guarded by an event
-    /// behind every DMA queued on `stream` when `queued_dma` (a copy to
-    /// the device returns before its last DMAs end). Returns the first
+    /// waited. Then gives the block back to the cache, guarded, for a copy
+    /// to the device (which returns before its last DMAs end), by an event
+    /// behind every DMA queued on `stream`. Returns the first
     /// error. After an error, `stream` is waited for before the block goes
     /// back (and the block is leaked if that fails), so no DMA of the copy
     /// still uses it.
     fn run(
         self,
         stream: &CudaStream,
-        queued_dma: bool,
         start: impl FnOnce(&Ring<'_>) -> Result<()>,
         piece: impl Fn(&Ring<'_>, usize) -> Result<bool> + Sync,
     ) -> Result<()> {
@@ -508,7 +538,11 @@ impl Staged<'_> {
             block,
             events,
             plan,
+            to,
         } = self;
+        let queued_dma = to == Direction::ToDevice;
+        #[cfg(feature = "test-hooks")]
+        let recorder = Recorder::start(state, stream, plan.chunks());
         let ring = Ring {
             plan,
             base: block.pages().dma() as usize,
@@ -516,6 +550,8 @@ impl Staged<'_> {
             slots: (0..plan.slots).map(|_| SlotState::default()).collect(),
             next: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            #[cfg(feature = "test-hooks")]
+            recorder: recorder.as_ref(),
         };
         let first_error = Mutex::new(None);
         let fail = |e| {
@@ -529,16 +565,22 @@ impl Staged<'_> {
         // resumed after the block is safe to give back.
         let lanes = catch_unwind(AssertUnwindSafe(|| match start(&ring) {
             Err(e) => fail(e),
-            Ok(()) => crate::engine::workers::run_lanes(plan.lanes, &|_| {
+            Ok(()) => crate::engine::workers::run_lanes(plan.lanes, &|_lane| {
                 let _unwinding = FailOnUnwind::new(&ring);
                 if let Err(e) = state.bind() {
                     return fail(e);
                 }
                 while let Some(j) = ring.claim() {
+                    #[cfg(feature = "test-hooks")]
+                    let started = ring.recorder.map(|_| std::time::Instant::now());
                     match piece(&ring, j) {
                         Ok(true) => {}
                         Ok(false) => return,
                         Err(e) => return fail(e),
+                    }
+                    #[cfg(feature = "test-hooks")]
+                    if let (Some(recorder), Some(started)) = (ring.recorder, started) {
+                        recorder.piece(j, _lane, started);
                     }
                 }
             }),
@@ -553,6 +595,15 @@ impl Staged<'_> {
             };
         }
         if error.is_none() && lanes.is_ok() {
+            #[cfg(feature = "test-hooks")]
+            if let Some(recorder) = recorder {
+                let what = (queued_dma, plan.total, plan.lanes, plan.slots);
+                if let Err(e) = recorder.finish(stream, what) {
+                    let _ = pinned_cache::give_back(state, block, Some(stream));
+                    return_events(state, events);
+                    return Err(e);
+                }
+            }
             let returned = pinned_cache::give_back(state, block, queued_dma.then_some(stream));
             return_events(state, events);
             return returned;
@@ -610,7 +661,6 @@ pub(crate) fn copy_from_host(
     let streaming = src.len() <= STREAMING_TO_DEVICE_MAX;
     staged.run(
         stream,
-        true,
         |_| Ok(()),
         |ring, j| {
             let i = ring.plan.chunk_of(j);
@@ -685,7 +735,7 @@ pub(crate) fn copy_to_host(
     // Every chunk's DMA is waited for before its bytes are copied out, so
     // none is left when the copy returns.
     let start = |ring: &Ring<'_>| (0..ring.plan.slots).try_for_each(|i| ring.queue(i, stream, dma));
-    staged.run(stream, false, start, |ring, j| {
+    staged.run(stream, start, |ring, j| {
         let i = ring.plan.chunk_of(j);
         if !ring.wait_landed(i)? {
             return Ok(false);
@@ -721,6 +771,8 @@ mod tests {
             slots: Vec::new(),
             next: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            #[cfg(feature = "test-hooks")]
+            recorder: None,
         };
         struct CopyInDrop<'r, 'a>(&'r Ring<'a>);
         impl Drop for CopyInDrop<'_, '_> {
