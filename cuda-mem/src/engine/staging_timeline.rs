@@ -10,7 +10,8 @@
 //! it ([`__take_staging_timelines`]). A recorded copy to the device waits
 //! for its last DMA before it returns, and every recorded copy pays for
 //! two events a chunk, so its time is not the plain copy's. While nothing
-//! is recorded, a staged copy pays one thread-local read.
+//! is recorded, a staged copy pays a thread-local read, and a test of an
+//! `Option` a piece.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
