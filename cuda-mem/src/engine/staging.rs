@@ -594,16 +594,17 @@ impl Staged<'_> {
                 Ok(()) => Err(e),
             };
         }
-        if error.is_none() && lanes.is_ok() {
-            #[cfg(feature = "test-hooks")]
-            if let Some(recorder) = recorder {
+        // A recorded copy that succeeded waits for its DMAs and reads its
+        // events; failing that, it fails as a lane's error would.
+        #[cfg(feature = "test-hooks")]
+        let error = match recorder {
+            Some(recorder) if error.is_none() && lanes.is_ok() => {
                 let what = (queued_dma, plan.total, plan.lanes, plan.slots);
-                if let Err(e) = recorder.finish(stream, what) {
-                    let _ = pinned_cache::give_back(state, block, Some(stream));
-                    return_events(state, events);
-                    return Err(e);
-                }
+                recorder.finish(stream, what).err()
             }
+            _ => error,
+        };
+        if error.is_none() && lanes.is_ok() {
             let returned = pinned_cache::give_back(state, block, queued_dma.then_some(stream));
             return_events(state, events);
             return returned;
