@@ -15,10 +15,12 @@
 //! (`cuda_mem::__record_staging`, a benchmark hook) and prints where its
 //! time went: when the first piece began and the first DMA started, how
 //! long the copy engine sat idle between chunks, how long the threads
-//! waited for slots, and each chunk's host copy and DMA. (Nsight Systems
-//! shows the same where it can write its report; the recorded copy pays
-//! for two events a chunk and waits for its last DMA, so its total is not
-//! the plain copy's.)
+//! waited for slots, and each chunk's DMA. (Nsight Systems shows the same
+//! where it can write its report. A recorded copy is not quite the plain
+//! one, so its total is not the plain copy's time: see
+//! `cuda_mem::__record_staging`.) Copies below the staging thresholds
+//! (2 MiB to the device, 1 MiB to the host) are the driver's, and have no
+//! timeline.
 
 use cuda_mem::prelude::*;
 use std::error::Error;
@@ -88,10 +90,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             cuda_mem::__record_staging(false);
             checks.check(back == host, format!("{mib} MiB: the recorded copies"));
             let timelines = cuda_mem::__take_staging_timelines();
-            checks.check(
-                timelines.len() == 2,
-                format!("{mib} MiB: a timeline each way (the copies were staged)"),
-            );
+            if timelines.len() < 2 {
+                println!(
+                    "  {} of the 2 copies staged (the rest are the driver's)",
+                    timelines.len()
+                );
+            }
             timelines.iter().for_each(print_timeline);
         }
     }
@@ -107,50 +111,43 @@ fn print_timeline(t: &StagingTimeline) {
     } else {
         "to the host"
     };
-    let first = |f: &dyn Fn(&cuda_mem::__staging_timeline::ChunkSpan) -> f64| {
-        t.chunks.first().map_or(0.0, f)
-    };
-    let end = t
-        .chunks
-        .iter()
-        .map(|c| c.dma_end_us)
-        .fold(t.lanes_done_us, f64::max);
-    let busy: f64 = t.chunks.iter().map(|c| c.dma_end_us - c.dma_start_us).sum();
-    let gaps: Vec<f64> = t
-        .chunks
+    let min = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
+    let max = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, f64::max);
+    // The DMAs in the order the stream ran them.
+    let mut dmas = t.chunks.clone();
+    dmas.sort_by(|a, b| a.dma_start_us.total_cmp(&b.dma_start_us));
+    let last_dma = max(&mut dmas.iter().map(|c| c.dma_end_us));
+    let end = last_dma.max(t.lanes_done_us);
+    let busy: f64 = dmas.iter().map(|c| c.dma_end_us - c.dma_start_us).sum();
+    let gaps: Vec<f64> = dmas
         .windows(2)
         .map(|w| w[1].dma_start_us - w[0].dma_end_us)
         .filter(|g| *g > 0.0)
         .collect();
-    let first_piece = t
-        .pieces
-        .iter()
-        .map(|p| p.start_us)
-        .fold(f64::INFINITY, f64::min);
     let waited: f64 = t.waits.iter().map(|w| w.end_us - w.start_us).sum();
-    let copying: f64 = t.pieces.iter().map(|p| p.end_us - p.start_us).sum::<f64>() - waited;
+    let copying = t.pieces.iter().map(|p| p.end_us - p.start_us).sum::<f64>() - waited;
     println!(
         "  timeline {way}, {} MiB: {} lanes, {} slots, {} chunks, {} pieces; done at {end:.0} µs \
-         ({:.1} GB/s); first piece at {first_piece:.1} µs, first DMA queued at {:.1} and \
-         started at {:.1}; copy engine busy {busy:.0} µs, idle {:.0} µs in {} gaps between \
-         chunks; lanes done at {:.0} µs, the last DMA ended at {:.0}; the lanes copied \
-         {copying:.0} µs ({:.1} GB/s a lane) and waited {waited:.0} µs in {} waits",
+         ({:.1} GB/s); first piece at {:.1} µs, first DMA queued at {:.1} and started at \
+         {:.1}; copy engine busy {busy:.0} µs, idle {:.0} µs in {} gaps between chunks; lanes \
+         done at {:.0} µs, the last DMA ended at {last_dma:.0}; the lanes copied {copying:.0} µs \
+         ({:.1} GB/s a lane) and waited {waited:.0} µs in {} waits",
         t.bytes >> 20,
         t.lanes,
         t.slots,
         t.chunks.len(),
         t.pieces.len(),
         t.bytes as f64 / end / 1e3,
-        first(&|c| c.queued_us),
-        first(&|c| c.dma_start_us),
+        min(&mut t.pieces.iter().map(|p| p.start_us)),
+        min(&mut t.chunks.iter().map(|c| c.queued_us)),
+        dmas.first().map_or(0.0, |c| c.dma_start_us),
         gaps.iter().sum::<f64>(),
         gaps.len(),
         t.lanes_done_us,
-        t.chunks.last().map_or(0.0, |c| c.dma_end_us),
         t.bytes as f64 / copying.max(1e-9) / 1e3,
         t.waits.len(),
     );
-    for c in &t.chunks {
+    for c in &dmas {
         println!(
             "    chunk {:>3} {:>5} KiB: queued {:>8.1}  DMA {:>8.1} .. {:>8.1} ({:>5.1} GB/s)",
             c.chunk,

@@ -171,10 +171,11 @@ fn every_staging_plan_copies_every_byte() {
 
 /// A thread that asks for its staged copies' timelines gets one per copy,
 /// each way: every piece copied once by one of the plan's lanes, the
-/// chunks consecutive and covering the copy, their DMAs in order on the
-/// stream and each after its queueing (within the clocks' alignment); the
-/// data copied as without recording. Another thread's copies are not
-/// recorded.
+/// chunks covering the copy, their DMAs one after another on the stream
+/// (in whatever order the lanes queued them) and each after its queueing
+/// (the GPU's clock reads early by at most the host's wait for the origin
+/// event); the data copied as without recording. A copy another thread
+/// makes meanwhile is not recorded, for either thread.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn recorded_staged_copies_have_a_timeline() {
@@ -187,21 +188,27 @@ fn recorded_staged_copies_have_a_timeline() {
     let mut dev = DeviceBuffer::<u8>::new(&ctx, len + 3).unwrap();
     let mut out = vec![0x5a_u8; len];
     cuda_mem::__record_staging(true);
-    {
-        // A copy on another thread meanwhile: not this thread's to record.
-        let other: Vec<u32> = rng.values(8 << 20);
+    // A staged copy on another thread while this one records: neither
+    // thread gets a timeline of it.
+    let other: Vec<u32> = rng.values(8 << 20);
+    let other_thread = {
         let ctx = ctx.clone();
         std::thread::spawn(move || {
             let mut b = DeviceBuffer::<u32>::new(&ctx, other.len()).unwrap();
             b.copy_from_host(&other).unwrap();
+            assert!(b.to_vec().unwrap() == other);
+            cuda_mem::__take_staging_timelines().len()
         })
-        .join()
-        .unwrap();
-    }
+    };
     let mut view = dev.slice_mut(3..len + 3).unwrap();
     view.copy_from_host(&data).unwrap();
     view.copy_to_host(&mut out).unwrap();
     cuda_mem::__record_staging(false);
+    assert_eq!(
+        other_thread.join().unwrap(),
+        0,
+        "a thread not recording got timelines"
+    );
     assert!(out == data, "the recorded round trip changed the data");
     let timelines = cuda_mem::__take_staging_timelines();
     assert_eq!(
@@ -223,36 +230,39 @@ fn recorded_staged_copies_have_a_timeline() {
             t.lanes,
             t.slots
         );
-        // Chunks 0, 1, ... covering the bytes; DMAs in order on the stream.
+        // Every chunk queued (none left out), covering the bytes.
         let bytes: usize = t.chunks.iter().map(|c| c.bytes).sum();
         assert_eq!(bytes, len, "{way}: the chunks' bytes");
-        for (i, c) in t.chunks.iter().enumerate() {
-            assert_eq!(c.chunk, i, "{way}: chunk order");
-            assert!(c.bytes > 0, "{way}: chunk {i} is empty");
-            assert!(c.dma_end_us >= c.dma_start_us, "{way}: chunk {i}: {c:?}");
-            // The two clocks meet at the copy's first event: allow 50 µs.
+        assert!(
+            t.chunks
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.chunk == i && c.bytes > 0),
+            "{way}: a chunk missing or empty"
+        );
+        // The DMAs one after another, each after its queueing.
+        let mut dmas = t.chunks.clone();
+        dmas.sort_by(|a, b| a.dma_start_us.total_cmp(&b.dma_start_us));
+        for (k, c) in dmas.iter().enumerate() {
+            assert!(c.dma_end_us >= c.dma_start_us, "{way}: {c:?}");
             assert!(
                 c.dma_start_us >= c.queued_us - 50.0,
-                "{way}: chunk {i}: {c:?}"
+                "{way}: before its queueing: {c:?}"
             );
-            if i > 0 {
-                let before = &t.chunks[i - 1];
+            if k > 0 {
+                let before = &dmas[k - 1];
                 assert!(
                     c.dma_start_us >= before.dma_end_us - 1.0,
-                    "{way}: chunk {i} overlaps"
+                    "{way}: {before:?} and {c:?}"
                 );
             }
         }
-        // Every piece once, by one of the lanes, after the copy began.
+        // Every piece once, by one of the lanes, within the lanes' time.
         let mut pieces: Vec<usize> = t.pieces.iter().map(|p| p.piece).collect();
         pieces.sort_unstable();
         assert!(
-            pieces.iter().copied().eq(0..pieces.len()),
-            "{way}: pieces not each recorded once"
-        );
-        assert!(
-            pieces.len() >= t.chunks.len(),
-            "{way}: fewer pieces than chunks"
+            pieces.iter().copied().eq(0..len.div_ceil(t.piece_bytes)),
+            "{way}: not every piece recorded once"
         );
         for p in &t.pieces {
             assert!(p.lane < t.lanes, "{way}: {p:?} of {} lanes", t.lanes);

@@ -599,7 +599,7 @@ impl Staged<'_> {
         #[cfg(feature = "test-hooks")]
         let error = match recorder {
             Some(recorder) if error.is_none() && lanes.is_ok() => {
-                let what = (queued_dma, plan.total, plan.lanes, plan.slots);
+                let what = (queued_dma, plan.total, plan.lanes, plan.slots, PIECE);
                 recorder.finish(stream, what).err()
             }
             _ => error,

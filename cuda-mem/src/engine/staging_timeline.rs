@@ -7,11 +7,17 @@
 //!
 //! Recording is asked for per thread ([`__record_staging`]): the staged
 //! copies that thread makes are recorded, and their timelines are kept for
-//! it ([`__take_staging_timelines`]). A recorded copy to the device waits
-//! for its last DMA before it returns, and every recorded copy pays for
-//! two events a chunk, so its time is not the plain copy's. While nothing
-//! is recorded, a staged copy pays a thread-local read, and a test of an
-//! `Option` a piece.
+//! it ([`__take_staging_timelines`]). A recorded copy is not the plain
+//! copy, so its total is not the plain copy's time: it first waits for the
+//! work queued on its stream before it (so that the two clocks meet), its
+//! lanes queue their DMAs one at a time (so that each DMA's two events
+//! bracket it alone), it pays for two events a chunk, and it waits for its
+//! stream before it returns (a copy to the device otherwise returns before
+//! its last DMAs end). Its stream is the one the copy runs on: for the
+//! synchronous `copy_from_host` and `copy_to_host`, the context's legacy
+//! default stream, so these waits take in the work every thread queued
+//! there. While nothing is recorded, a staged copy pays a thread-local
+//! read, and a test of an `Option` a piece.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
@@ -53,8 +59,10 @@ pub fn __record_staging(on: bool) {
 
 /// Benchmark and diagnosis hook (feature `test-hooks`): the timelines of
 /// the staged copies this thread made while recording, oldest first; the
-/// thread keeps none after this call. Copies that were not staged (too
-/// small, or from pinned memory) have none.
+/// thread keeps none after this call. Copies that were not staged (below
+/// the staging thresholds, 2 MiB to the device and 1 MiB to the host by
+/// default, or from pinned memory) have none, and so has a copy whose
+/// events could not be had or read (it ran unrecorded).
 #[doc(hidden)]
 pub fn __take_staging_timelines() -> Vec<StagingTimeline> {
     TIMELINES.with(|t| std::mem::take(&mut *t.borrow_mut()))
@@ -62,9 +70,9 @@ pub fn __take_staging_timelines() -> Vec<StagingTimeline> {
 
 /// One staged copy's timeline. Times are microseconds from the copy's
 /// start, on the host's clock; the DMAs' are the GPU's times, placed on the
-/// host's clock by an event recorded on the copy's stream at the start
-/// (exact when the stream was idle then; otherwise late by the work queued
-/// before the copy).
+/// host's clock by an event recorded on the copy's stream at the start and
+/// waited for: the GPU's times read early by the time the host took to see
+/// that event end (microseconds), never late.
 #[doc(hidden)]
 #[derive(Clone, Debug, PartialEq)]
 pub struct StagingTimeline {
@@ -72,15 +80,20 @@ pub struct StagingTimeline {
     pub to_device: bool,
     /// The copy's bytes.
     pub bytes: usize,
-    /// The lanes (threads) the plan gave it.
+    /// The lanes the plan gave it (shares of the copy, run by the calling
+    /// thread and the worker threads; a thread may run several).
     pub lanes: usize,
     /// The pinned slots the plan gave it.
     pub slots: usize,
+    /// The bytes of a piece (the last may be shorter): the copy has
+    /// `bytes.div_ceil(piece_bytes)` pieces.
+    pub piece_bytes: usize,
     /// Every piece, in the order the lanes finished them.
     pub pieces: Vec<PieceSpan>,
     /// Every wait of a lane for a slot or a chunk's DMA.
     pub waits: Vec<WaitSpan>,
-    /// Every chunk, in order.
+    /// Every chunk, in the copy's order (their DMAs may have been queued
+    /// in another: a chunk is queued by the lane that finishes it).
     pub chunks: Vec<ChunkSpan>,
     /// When the last lane was done.
     pub lanes_done_us: f64,
@@ -92,7 +105,7 @@ pub struct StagingTimeline {
 pub struct PieceSpan {
     /// The piece's index in the copy.
     pub piece: usize,
-    /// The lane that copied it (0 is the calling thread's first lane).
+    /// The lane that copied it, below [`StagingTimeline::lanes`].
     pub lane: usize,
     /// When the lane began it.
     pub start_us: f64,
@@ -123,8 +136,8 @@ pub struct ChunkSpan {
     pub bytes: usize,
     /// When a lane queued its DMA (host clock).
     pub queued_us: f64,
-    /// When the copy engine reached it (the GPU's clock: the later of the
-    /// queueing and the end of the DMA before it on the stream).
+    /// When the stream reached it (the GPU's clock: the later of its
+    /// queueing and the end of the work before it on the stream).
     pub dma_start_us: f64,
     /// When its DMA ended (the GPU's clock).
     pub dma_end_us: f64,
@@ -134,8 +147,9 @@ pub struct ChunkSpan {
 pub(crate) struct Recorder {
     origin: Instant,
     origin_event: CudaEvent,
-    /// Per chunk: events before and after its DMA.
-    dma_events: Vec<(CudaEvent, CudaEvent)>,
+    /// Per chunk: events before and after its DMA, recorded under the
+    /// lock, so that no other lane's DMA falls between them.
+    dma_events: Mutex<Vec<(CudaEvent, CudaEvent)>>,
     pieces: Mutex<Vec<PieceSpan>>,
     waits: Mutex<Vec<WaitSpan>>,
     /// Per chunk: `(bytes, queued_us)`, once queued.
@@ -148,7 +162,8 @@ fn record(event: &CudaEvent, stream: &CudaStream) -> Result<()> {
     // SAFETY: a live event and a live stream of the context current on this
     // thread (the copy's lanes bind it).
     unsafe { sys::cuEventRecord(event.cu_event(), stream.cu_stream()).result() }
-        .op("cuEventRecord (a staged copy's timeline)")
+        .op("cuEventRecord, in a staged copy that records its timeline \
+             (__record_staging(false) copies without it)")
 }
 
 impl Recorder {
@@ -163,16 +178,25 @@ impl Recorder {
         if !RECORDING.with(Cell::get) {
             return None;
         }
-        let event = || state.ctx.new_event(None).ok();
+        // Timing events (cudarc's default is without timing).
+        let event = || {
+            state
+                .ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .ok()
+        };
         let dma_events = (0..chunks)
             .map(|_| Some((event()?, event()?)))
             .collect::<Option<Vec<_>>>()?;
         let origin_event = event()?;
         record(&origin_event, stream).ok()?;
+        // The clocks meet where the host sees the origin end.
+        // SAFETY: a live event of the context bound on this thread.
+        unsafe { sys::cuEventSynchronize(origin_event.cu_event()).result() }.ok()?;
         Some(Recorder {
             origin: Instant::now(),
             origin_event,
-            dma_events,
+            dma_events: Mutex::new(dma_events),
             pieces: Mutex::new(Vec::new()),
             waits: Mutex::new(Vec::new()),
             queued: Mutex::new(vec![None; chunks]),
@@ -212,54 +236,69 @@ impl Recorder {
     }
 
     /// Queues chunk `chunk`'s DMA of `bytes` with `dma` on `stream`,
-    /// between its two events.
+    /// between its two events (one lane at a time).
     pub(crate) fn around_dma(
         &self,
         (chunk, bytes): (usize, usize),
         stream: &CudaStream,
         dma: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
+        let events = self.dma_events.lock().unwrap_or_else(|p| p.into_inner());
         let queued_us = self.us(Instant::now());
-        let (before, after) = &self.dma_events[chunk];
+        let (before, after) = &events[chunk];
         record(before, stream)?;
         dma()?;
         record(after, stream)?;
+        drop(events);
         self.queued.lock().unwrap_or_else(|p| p.into_inner())[chunk] = Some((bytes, queued_us));
         Ok(())
     }
 
-    /// The copy's lanes are done: waits for its DMAs on `stream`, reads the
-    /// events and keeps the timeline for the calling thread. `what` is the
-    /// copy's direction, bytes, lanes and slots.
+    /// The copy's lanes are done: waits for `stream` (an error there is
+    /// the copy's), reads the events and keeps the timeline for the calling
+    /// thread (none if an event cannot be read). `what` is the copy's
+    /// direction, bytes, lanes, slots and piece size.
     pub(crate) fn finish(
         self,
         stream: &CudaStream,
-        (to_device, bytes, lanes, slots): (bool, usize, usize, usize),
+        (to_device, bytes, lanes, slots, piece_bytes): (bool, usize, usize, usize, usize),
     ) -> Result<()> {
         let lanes_done_us = self.us(Instant::now());
         // SAFETY: a live stream of the context bound on this thread.
-        unsafe { sys::cuStreamSynchronize(stream.cu_stream()).result() }
-            .op("cuStreamSynchronize (a staged copy's timeline)")?;
-        let gpu_us = |event: &CudaEvent| -> Result<f64> {
-            let ms = self
-                .origin_event
-                .elapsed_ms(event)
-                .op("cuEventElapsedTime (a staged copy's timeline)")?;
-            Ok(f64::from(ms) * 1e3)
+        unsafe { sys::cuStreamSynchronize(stream.cu_stream()).result() }.op(
+            "cuStreamSynchronize, the end of a staged copy that records its timeline \
+             (__record_staging(false) copies without it)",
+        )?;
+        let origin = self.origin_event.cu_event();
+        // The raw call: cudarc's `elapsed_ms` first returns any error
+        // another thread left in the context.
+        // SAFETY: two live events of the context bound on this thread,
+        // both complete (the stream was waited for).
+        let gpu_us = |event: &CudaEvent| unsafe {
+            cudarc::driver::result::event::elapsed(origin, event.cu_event())
+                .ok()
+                .map(|ms| f64::from(ms) * 1e3)
         };
         let queued = self.queued.into_inner().unwrap_or_else(|p| p.into_inner());
+        let events = self
+            .dma_events
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
         let mut chunks = Vec::with_capacity(queued.len());
-        for (chunk, (queued, (before, after))) in queued.iter().zip(&self.dma_events).enumerate() {
+        for (chunk, (queued, (before, after))) in queued.iter().zip(&events).enumerate() {
             // A chunk never queued (the copy failed): no span.
             let Some((bytes, queued_us)) = *queued else {
                 continue;
+            };
+            let (Some(dma_start_us), Some(dma_end_us)) = (gpu_us(before), gpu_us(after)) else {
+                return Ok(());
             };
             chunks.push(ChunkSpan {
                 chunk,
                 bytes,
                 queued_us,
-                dma_start_us: gpu_us(before)?,
-                dma_end_us: gpu_us(after)?,
+                dma_start_us,
+                dma_end_us,
             });
         }
         let timeline = StagingTimeline {
@@ -267,6 +306,7 @@ impl Recorder {
             bytes,
             lanes,
             slots,
+            piece_bytes,
             pieces: self.pieces.into_inner().unwrap_or_else(|p| p.into_inner()),
             waits: self.waits.into_inner().unwrap_or_else(|p| p.into_inner()),
             chunks,
