@@ -156,6 +156,12 @@ pub(crate) struct Recorder {
     queued: Mutex<Vec<Option<(usize, f64)>>>,
 }
 
+/// `mutex` locked (a lane that panicked while it held it left a whole
+/// entry or none: each is one push or one store).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Records `event` on `stream` (the raw call, as `staging` does: cudarc's
 /// `record` first returns any error another thread left in the context).
 fn record(event: &CudaEvent, stream: &CudaStream) -> Result<()> {
@@ -208,31 +214,31 @@ impl Recorder {
         t.saturating_duration_since(self.origin).as_secs_f64() * 1e6
     }
 
+    /// From `start` to now, in microseconds from the copy's start.
+    fn span_to_now(&self, start: Instant) -> (f64, f64) {
+        (self.us(start), self.us(Instant::now()))
+    }
+
     /// Piece `piece`, begun at `start` by lane `lane`, is done.
     pub(crate) fn piece(&self, piece: usize, lane: usize, start: Instant) {
+        let (start_us, end_us) = self.span_to_now(start);
         let span = PieceSpan {
             piece,
             lane,
-            start_us: self.us(start),
-            end_us: self.us(Instant::now()),
+            start_us,
+            end_us,
         };
-        self.pieces
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(span);
+        lock(&self.pieces).push(span);
     }
 
     /// A wait for chunk `chunk`, begun at `start`, has ended.
     pub(crate) fn wait(&self, chunk: usize, start: Instant) {
-        let span = WaitSpan {
+        let (start_us, end_us) = self.span_to_now(start);
+        lock(&self.waits).push(WaitSpan {
             chunk,
-            start_us: self.us(start),
-            end_us: self.us(Instant::now()),
-        };
-        self.waits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(span);
+            start_us,
+            end_us,
+        });
     }
 
     /// Queues chunk `chunk`'s DMA of `bytes` with `dma` on `stream`,
@@ -243,14 +249,14 @@ impl Recorder {
         stream: &CudaStream,
         dma: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let events = self.dma_events.lock().unwrap_or_else(|p| p.into_inner());
+        let events = lock(&self.dma_events);
         let queued_us = self.us(Instant::now());
         let (before, after) = &events[chunk];
         record(before, stream)?;
         dma()?;
         record(after, stream)?;
         drop(events);
-        self.queued.lock().unwrap_or_else(|p| p.into_inner())[chunk] = Some((bytes, queued_us));
+        lock(&self.queued)[chunk] = Some((bytes, queued_us));
         Ok(())
     }
 
