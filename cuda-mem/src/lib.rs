@@ -747,12 +747,12 @@ pub use {
 /// [`__record_staging`].
 #[cfg(all(feature = "host", feature = "test-hooks"))]
 #[doc(hidden)]
-pub use engine::staging_timeline as __staging_timeline;
+pub use engine::staging::timeline as __staging_timeline;
 #[cfg(all(feature = "host", feature = "test-hooks"))]
 pub use engine::{
     fill::{__fill_grid, __set_fill_tuning},
     staging::__set_staging,
-    staging_timeline::{__record_staging, __take_staging_timelines},
+    staging::timeline::{__record_staging, __take_staging_timelines},
 };
 
 /// The traits that carry every buffer operation, for a glob import:

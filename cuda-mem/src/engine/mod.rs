@@ -6,7 +6,7 @@
 //! parameter of the structure-of-arrays transpositions), copies between any two
 //! kinds, shapes and contexts (`peer` for what is cross-context), host copies
 //! staged through pinned memory (`staging`, on the threads of `workers`; its
-//! timeline for diagnosis, `staging_timeline`), and
+//! timeline for diagnosis, `staging::timeline`), and
 //! the views ([`View`], [`ViewMut`]) and kernel arguments ([`KernelArg`]) that
 //! carry it.
 //!
@@ -28,8 +28,6 @@ mod shape;
 pub mod soa_table;
 #[cfg(feature = "host")]
 pub(crate) mod staging;
-#[cfg(all(feature = "host", feature = "test-hooks"))]
-pub mod staging_timeline;
 #[cfg(feature = "host")]
 mod streaming_copy;
 #[cfg(feature = "host")]

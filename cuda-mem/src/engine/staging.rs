@@ -42,12 +42,17 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
-#[cfg(feature = "test-hooks")]
-use crate::engine::staging_timeline::Recorder;
 use crate::engine::streaming_copy::copy_streaming;
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_cache::{self, Block};
 use crate::memory::pinned_pages::registered_or_self;
+use events::{record, wait};
+#[cfg(feature = "test-hooks")]
+use timeline::Recorder;
+
+mod events;
+#[cfg(feature = "test-hooks")]
+pub mod timeline;
 
 /// Bytes a thread copies at a time: chunks are whole pieces (the last
 /// piece of a copy may be shorter).
@@ -281,22 +286,6 @@ fn is_pageable(ptr: *const u8) -> bool {
     found.is_ok() && memory_type == 0
 }
 
-/// Records `done` on `stream`. The raw call, because cudarc's `record`
-/// first returns any error another thread stored in the context, which would
-/// leave the chunk's queued DMA unrecorded.
-fn record(done: &CudaEvent, stream: &CudaStream) -> Result<()> {
-    // SAFETY: a live event and a live stream of the context current on this
-    // thread (every lane binds it).
-    unsafe { sys::cuEventRecord(done.cu_event(), stream.cu_stream()).result() }.op("cuEventRecord")
-}
-
-/// Waits until the latest DMA recorded on `done` has finished (the raw
-/// call, as for [`record`]).
-fn wait(done: &CudaEvent) -> Result<()> {
-    // SAFETY: a live event of the context current on this thread.
-    unsafe { sys::cuEventSynchronize(done.cu_event()).result() }.op("cuEventSynchronize")
-}
-
 /// One slot's progress, on its own cache line: the pieces of its current
 /// chunk copied in (to the device) or out (to the host), how many of the
 /// copy's chunks have had their DMA queued there and are known finished
@@ -316,7 +305,7 @@ struct SlotState {
 /// (the block's DMA mapping at `base`) with their events and progress,
 /// the next piece to claim, whether the copy failed (every thread then
 /// stops at its next claim or wait), and its timeline's recording, if the
-/// calling thread asked for one (`staging_timeline`).
+/// calling thread asked for one ([`timeline`]).
 struct Ring<'a> {
     plan: Plan,
     base: usize,
@@ -599,8 +588,14 @@ impl Staged<'_> {
         #[cfg(feature = "test-hooks")]
         let error = match recorder {
             Some(recorder) if error.is_none() && lanes.is_ok() => {
-                let what = (queued_dma, plan.total, plan.lanes, plan.slots, PIECE);
-                recorder.finish(stream, what).err()
+                let copy = timeline::CopyShape {
+                    to_device: queued_dma,
+                    bytes: plan.total,
+                    lanes: plan.lanes,
+                    slots: plan.slots,
+                    piece_bytes: PIECE,
+                };
+                recorder.finish(stream, copy).err()
             }
             _ => error,
         };

@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
+use super::events::{record, wait};
 use crate::context::ContextState;
 use crate::error::{DriverResultExt, Result};
 
@@ -144,16 +145,32 @@ pub struct ChunkSpan {
 }
 
 /// The recording of one staged copy, shared by its lanes.
-pub(crate) struct Recorder {
+pub(super) struct Recorder {
     origin: Instant,
     origin_event: CudaEvent,
-    /// Per chunk: events before and after its DMA, recorded under the
-    /// lock, so that no other lane's DMA falls between them.
-    dma_events: Mutex<Vec<(CudaEvent, CudaEvent)>>,
+    /// Per chunk: the events before and after its DMA, recorded under the
+    /// lock (so that no other lane's DMA falls between them), and once
+    /// queued its bytes and when.
+    chunks: Mutex<Vec<ChunkEvents>>,
     pieces: Mutex<Vec<PieceSpan>>,
     waits: Mutex<Vec<WaitSpan>>,
-    /// Per chunk: `(bytes, queued_us)`, once queued.
-    queued: Mutex<Vec<Option<(usize, f64)>>>,
+}
+
+/// What a recorded copy was: its direction, bytes and plan (the fields of
+/// [`StagingTimeline`] of the same names).
+pub(super) struct CopyShape {
+    pub(super) to_device: bool,
+    pub(super) bytes: usize,
+    pub(super) lanes: usize,
+    pub(super) slots: usize,
+    pub(super) piece_bytes: usize,
+}
+
+/// One chunk's events, and `(bytes, queued_us)` once its DMA is queued.
+struct ChunkEvents {
+    before: CudaEvent,
+    after: CudaEvent,
+    queued: Option<(usize, f64)>,
 }
 
 /// `mutex` locked (a lane that panicked while it held it left a whole
@@ -162,21 +179,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Records `event` on `stream` (the raw call, as `staging` does: cudarc's
-/// `record` first returns any error another thread left in the context).
-fn record(event: &CudaEvent, stream: &CudaStream) -> Result<()> {
-    // SAFETY: a live event and a live stream of the context current on this
-    // thread (the copy's lanes bind it).
-    unsafe { sys::cuEventRecord(event.cu_event(), stream.cu_stream()).result() }
-        .op("cuEventRecord, in a staged copy that records its timeline \
-             (__record_staging(false) copies without it)")
-}
-
 impl Recorder {
     /// A recorder for a copy of `chunks` chunks on `stream`, when the
     /// calling thread records its staged copies and the events can be had
     /// (else the copy runs unrecorded).
-    pub(crate) fn start(
+    pub(super) fn start(
         state: &ContextState,
         stream: &CudaStream,
         chunks: usize,
@@ -191,21 +198,25 @@ impl Recorder {
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .ok()
         };
-        let dma_events = (0..chunks)
-            .map(|_| Some((event()?, event()?)))
+        let chunks = (0..chunks)
+            .map(|_| {
+                Some(ChunkEvents {
+                    before: event()?,
+                    after: event()?,
+                    queued: None,
+                })
+            })
             .collect::<Option<Vec<_>>>()?;
         let origin_event = event()?;
         record(&origin_event, stream).ok()?;
         // The clocks meet where the host sees the origin end.
-        // SAFETY: a live event of the context bound on this thread.
-        unsafe { sys::cuEventSynchronize(origin_event.cu_event()).result() }.ok()?;
+        wait(&origin_event).ok()?;
         Some(Recorder {
             origin: Instant::now(),
             origin_event,
-            dma_events: Mutex::new(dma_events),
+            chunks: Mutex::new(chunks),
             pieces: Mutex::new(Vec::new()),
             waits: Mutex::new(Vec::new()),
-            queued: Mutex::new(vec![None; chunks]),
         })
     }
 
@@ -220,7 +231,7 @@ impl Recorder {
     }
 
     /// Piece `piece`, begun at `start` by lane `lane`, is done.
-    pub(crate) fn piece(&self, piece: usize, lane: usize, start: Instant) {
+    pub(super) fn piece(&self, piece: usize, lane: usize, start: Instant) {
         let (start_us, end_us) = self.span_to_now(start);
         let span = PieceSpan {
             piece,
@@ -232,7 +243,7 @@ impl Recorder {
     }
 
     /// A wait for chunk `chunk`, begun at `start`, has ended.
-    pub(crate) fn wait(&self, chunk: usize, start: Instant) {
+    pub(super) fn wait(&self, chunk: usize, start: Instant) {
         let (start_us, end_us) = self.span_to_now(start);
         lock(&self.waits).push(WaitSpan {
             chunk,
@@ -243,32 +254,26 @@ impl Recorder {
 
     /// Queues chunk `chunk`'s DMA of `bytes` with `dma` on `stream`,
     /// between its two events (one lane at a time).
-    pub(crate) fn around_dma(
+    pub(super) fn around_dma(
         &self,
         (chunk, bytes): (usize, usize),
         stream: &CudaStream,
         dma: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let events = lock(&self.dma_events);
+        let mut chunks = lock(&self.chunks);
         let queued_us = self.us(Instant::now());
-        let (before, after) = &events[chunk];
-        record(before, stream)?;
+        let events = &mut chunks[chunk];
+        record(&events.before, stream)?;
         dma()?;
-        record(after, stream)?;
-        drop(events);
-        lock(&self.queued)[chunk] = Some((bytes, queued_us));
+        record(&events.after, stream)?;
+        events.queued = Some((bytes, queued_us));
         Ok(())
     }
 
-    /// The copy's lanes are done: waits for `stream` (an error there is
-    /// the copy's), reads the events and keeps the timeline for the calling
-    /// thread (none if an event cannot be read). `what` is the copy's
-    /// direction, bytes, lanes, slots and piece size.
-    pub(crate) fn finish(
-        self,
-        stream: &CudaStream,
-        (to_device, bytes, lanes, slots, piece_bytes): (bool, usize, usize, usize, usize),
-    ) -> Result<()> {
+    /// The lanes of the copy `copy` are done: waits for `stream` (an error
+    /// there is the copy's), reads the events and keeps the timeline for
+    /// the calling thread (none if an event cannot be read).
+    pub(super) fn finish(self, stream: &CudaStream, copy: CopyShape) -> Result<()> {
         let lanes_done_us = self.us(Instant::now());
         // SAFETY: a live stream of the context bound on this thread.
         unsafe { sys::cuStreamSynchronize(stream.cu_stream()).result() }.op(
@@ -285,18 +290,16 @@ impl Recorder {
                 .ok()
                 .map(|ms| f64::from(ms) * 1e3)
         };
-        let queued = self.queued.into_inner().unwrap_or_else(|p| p.into_inner());
-        let events = self
-            .dma_events
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut chunks = Vec::with_capacity(queued.len());
-        for (chunk, (queued, (before, after))) in queued.iter().zip(&events).enumerate() {
+        let events = self.chunks.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut chunks = Vec::with_capacity(events.len());
+        for (chunk, events) in events.iter().enumerate() {
             // A chunk never queued (the copy failed): no span.
-            let Some((bytes, queued_us)) = *queued else {
+            let Some((bytes, queued_us)) = events.queued else {
                 continue;
             };
-            let (Some(dma_start_us), Some(dma_end_us)) = (gpu_us(before), gpu_us(after)) else {
+            let (Some(dma_start_us), Some(dma_end_us)) =
+                (gpu_us(&events.before), gpu_us(&events.after))
+            else {
                 return Ok(());
             };
             chunks.push(ChunkSpan {
@@ -308,11 +311,11 @@ impl Recorder {
             });
         }
         let timeline = StagingTimeline {
-            to_device,
-            bytes,
-            lanes,
-            slots,
-            piece_bytes,
+            to_device: copy.to_device,
+            bytes: copy.bytes,
+            lanes: copy.lanes,
+            slots: copy.slots,
+            piece_bytes: copy.piece_bytes,
             pieces: self.pieces.into_inner().unwrap_or_else(|p| p.into_inner()),
             waits: self.waits.into_inner().unwrap_or_else(|p| p.into_inner()),
             chunks,
