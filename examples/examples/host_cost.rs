@@ -22,7 +22,9 @@
 //! with a buffer and an `f32`), `launch2` (one with two buffers,
 //! `kinetic_aos`), `graph` (a launch of a `Graph` that holds
 //! ten 16 KiB buffers, five fills and five copies, against `cuGraphLaunch`
-//! of the same operations captured with raw calls). With a real driver and GPU the program runs
+//! of the same operations captured with raw calls), `reduce` (`algo::reduce_into`, the sum of
+//! 1024 `f32`s into a one-element buffer: one launch of the shipped
+//! `cuda_mem_reduce_sum_f32`, against `cuLaunchKernel` of the same kernel). With a real driver and GPU the program runs
 //! the same loops (the benchmark's `small` rows time them).
 
 use std::hint::black_box;
@@ -36,7 +38,7 @@ use cuda_mem_examples::raw::{self, FillPattern};
 /// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
 static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("particles-shared");
 
-const MODES: [&str; 12] = [
+const MODES: [&str; 14] = [
     "pool",
     "pool-raw",
     "fill-memset",
@@ -49,6 +51,8 @@ const MODES: [&str; 12] = [
     "launch2-raw",
     "graph",
     "graph-raw",
+    "reduce",
+    "reduce-raw",
 ];
 
 fn main() -> ExitCode {
@@ -112,6 +116,18 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
         energies.as_device_ptr().addr(),
     );
     let pattern = FillPattern::repeating(&value);
+    // The reduction rows: the sum of 1024 floats, one tile of the kernel.
+    let mut sum = DeviceBuffer::<f32>::zeroed(&ctx, 1)?;
+    let reduce_state = DeviceBuffer::<u8>::zeroed(&ctx, 32)?;
+    cuda_mem::algo::reduce_into(&floats, cuda_mem::device::ops::Sum, &mut sum, &s)?;
+    let reductions = ctx.load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(
+        cuda_mem::algo::kernel_ptx("cuda_mem_reduce_sum_f32").ok_or("no reduce kernel")?,
+    ))?;
+    let reduce_sum = reductions.load_function("cuda_mem_reduce_sum_f32")?;
+    let (sum_addr, reduce_state_addr) = (
+        sum.as_device_ptr().addr(),
+        reduce_state.as_device_ptr().addr(),
+    );
     let (words_addr, structs_addr) = (words.as_device_ptr().addr(), structs.as_device_ptr().addr());
     let floats_addr = floats.as_device_ptr().addr();
     // The graph rows: five fills and five copies of 16 KiB buffers.
@@ -189,6 +205,21 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
                     black_box(bodies_addr),
                     black_box(energies_addr),
                     1024,
+                )?
+            },
+            "reduce" => {
+                cuda_mem::algo::reduce_into(&floats, cuda_mem::device::ops::Sum, &mut sum, &s)?
+            }
+            // SAFETY: the shipped sum of `f32`s over the live 1024 floats
+            // (one tile), its zeroed 32-byte state and one-float output,
+            // which only this mode uses, on the stream that zeroed them.
+            "reduce-raw" => unsafe {
+                raw::reduce(
+                    reduce_sum.cu_function(),
+                    &s,
+                    black_box(floats_addr),
+                    1024,
+                    (reduce_state_addr, sum_addr),
                 )?
             },
             "graph" => graph.launch(&s)?,

@@ -127,6 +127,41 @@ pub unsafe fn two_slices(
     unsafe { launch(function, stream, config, params) }
 }
 
+/// `cuLaunchKernel` of one of cuda-mem's one-launch reductions
+/// (`cuda_mem_reduce_sum_f32`, `algo::kernel_ptx`): `(input, len, state,
+/// out)`, one block of 256 threads (inputs of one tile).
+///
+/// # Safety
+///
+/// `function` is such a kernel, loaded in `stream`'s context; `input` is
+/// `len` elements of device memory, at most one tile of the kernel;
+/// `state` is 32 bytes of device memory whose first 16 are zero (the
+/// kernel leaves them zero), and `out` has room for one element; nothing
+/// else uses `state` or `out` until the kernel is done.
+pub unsafe fn reduce(
+    function: sys::CUfunction,
+    stream: &CudaStream,
+    input: u64,
+    len: usize,
+    (state, out): (u64, u64),
+) -> Result<(), DriverError> {
+    let (mut input, mut len, mut state, mut out) = (input, len as u64, state, out);
+    let params: &mut [*mut c_void] = &mut [
+        (&mut input as *mut u64).cast(),
+        (&mut len as *mut u64).cast(),
+        (&mut state as *mut u64).cast(),
+        (&mut out as *mut u64).cast(),
+    ];
+    let config = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters (the caller's promise), which outlive
+    // the call.
+    unsafe { launch(function, stream, config, params) }
+}
+
 /// `cuLaunchKernel` of `function` with `config` (no shared memory) and
 /// `params`, on `stream`: what the typed launchers above share.
 ///

@@ -171,7 +171,7 @@ where
     let (input, out) = (contiguous(input.elems())?, counters(counts.elems())?);
     let (len, bins) = (input.len(), out.len());
     let state = &input.mem.state;
-    let (function, resident) = kernel(state, &format!("histogram_even_{}", C::NAME), T::NAME)?;
+    let (function, resident) = kernel(state, &["histogram_even", C::NAME], T::NAME)?;
     let (mut from, mut n, mut b, mut lo, mut hi, mut shut) = (
         input.claim(stream)?.addr(),
         len as u64,
@@ -243,7 +243,7 @@ where
         });
     }
     let state = &input.mem.state;
-    let (function, resident) = kernel(state, &format!("histogram_range_{}", C::NAME), T::NAME)?;
+    let (function, resident) = kernel(state, &["histogram_range", C::NAME], T::NAME)?;
     let (mut from, mut n, mut at, mut b) = (
         input.claim(stream)?.addr(),
         len as u64,

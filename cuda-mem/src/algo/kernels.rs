@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaFunction, CudaStream};
@@ -180,10 +181,14 @@ fn with_register_limit(ptx: &str, registers: u32) -> String {
     )
 }
 
-/// The algorithm kernels loaded into one context so far, by entry name,
-/// each with how many of its blocks the device runs at once.
+/// Loaded kernels by entry name, each with how many of its blocks the
+/// device runs at once.
+type Loaded = HashMap<Box<[u8]>, (CudaFunction, u32), BuildHasherDefault<NameHasher>>;
+
+/// The algorithm kernels loaded into one context so far, and the
+/// reductions' kept state memory.
 pub(super) struct AlgoKernels {
-    loaded: Mutex<HashMap<String, (CudaFunction, u32)>>,
+    loaded: Mutex<Loaded>,
     /// The reductions' state memory, kept per stream.
     kept: KeptStates,
 }
@@ -192,7 +197,7 @@ pub(super) struct AlgoKernels {
 fn algo_state(state: &ContextState) -> Result<&AlgoKernels> {
     state.lazy(&state.algo_kernels, || {
         Ok(AlgoKernels {
-            loaded: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(HashMap::default()),
             kept: KeptStates::default(),
         })
     })
@@ -205,8 +210,9 @@ pub(super) fn kept_states(state: &ContextState) -> Result<&KeptStates> {
 }
 
 /// The kernel `cuda_mem_<kind>_<ty>` of `state`'s context and its resident
-/// blocks, loading it on first use.
-pub(crate) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(CudaFunction, u32)> {
+/// blocks, loading it on first use; `kind` is the name's parts between
+/// `cuda_mem` and the type, joined with `_` (`["reduce", "sum"]`).
+pub(crate) fn kernel(state: &ContextState, kind: &[&str], ty: &str) -> Result<(CudaFunction, u32)> {
     kernel_shared(state, (kind, ty), 0)
 }
 
@@ -215,23 +221,25 @@ pub(crate) fn kernel(state: &ContextState, kind: &str, ty: &str) -> Result<(Cuda
 /// kernel's static and dynamic shared memory may take without it).
 pub(crate) fn kernel_shared(
     state: &ContextState,
-    (kind, ty): (&str, &str),
+    (kind, ty): (&[&str], &str),
     dynamic: u32,
 ) -> Result<(CudaFunction, u32)> {
     let kernels = algo_state(state)?;
-    let name = format!("cuda_mem_{kind}_{ty}");
+    // Every call looks its kernel up, so the name is built on the stack and
+    // hashed a word at a time: a `format!`ted `String` and the default
+    // SipHash took about half of a small reduction's host instructions.
+    let name = EntryName::new(kind, ty).ok_or(NO_SUCH_KERNEL)?;
     let mut loaded = kernels.loaded.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((function, resident)) = loaded.get(&name) {
+    if let Some((function, resident)) = loaded.get(name.as_bytes()) {
         return Ok((function.clone(), *resident));
     }
-    let ptx = kernel_ptx(&name).ok_or(Error::InvalidArgument(
-        "no such algorithm kernel (a cuda-mem bug: the host and algo-kernels/ differ)",
-    ))?;
+    let name = name.as_str().ok_or(NO_SUCH_KERNEL)?;
+    let ptx = kernel_ptx(name).ok_or(NO_SUCH_KERNEL)?;
     let module = state
         .ctx
         .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
         .op("cuModuleLoadData (a cuda-mem algorithm kernel)")?;
-    let function = module.load_function(&name).op("cuModuleGetFunction")?;
+    let function = module.load_function(name).op("cuModuleGetFunction")?;
     if dynamic > 0 {
         function
             .set_attribute(
@@ -244,8 +252,85 @@ pub(crate) fn kernel_shared(
         .occupancy_max_active_blocks_per_multiprocessor(BLOCK, dynamic as usize, None)
         .op("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
     let resident = state.sm_count.max(1).saturating_mul(per_sm.max(1));
-    loaded.insert(name, (function.clone(), resident));
+    loaded.insert(name.as_bytes().into(), (function.clone(), resident));
     Ok((function, resident))
+}
+
+/// The error of a kernel name that the shipped PTX does not have.
+const NO_SUCH_KERNEL: Error = Error::InvalidArgument(
+    "no such algorithm kernel (a cuda-mem bug: the host and algo-kernels/ differ)",
+);
+
+/// An algorithm kernel's entry name, `cuda_mem_<kind parts>_<ty>` joined
+/// with `_`, built in place (the longest shipped name has 34 bytes).
+struct EntryName {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl EntryName {
+    /// The name, or `None` when it would pass 64 bytes (no shipped kernel's
+    /// does).
+    fn new(kind: &[&str], ty: &str) -> Option<EntryName> {
+        let mut name = EntryName {
+            bytes: [0; 64],
+            len: 0,
+        };
+        name.push("cuda_mem")?;
+        for part in kind.iter().copied().chain([ty]) {
+            name.push("_")?;
+            name.push(part)?;
+        }
+        Some(name)
+    }
+
+    fn push(&mut self, part: &str) -> Option<()> {
+        let end = self
+            .len
+            .checked_add(part.len())
+            .filter(|&end| end <= self.bytes.len())?;
+        self.bytes[self.len..end].copy_from_slice(part.as_bytes());
+        self.len = end;
+        Some(())
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// The name as text (always `Some`: whole `str`s were copied in).
+    fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(self.as_bytes()).ok()
+    }
+}
+
+/// FNV-1a's steps over eight bytes at a time (then the bytes left): the
+/// loaded kernels' map is keyed by names cuda-mem chooses, so it needs no
+/// protection from chosen collisions, only speed.
+pub(super) struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const PRIME: u64 = 0x0100_0000_01b3;
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
+            self.0 = (self.0 ^ word).wrapping_mul(PRIME);
+        }
+        for &byte in words.remainder() {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(PRIME);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// A grid of one block per tile of `items` elements per thread (of
@@ -347,6 +432,42 @@ pub(super) unsafe fn with_lookback_state<T: crate::copy::device_copy::DeviceCopy
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names the lookup builds are the shipped kernels' (every name
+    /// the host lists, split as its callers pass it), parts join with `_`,
+    /// and a name past 64 bytes is refused, never cut short.
+    #[test]
+    fn entry_names_are_the_kernels_names() {
+        for name in kernel_names() {
+            let rest = name.strip_prefix("cuda_mem_").unwrap();
+            let (kind, ty) = rest.rsplit_once('_').unwrap();
+            let built = EntryName::new(&[kind], ty).unwrap();
+            assert_eq!(built.as_str(), Some(name.as_str()));
+            assert!(kernel_ptx(built.as_str().unwrap()).is_some(), "{name}");
+        }
+        let scan = EntryName::new(&["scan", "sum"], "f32").unwrap();
+        assert_eq!(scan.as_str(), Some("cuda_mem_scan_sum_f32"));
+        let histogram = EntryName::new(&["histogram_range", "u64"], "f64").unwrap();
+        assert_eq!(histogram.as_bytes(), b"cuda_mem_histogram_range_u64_f64");
+        let long = "k".repeat(64 - "cuda_mem__u8".len());
+        assert_eq!(EntryName::new(&[&long], "u8").unwrap().as_bytes().len(), 64);
+        assert!(EntryName::new(&[&format!("{long}k")], "u8").is_none());
+        assert!(EntryName::new(&["x"; 40], "u8").is_none());
+    }
+
+    /// Names that differ in any byte, or only in length, hash apart here
+    /// (the map would still be right if they collided, only slower).
+    #[test]
+    fn name_hashes_differ() {
+        use std::hash::BuildHasher;
+        let hash = |name: &[u8]| BuildHasherDefault::<NameHasher>::default().hash_one(name);
+        let names: Vec<String> = kernel_names().collect();
+        let mut hashes: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(hashes.len(), names.len());
+        assert_ne!(hash(b"cuda_mem_a"), hash(b"cuda_mem_a\0"));
+    }
 
     #[test]
     fn lookback_states_hold_the_counter_and_every_tile() {

@@ -78,7 +78,7 @@ const ARG_ITEMS: usize = 8;
 unsafe fn one_launch<T: Numeric, V>(
     input: Elems<'_, T>,
     stream: &Arc<CudaStream>,
-    (kind, items): (&str, usize),
+    (kind, items): (&[&str], usize),
     value: Option<V>,
     slot: usize,
     (out, last): (u64, Option<u32>),
@@ -90,21 +90,28 @@ unsafe fn one_launch<T: Numeric, V>(
     let run = |at: u64| {
         let (mut input, mut len, mut at, mut out) = (input.addr(), input.len() as u64, at, out);
         let (mut value, mut last) = (value, last);
-        let mut params: Vec<*mut c_void> = vec![
-            (&mut input as *mut u64).cast(),
-            (&mut len as *mut u64).cast(),
-        ];
-        if let Some(v) = value.as_mut() {
-            params.push((v as *mut V).cast());
-        }
-        params.push((&mut at as *mut u64).cast());
-        params.push((&mut out as *mut u64).cast());
-        if let Some(l) = last.as_mut() {
-            params.push((l as *mut u32).cast());
+        // At most six parameters, in place (no allocation per call).
+        let mut params = [std::ptr::null_mut::<c_void>(); 6];
+        let mut count = 0;
+        let value_at = value.as_mut().map(|v| (v as *mut V).cast());
+        let last_at = last.as_mut().map(|l| (l as *mut u32).cast());
+        for param in [
+            Some((&mut input as *mut u64).cast()),
+            Some((&mut len as *mut u64).cast()),
+            value_at,
+            Some((&mut at as *mut u64).cast()),
+            Some((&mut out as *mut u64).cast()),
+            last_at,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            params[count] = param;
+            count += 1;
         }
         // SAFETY: the caller's contract; `at` has a slot per block and a
         // zero counter, this launch's alone while it runs.
-        unsafe { launch(stream, &kernel, grid, &mut params) }
+        unsafe { launch(stream, &kernel, grid, &mut params[..count]) }
     };
     // SAFETY: one kernel on `stream`, which leaves the counter at 0.
     unsafe { kept_states(state)?.with(state, stream, bytes, run) }
@@ -119,14 +126,13 @@ unsafe fn enqueue_reduce<T: Numeric, O: BuiltinOp<T>>(
     out: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let kind = format!("reduce_{}", O::NAME);
     // SAFETY: `(input, len, state, output)`, slots of `T` (or its key, of
     // the same size); `out` holds a `T`.
     unsafe {
         one_launch::<T, ()>(
             input,
             stream,
-            (&kind, items(size_of::<T>())),
+            (&["reduce", O::NAME], items(size_of::<T>())),
             None,
             size_of::<T>(),
             (out, None),
@@ -283,7 +289,7 @@ unsafe fn enqueue_count<T: Numeric>(
         one_launch(
             input,
             stream,
-            ("count", items(size_of::<T>())),
+            (&["count"], items(size_of::<T>())),
             Some(value),
             size_of::<u64>(),
             (out, None),
@@ -355,7 +361,7 @@ unsafe fn enqueue_arg<T: Numeric>(
         one_launch::<T, ()>(
             input,
             stream,
-            (kind, ARG_ITEMS),
+            (&[kind], ARG_ITEMS),
             None,
             16,
             (out, Some(u32::from(index_only))),

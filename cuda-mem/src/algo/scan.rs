@@ -47,7 +47,7 @@ pub(super) unsafe fn enqueue_scan<T: Numeric, O: BuiltinOp<T>>(
     if len == 0 {
         return Ok(());
     }
-    let (kernel, _) = kernel(state, &format!("scan_{}", O::NAME), T::NAME)?;
+    let (kernel, _) = kernel(state, &["scan", O::NAME], T::NAME)?;
     let tiles = len.div_ceil(SCAN_BLOCK as usize * scan_items(size_of::<T>()));
     // CUDA's grid limit along x: 2^31 - 1 blocks.
     let grid = u32::try_from(tiles)

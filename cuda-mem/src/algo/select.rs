@@ -115,7 +115,7 @@ unsafe fn compact<T: Numeric>(
     count: u64,
 ) -> Result<()> {
     let grid = tiles(len)?;
-    let (function, _) = kernel(state, kind, T::NAME)?;
+    let (function, _) = kernel(state, &[kind], T::NAME)?;
     let run = |at: u64| {
         let (mut count, mut at) = (count, at);
         params.push((&mut count as *mut u64).cast());
@@ -323,7 +323,7 @@ fn run_length_encode_impl<T: Numeric>(
         // SAFETY: `(input, len, starts)`: the input claimed on `stream`,
         // the temporary of `len` `u32`s this call's.
         unsafe { compact::<T>(state, stream, "rle_heads", len, &mut params, runs) }?;
-        let (gather, resident) = kernel(state, "rle_gather", T::NAME)?;
+        let (gather, resident) = kernel(state, &["rle_gather"], T::NAME)?;
         let (mut runs, mut values, mut lengths) = (runs, to_values, to_lengths);
         let params: &mut [*mut c_void] = &mut [
             (&mut from as *mut u64).cast(),

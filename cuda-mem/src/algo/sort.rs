@@ -159,11 +159,11 @@ unsafe fn radix_sort<K: SortKey>(
     order: SortOrder,
     values: Values,
 ) -> Result<()> {
-    let (histogram, resident) = kernel(state, "radix_histogram", K::NAME)?;
+    let (histogram, resident) = kernel(state, &["radix_histogram"], K::NAME)?;
     let keys_only = matches!(values, Values::None);
     let size = size_of::<K>();
     let shared = dynamic_shared(size, keys_only);
-    let (onesweep, _) = kernel_shared(state, (pass_kernel(keys_only), K::NAME), shared as u32)?;
+    let (onesweep, _) = kernel_shared(state, (&[pass_kernel(keys_only)], K::NAME), shared as u32)?;
     let passes = K::BYTES;
     let block = block(size, keys_only);
     let tiles = len.div_ceil(block * items(size)).max(1);
@@ -459,7 +459,7 @@ unsafe fn gather(
     len: usize,
     size: usize,
 ) -> Result<()> {
-    let (function, resident) = kernel(state, "gather", "bytes")?;
+    let (function, resident) = kernel(state, &["gather"], "bytes")?;
     let (mut src, mut idx, mut dst, mut n, mut bytes) =
         (src, indices, dst, len as u64, size as u64);
     let params: &mut [*mut c_void] = &mut [
@@ -525,7 +525,7 @@ unsafe fn segmented<K: SortKey>(
     // Each element's segment.
     let segments = Temporary::new(state, stream, len * 4)?;
     segments.zero(len * 4)?;
-    let (marks, resident) = kernel(state, "segment", "marks")?;
+    let (marks, resident) = kernel(state, &["segment"], "marks")?;
     let (mut from, mut n, mut at, mut total) = (offsets, count as u64, segments.addr(), len as u64);
     let params: &mut [*mut c_void] = &mut [
         (&mut from as *mut u64).cast(),

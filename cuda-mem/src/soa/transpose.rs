@@ -120,7 +120,7 @@ fn transpose<T: DeviceSoA>(
         (false, true) => "bytewords",
         (false, false) => "bytes",
     };
-    let (function, resident) = kernel(state, name, flavour)?;
+    let (function, resident) = kernel(state, &[name], flavour)?;
     let per_tile = if warp_tiles {
         // A warp's structs, as the kernels cut them (the struct is whole
         // words in both warp-tile flavours).
