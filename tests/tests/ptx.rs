@@ -217,3 +217,108 @@ fn a_hoisted_kernel_body_is_compiled_in_a_safe_context() {
         "the build failed, but not for the unsafe dereference: {error}"
     );
 }
+
+/// Builds `nvptx-reexpand/` (kernels whose macro arguments expand
+/// differently each time they are expanded; see its `lib.rs`) and returns
+/// its PTX.
+fn reexpand_ptx() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("../target/nvptx-reexpand");
+    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-reexpand"))
+        .target_dir(&target)
+        .ptx_path(target.join("nvptx_reexpand.ptx"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::read_to_string(ptx_path).unwrap()
+}
+
+/// The body of the `.entry` named `kernel` in `ptx`.
+fn entry_body<'p>(ptx: &'p str, kernel: &str) -> &'p str {
+    let start = ptx
+        .find(&format!(".entry {kernel}("))
+        .unwrap_or_else(|| panic!("no entry {kernel} in the PTX"));
+    let body = &ptx[start..];
+    &body[..body.find("\n}").map_or(body.len(), |end| end + 2)]
+}
+
+/// The bytes of the `.global .b8` array `name` of `ptx`.
+fn global_bytes(ptx: &str, name: &str) -> Vec<u64> {
+    let line = ptx
+        .lines()
+        .find(|line| line.contains(&format!(" {name}[")))
+        .unwrap_or_else(|| panic!("no {name} in the PTX"));
+    let values = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
+    values.split(',').map(|v| v.trim().parse().unwrap()).collect()
+}
+
+/// `shared_array!` must declare the `.shared` array that its `SharedArray`
+/// indexes: one expansion of the caller's type and length for both. A
+/// length token that expands to 1 for the `global_asm!` declaration and to
+/// 1024 for the `SharedArray<_, LEN>` (a proc macro with a counter, from a
+/// crate that forbids unsafe code) gave a 4-byte declaration and a safe
+/// `atomic(1023)` 4092 bytes into it: an out-of-bounds shared-memory write.
+#[test]
+fn a_shared_array_declares_every_element_its_methods_reach() {
+    let ptx = reexpand_ptx();
+    let body = entry_body(&ptx, "reexpand_shared");
+    let declared: u64 = ptx
+        .lines()
+        .find_map(|line| {
+            let line = line.trim();
+            let rest = line.strip_prefix(".shared .align 16 .b8 __cuda_mem_shared_")?;
+            let size = &rest[rest.find('[')? + 1..rest.find(']')?];
+            size.parse().ok()
+        })
+        .expect("no shared array declared in the PTX");
+    if body.contains("atom.") {
+        // The kernel's `atomic(1023)` of `u32`s is in its array: element
+        // 1023 ends at byte 4096 of the declaration.
+        assert!(
+            declared >= 4096,
+            "the kernel's shared array hands out element 1023 (an atomic at byte 4092) but the \
+             PTX declares only {declared} bytes for it: `shared_array!` expanded the length \
+             twice, and the two expansions differ\n{body}"
+        );
+    }
+}
+
+/// The parameter table (and fingerprint) that the PTX holds for a kernel
+/// must describe the parameters its entry point takes: one expansion of
+/// each parameter type for both. A parameter type that expands to
+/// `[u32; 64]` elements for the kernel fn and the entry point, and to
+/// `[u32; 1]` for the statics `__kernel_entry!` computes from the same
+/// tokens, gave a table saying "a `DeviceSliceMut` of 4-byte elements"
+/// (what the host checks its launch against) for a kernel that strides
+/// and writes 256-byte elements: out of the launched buffer by 64 times.
+#[test]
+fn a_kernels_parameter_table_describes_the_types_its_entry_takes() {
+    let ptx = reexpand_ptx();
+    let abi = global_bytes(&ptx, "__cuda_mem_abi_reexpand_param");
+    // Rows of five little-endian u64 words: the head, then the parameter
+    // (kind, size, align, element size, element align).
+    let word = |row: usize, w: usize| {
+        (0..8).fold(0u64, |v, b| v | abi[row * 40 + w * 8 + b] << (8 * b))
+    };
+    let element_size = word(1, 3);
+    let body = entry_body(&ptx, "reexpand_param");
+    // The kernel writes the first and the last `u32` of its element: the
+    // largest store offset is the element's last 4 bytes.
+    let last_store = body
+        .lines()
+        .filter(|line| line.trim_start().starts_with("st.global"))
+        .map(|line| {
+            line.split('[').nth(1).and_then(|a| a.split(']').next()).map_or(0, |address| {
+                address.split('+').nth(1).map_or(0, |off| off.trim().parse::<u64>().unwrap())
+            })
+        })
+        .max()
+        .expect("no store in the kernel");
+    assert!(
+        last_store + 4 <= element_size,
+        "the PTX's parameter table says the kernel takes a slice of {element_size}-byte \
+         elements, but its entry point writes byte {last_store}..{} of each element: \
+         `__kernel_entry!` expanded the parameter type again for the statics, and the \
+         expansions differ\n{body}",
+        last_store + 4
+    );
+}

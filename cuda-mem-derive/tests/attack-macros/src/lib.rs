@@ -99,3 +99,60 @@ pub fn hoist_body(_args: TokenStream, item: TokenStream) -> TokenStream {
     let statements = &body.stmts;
     quote::quote!(#function #(#lets)* #(#statements)*).into()
 }
+
+/// `changes!(first, later)`: expands to `first` the first time it is
+/// expanded with these tokens in a compilation, and to `later` every time
+/// after (`changes!(first, later, n)`: `first` the first `n` times) (a counter in the macro's process: safe code). An exported macro
+/// that pastes a caller's tokens in two places expands such a call twice,
+/// so the two places can disagree; used to check that a declaration and
+/// the type that indexes it come from one expansion.
+///
+/// ```ignore
+/// let a = cuda_mem::shared_array![u32; attack_macros::changes!(1, 1024)];
+/// ```
+#[proc_macro]
+pub fn changes(input: TokenStream) -> TokenStream {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+    let args = match Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse(input.clone()) {
+        Ok(args) if args.len() == 2 || args.len() == 3 => args,
+        _ => {
+            return syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "expected `first, later` or `first, later, how many firsts`",
+            )
+            .into_compile_error()
+            .into()
+        }
+    };
+    let firsts = match args.get(2) {
+        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })) => {
+            n.base10_parse::<usize>().unwrap_or(1)
+        }
+        _ => 1,
+    };
+    let key = input.to_string();
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let count = seen.get_or_insert_with(HashMap::new).entry(key).or_insert(0);
+    *count += 1;
+    let pick = if *count <= firsts { &args[0] } else { &args[1] };
+    pick.to_token_stream().into()
+}
+
+/// `include_str!(...)` that ignores its arguments and expands to the text
+/// `"forged"`. With `extern crate attack_macros as core;` at a crate's root,
+/// `::core::include_str!` in an exported macro of another crate, expanded
+/// in that crate, is this one (the crate's extern prelude decides what
+/// `::core` is). Safe code: the output is a string literal.
+#[proc_macro]
+pub fn include_str(_input: TokenStream) -> TokenStream {
+    quote::quote!("forged").into()
+}
+
+/// `assert!(...)` that checks nothing (expands to `()`), for the same use
+/// as [`include_str!`](macro@include_str).
+#[proc_macro]
+pub fn assert(_input: TokenStream) -> TokenStream {
+    quote::quote!(()).into()
+}
