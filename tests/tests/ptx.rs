@@ -248,7 +248,10 @@ fn global_bytes(ptx: &str, name: &str) -> Vec<u64> {
         .find(|line| line.contains(&format!(" {name}[")))
         .unwrap_or_else(|| panic!("no {name} in the PTX"));
     let values = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
-    values.split(',').map(|v| v.trim().parse().unwrap()).collect()
+    values
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect()
 }
 
 /// `shared_array!` must declare the `.shared` array that its `SharedArray`
@@ -283,42 +286,92 @@ fn a_shared_array_declares_every_element_its_methods_reach() {
 }
 
 /// The parameter table (and fingerprint) that the PTX holds for a kernel
-/// must describe the parameters its entry point takes: one expansion of
-/// each parameter type for both. A parameter type that expands to
-/// `[u32; 64]` elements for the kernel fn and the entry point, and to
-/// `[u32; 1]` for the statics `__kernel_entry!` computes from the same
-/// tokens, gave a table saying "a `DeviceSliceMut` of 4-byte elements"
-/// (what the host checks its launch against) for a kernel that strides
-/// and writes 256-byte elements: out of the launched buffer by 64 times.
+/// must describe the parameters its entry point takes. `#[kernel]` and
+/// `__kernel_entry!` paste each parameter type in several places; a type
+/// that expands to `[u32; 64]` elements in some and to `[u32; 1]` in the
+/// others (the fixture `nvptx-reexpand-param`, a proc macro with a counter,
+/// from a crate that forbids unsafe code) gave, before every paste was tied
+/// to one, a table saying "a `DeviceSliceMut` of 4-byte elements" (what the
+/// host checks its launch against) for a kernel that strides and writes
+/// 256-byte elements: out of the launched buffer by 64 times. Built once
+/// for each count of first expansions from 1 to 12: each build must fail
+/// with a type error (the pastes disagree) or hold a table whose element
+/// covers every store of the entry point.
 #[test]
 fn a_kernels_parameter_table_describes_the_types_its_entry_takes() {
-    let ptx = reexpand_ptx();
-    let abi = global_bytes(&ptx, "__cuda_mem_abi_reexpand_param");
-    // Rows of five little-endian u64 words: the head, then the parameter
-    // (kind, size, align, element size, element align).
-    let word = |row: usize, w: usize| {
-        (0..8).fold(0u64, |v, b| v | abi[row * 40 + w * 8 + b] << (8 * b))
-    };
-    let element_size = word(1, 3);
-    let body = entry_body(&ptx, "reexpand_param");
-    // The kernel writes the first and the last `u32` of its element: the
-    // largest store offset is the element's last 4 bytes.
-    let last_store = body
-        .lines()
-        .filter(|line| line.trim_start().starts_with("st.global"))
-        .map(|line| {
-            line.split('[').nth(1).and_then(|a| a.split(']').next()).map_or(0, |address| {
-                address.split('+').nth(1).map_or(0, |off| off.trim().parse::<u64>().unwrap())
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("nvptx-reexpand-param");
+    let work = root.join("../target/nvptx-reexpand-param");
+    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
+    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            "path = \"../../",
+            &format!("path = \"{}/../", root.display()),
+        );
+    let (mut built, mut refused) = (Vec::new(), Vec::new());
+    for firsts in 1..=12 {
+        let dir = work.join(format!("firsts-{firsts}"));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
+        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let source = template.replace("4 /* n */", &firsts.to_string());
+        assert_ne!(source, template, "the fixture lost its `4 /* n */` marker");
+        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+        let result = cuda_mem::build::KernelCrate::new(&dir)
+            .target_dir(work.join("target"))
+            .ptx_path(work.join(format!("firsts-{firsts}.ptx")))
+            .build();
+        let ptx = match result {
+            Err(error) => {
+                let error = error.to_string();
+                assert!(
+                    error.contains("E0308"),
+                    "{firsts} first expansions: the build failed, but not for the pastes' \
+                     type mismatch: {error}"
+                );
+                refused.push(firsts);
+                continue;
+            }
+            Ok(path) => std::fs::read_to_string(path).unwrap(),
+        };
+        built.push(firsts);
+        let abi = global_bytes(&ptx, "__cuda_mem_abi_reexpand_param");
+        // Rows of five little-endian u64 words: the head, then the
+        // parameter (kind, size, align, element size, element align).
+        let word = |row: usize, w: usize| {
+            (0..8).fold(0u64, |v, b| v | abi[row * 40 + w * 8 + b] << (8 * b))
+        };
+        let element_size = word(1, 3);
+        let body = entry_body(&ptx, "reexpand_param");
+        // The kernel writes the first and the last `u32` of its element:
+        // the largest store offset is the element's last 4 bytes.
+        let last_store = body
+            .lines()
+            .filter(|line| line.trim_start().starts_with("st.global"))
+            .map(|line| {
+                line.split('[')
+                    .nth(1)
+                    .and_then(|a| a.split(']').next())
+                    .map_or(0, |address| {
+                        address
+                            .split('+')
+                            .nth(1)
+                            .map_or(0, |off| off.trim().parse::<u64>().unwrap())
+                    })
             })
-        })
-        .max()
-        .expect("no store in the kernel");
-    assert!(
-        last_store + 4 <= element_size,
-        "the PTX's parameter table says the kernel takes a slice of {element_size}-byte \
-         elements, but its entry point writes byte {last_store}..{} of each element: \
-         `__kernel_entry!` expanded the parameter type again for the statics, and the \
-         expansions differ\n{body}",
-        last_store + 4
-    );
+            .max()
+            .expect("no store in the kernel");
+        assert!(
+            last_store + 4 <= element_size,
+            "{firsts} first expansions: the PTX's parameter table says the kernel takes a \
+             slice of {element_size}-byte elements, but its entry point writes byte \
+             {last_store}..{} of each element: a paste of the parameter type outside the \
+             entry's own\n{body}",
+            last_store + 4
+        );
+    }
+    // Some count is past every paste (all of them `[u32; 64]`), so at least
+    // one copy builds and its table is checked.
+    assert!(!built.is_empty(), "no copy built (refused: {refused:?})");
 }

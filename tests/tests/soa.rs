@@ -380,6 +380,95 @@ fn fills_of_structs_and_of_one_field() {
     }
 }
 
+/// The layout of [`Liar`], derived.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy, DeviceSoA)]
+#[repr(C)]
+struct Honest {
+    small: u8,
+    pad: [u8; 3],
+    word: u32,
+}
+
+/// A hand-written `DeviceSoA` impl (a safe trait) whose `visit_fields`
+/// hands field 0, a `u8`, over as an 8 KiB array: everything else is
+/// [`Honest`]'s.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+struct Liar {
+    small: u8,
+    pad: [u8; 3],
+    word: u32,
+}
+
+impl DeviceSoA for Liar {
+    const FIELDS: &'static [cuda_mem::soa::SoaField] = Honest::FIELDS;
+    type Fields<Fam: cuda_mem::soa::FieldFamily> = <Honest as DeviceSoA>::Fields<Fam>;
+
+    fn make_fields<Fam: cuda_mem::soa::FieldFamily>(
+        maker: &mut impl cuda_mem::soa::FieldMaker<Fam>,
+    ) -> Self::Fields<Fam> {
+        Honest::make_fields(maker)
+    }
+
+    fn visit_fields(&self, visitor: &mut impl cuda_mem::soa::FieldVisitor) {
+        visitor.field(0, &[u64::from(self.small); 1024]);
+        visitor.field(1, &self.pad);
+        visitor.field(2, &self.word);
+    }
+
+    fn read_fields(reader: &mut impl cuda_mem::soa::FieldReader) -> Self {
+        let h = Honest::read_fields(reader);
+        Liar {
+            small: h.small,
+            pad: h.pad,
+            word: h.word,
+        }
+    }
+}
+
+/// A fill through a `visit_fields` that hands a field over as a type of
+/// another size is refused, and writes nothing: it filled `len * 8192`
+/// bytes from field 0's region, through the other fields' arrays and past
+/// the allocation.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_fill_refuses_a_field_of_another_size() {
+    let ctx = gpu();
+    let mut rng = Rng::from_env("a_fill_refuses_a_field_of_another_size");
+    for n in [1, 31, 4097, 1 + rng.below(100_000)] {
+        let before: Vec<Liar> = (0..n)
+            .map(|_| Liar {
+                small: rng.value(),
+                pad: rng.value(),
+                word: rng.value(),
+            })
+            .collect();
+        let mut soa = SoaBuffer::<Liar>::from_slice(&ctx, &before).unwrap();
+        // A neighbour allocated right after, which an overrun would reach.
+        let neighbour: Vec<u32> = (0..4096).map(|_| rng.value()).collect();
+        let next = DeviceBuffer::from_slice(&ctx, &neighbour).unwrap();
+        let value = Liar {
+            small: 0xa5,
+            pad: [1, 2, 3],
+            word: rng.value(),
+        };
+        match soa.fill(value) {
+            Err(Error::InvalidArgument(why)) => assert!(why.contains("FIELDS"), "{why}"),
+            other => panic!("n {n}: the lying fill was not refused: {other:?}"),
+        }
+        assert_eq!(
+            soa.to_vec().unwrap(),
+            before,
+            "n {n}: the refused fill wrote"
+        );
+        assert_eq!(
+            next.to_vec().unwrap(),
+            neighbour,
+            "n {n}: the neighbour changed"
+        );
+    }
+}
+
 #[test]
 fn the_derived_tables_describe_the_structs() {
     assert_eq!(

@@ -153,7 +153,9 @@ macro_rules! printing_panic_handler {
     () => {
         #[cfg(target_arch = "nvptx64")]
         #[panic_handler]
-        fn __cuda_mem_printing_panic_handler(info: &::core::panic::PanicInfo<'_>) -> ! {
+        fn __cuda_mem_printing_panic_handler(
+            info: &$crate::__private::core::panic::PanicInfo<'_>,
+        ) -> ! {
             $crate::device::panic::report_and_trap(info)
         }
     };

@@ -19,8 +19,10 @@
 //! `CU_LIMIT_PRINTF_FIFO_SIZE`); what does not fit is dropped.
 //!
 //! On other targets (the one-thread model) the macro calls the C library's
-//! `printf` with the same promoted arguments on Unix, and prints nothing
-//! elsewhere.
+//! `printf` with the same promoted arguments on 64-bit Unix, and prints
+//! nothing elsewhere (on a 32-bit host, `size_t` and `ptrdiff_t` are 4
+//! bytes, so `%zu` and `%td` would read half of the 8-byte argument the
+//! device's conversions take, and the rest as the next one).
 
 use core::ffi::CStr;
 
@@ -31,7 +33,7 @@ extern "C" {
     fn vprintf(format: *const u8, args: *const u8) -> i32;
 }
 
-#[cfg(all(not(target_arch = "nvptx64"), unix))]
+#[cfg(all(not(target_arch = "nvptx64"), unix, target_pointer_width = "64"))]
 extern "C" {
     /// The C library's `printf`.
     fn printf(format: *const core::ffi::c_char, ...) -> core::ffi::c_int;
@@ -498,13 +500,18 @@ macro_rules! printf_args {
                     // the buffer and the string.
                     unsafe { vprintf(F::TEXT.as_ptr(), packed.as_ptr()) }
                 }
-                #[cfg(all(not(target_arch = "nvptx64"), unix))]
+                #[cfg(all(not(target_arch = "nvptx64"), unix, target_pointer_width = "64"))]
                 // SAFETY: as on the device: the promoted arguments are what
-                // the checked conversions read.
+                // the checked conversions read (64-bit Unix: `size_t`,
+                // `ptrdiff_t`, `intmax_t` and `long long` are 8 bytes, as on
+                // the device).
                 unsafe {
                     printf(F::TEXT.as_ptr().cast() $(, self.$i.promote())*)
                 }
-                #[cfg(all(not(target_arch = "nvptx64"), not(unix)))]
+                #[cfg(all(
+                    not(target_arch = "nvptx64"),
+                    not(all(unix, target_pointer_width = "64"))
+                ))]
                 {
                     0
                 }

@@ -93,7 +93,7 @@ macro_rules! __kernel_abi {
 /// [`KernelParam::__Address`](crate::KernelParam::__Address), a pointer
 /// parameter for slices, so that the compiler emits global loads and stores,
 /// and the rest), puts them together with
-/// [`KernelParam::__assemble`](crate::KernelParam::__assemble) and calls
+/// [`__assemble`](crate::launch::__assemble) and calls
 /// `callee` with the parameters: a *safe* call, so the PTX's statics
 /// describe the parameters of a safe fn that takes exactly these types, and
 /// an `unsafe fn` kernel reaches the entry only through a safe wrapper that
@@ -102,8 +102,14 @@ macro_rules! __kernel_abi {
 /// hand-written call makes at most what `#[kernel]` makes (a safe fn's entry
 /// point), a forwarding `crate = "..."` module that changes the types does
 /// not compile, and one that claims `unsafe_kernel true` for a safe kernel
-/// only makes its launch `unsafe`. On host builds it checks the same call
-/// (there `callee` is the kernel's `on_host`, or its safe wrapper).
+/// only makes its launch `unsafe`. Each parameter type is pasted into the
+/// entry point and its body, and every paste is tied to the body's by a
+/// type check; the statics are computed from the body's own signature
+/// (`launch::entry`), never from the tokens again, so a type that expands
+/// differently at each paste fails to compile rather than giving the host
+/// a table that is not the entry point's. On host builds it checks the
+/// same call (there `callee` is the kernel's `on_host`, or its safe
+/// wrapper).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_entry {
@@ -118,12 +124,34 @@ macro_rules! __kernel_entry {
     ) => {
         #[cfg(target_arch = "nvptx64")]
         const _: () = {
+            // The entry point's body, where every parameter's type is tied to
+            // one: `__assemble` takes both parts of one parameter, the entry
+            // point below passes its own parts here (a type error unless
+            // its types are these), and the statics read the parameters
+            // back from this fn's type (see `launch::entry`). A type pasted
+            // twice may expand differently each time; so nothing below takes
+            // a parameter's type from anywhere else.
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn __cuda_mem_body<$($lifetime),*>(
+                $(
+                    $address: $crate::launch::__AddressOf<$ty>,
+                    $rest: $crate::launch::__RestOf<$ty>,
+                )*
+            ) {
+                $crate::__kernel_entry!(
+                    @call $is_unsafe,
+                    $callee,
+                    ($($crate::launch::__assemble($address, $rest)),*)
+                )
+            }
+
             #[unsafe(export_name = $symbol)]
-            #[allow(improper_ctypes_definitions)]
+            #[allow(improper_ctypes_definitions, clippy::too_many_arguments)]
             pub extern "ptx-kernel" fn __cuda_mem_entry<$($lifetime),*>(
                 $(
-                    $address: $crate::launch::__Raw<<$ty as $crate::KernelParam>::__Address>,
-                    $rest: $crate::launch::__Raw<<$ty as $crate::KernelParam>::__Rest>,
+                    $address: $crate::launch::__AddressOf<$ty>,
+                    $rest: $crate::launch::__RestOf<$ty>,
                 )*
             ) {
                 // SAFETY: the block word is this entry's own parameter table's
@@ -131,43 +159,33 @@ macro_rules! __kernel_entry {
                 // word with its own and launches a kernel that declares a
                 // block only with blocks of that shape (`launch_checked`).
                 unsafe { $crate::launch::__assume_block(__CUDA_MEM_ABI[0][3]) };
-                $crate::__kernel_entry!(
-                    @call $is_unsafe,
-                    $callee,
-                    [$($ty),*],
-                    ($(<$ty as $crate::KernelParam>::__assemble($address, $rest)),*)
-                )
+                __cuda_mem_body($($address, $rest),*)
             }
 
             /// The kernel's signature fingerprint, read by the host before
             /// the first launch in a context.
-            #[unsafe(export_name = ::core::concat!("__cuda_mem_sig_", $symbol))]
+            #[unsafe(export_name = $crate::__private::core::concat!("__cuda_mem_sig_", $symbol))]
             #[used]
-            static __CUDA_MEM_SIGNATURE: u64 = $crate::__kernel_signature!(
-                unsafe_kernel $is_unsafe,
-                source $source,
-                lifetimes [$($lifetime),*],
-                params [$($ty),*]
-            );
+            static __CUDA_MEM_SIGNATURE: u64 =
+                $crate::launch::__entry_signature(&__cuda_mem_body, $is_unsafe, $source);
 
             /// Each parameter's fingerprint, read by the host when the
             /// kernel's differs, to name the parameter (and struct) that
             /// differs.
-            #[unsafe(export_name = ::core::concat!("__cuda_mem_params_", $symbol))]
+            #[unsafe(export_name = $crate::__private::core::concat!("__cuda_mem_params_", $symbol))]
             #[used]
             static __CUDA_MEM_PARAMS: [u64; $crate::__kernel_abi!(@count $($ty),*)] =
-                $crate::__kernel_signature!(@each [$($lifetime),*] [$($ty),*]);
+                $crate::launch::__entry_params(&__cuda_mem_body);
 
             /// The kernel's parameter table, compared word for word by the
             /// host before the first launch in a context.
-            #[unsafe(export_name = ::core::concat!("__cuda_mem_abi_", $symbol))]
+            #[unsafe(export_name = $crate::__private::core::concat!("__cuda_mem_abi_", $symbol))]
             #[used]
             static __CUDA_MEM_ABI: [$crate::launch::ParamAbi; 1 + $crate::__kernel_abi!(@count $($ty),*)] =
-                $crate::__kernel_abi!(
-                    unsafe_kernel $is_unsafe,
-                    block $crate::__kernel_abi!(@block $([$bx, $by, $bz])?),
-                    lifetimes [$($lifetime),*],
-                    params [$($ty),*]
+                $crate::launch::__entry_abi(
+                    &__cuda_mem_body,
+                    $is_unsafe,
+                    $crate::__kernel_abi!(@block $([$bx, $by, $bz])?),
                 );
         };
 
@@ -193,7 +211,7 @@ macro_rules! __kernel_entry {
     };
     // A safe kernel: a safe call of `callee` (an `unsafe fn` does not
     // compile here).
-    (@call false, $callee:path, [$($ty:ty),*], ($($param:expr),*)) => {
+    (@call false, $callee:path, ($($param:expr),*)) => {
         $callee($($param),*)
     };
     // An `unsafe fn` kernel: `callee` is a type that `#[kernel]` made for
@@ -201,7 +219,7 @@ macro_rules! __kernel_entry {
     // `__cuda_mem_run` (an `unsafe fn`, which only code that writes `unsafe`
     // can declare) runs the kernel. The parameters are put together outside
     // the `unsafe` block, which holds nothing of the caller's.
-    (@call true, $callee:path, [$($ty:ty),*], ($($param:expr),*)) => {{
+    (@call true, $callee:path, ($($param:expr),*)) => {{
         fn __cuda_mem_is_unsafe_kernel<K: $crate::launch::__UnsafeKernel>() {}
         __cuda_mem_is_unsafe_kernel::<$callee>();
         let __cuda_mem_kernel = <$callee>::__cuda_mem_run;

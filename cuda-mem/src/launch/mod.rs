@@ -107,10 +107,23 @@
 //! file in items outside their `unsafe` blocks. A hand-written call of any
 //! hidden macro makes at most what `#[kernel]` makes.
 //!
+//! Two more rules keep the checks the macros emit true:
+//! - **A caller's tokens mean one thing.** Each paste of a type or an
+//!   expression is expanded on its own, and a proc macro with a counter (safe
+//!   code) can expand differently each time. So `shared_array!` expands its
+//!   type and length once, into names that its declaration and its array
+//!   both use, and each parameter type of a kernel is tied to the one its
+//!   entry point's body takes, from whose signature the PTX's fingerprint and
+//!   parameter table are computed (`entry`).
+//! - **Every path is `$crate`'s.** `::core::…` resolves in the caller's
+//!   extern prelude, which `extern crate some_macros as core;` redirects; so
+//!   the macros reach `core` and its macros as `$crate::__private::core`.
+//!
 //! The parameter types, their fingerprints and parameter table are `param`;
-//! the hidden macros `#[kernel]` expands to, `macros`; the host side (feature
-//! `host`), `host`.
+//! what a kernel's PTX entry point is made of, `entry`; the hidden macros
+//! `#[kernel]` expands to, `macros`; the host side (feature `host`), `host`.
 
+mod entry;
 #[cfg(feature = "host")]
 mod host;
 mod macros;
@@ -120,6 +133,10 @@ pub use param::KernelParam;
 
 #[doc(hidden)]
 pub use {
+    entry::{
+        __AddressOf, __EntryBody, __Part, __RestOf, __assemble, __entry_abi, __entry_params,
+        __entry_signature,
+    },
     macros::{__UnsafeKernel, __plain_file_name},
     param::{
         __Raw, __abi_head, __abi_head_block, __assume_block, __block_shape, __block_word,

@@ -135,10 +135,8 @@ impl<'a, T: DeviceSoA> Regions<'a, T> {
     /// The elements of field `index` as `F`s.
     #[track_caller]
     fn elems<F: DeviceCopy>(&mut self, index: usize, exclusive: bool) -> Elems<'a, F> {
-        let field = T::FIELDS.get(index);
-        let fits = field.is_some_and(|f| f.size == size_of::<F>() && f.align == align_of::<F>());
         assert!(
-            fits,
+            field_is::<T, F>(index),
             "the DeviceSoA impl of `{}` made field {index} as a `{}`, which is not the size and \
              alignment its FIELDS table gives (derive DeviceSoA rather than writing it by hand)",
             std::any::type_name::<T>(),
@@ -173,24 +171,43 @@ impl<'a, T: DeviceSoA> FieldMaker<ViewsMut<'a>> for Regions<'a, T> {
     }
 }
 
+/// Whether `T`'s `FIELDS` table has a field `index` of `F`'s size and
+/// alignment: what a hand-written `DeviceSoA` impl (a safe trait) may get
+/// wrong, and every visitor and maker checks before it touches the field's
+/// region.
+fn field_is<T: DeviceSoA, F>(index: usize) -> bool {
+    T::FIELDS
+        .get(index)
+        .is_some_and(|f| f.size == size_of::<F>() && f.align == align_of::<F>())
+}
+
 /// Fills each field's region with the value's field, keeping the first
 /// error.
-struct FillFields<'a> {
+struct FillFields<'a, T> {
     mem: &'a RawMemory,
     regions: &'a [usize],
     len: usize,
     stream: &'a Arc<CudaStream>,
     result: Result<()>,
+    _t: PhantomData<T>,
 }
 
-impl FieldVisitor for FillFields<'_> {
+impl<T: DeviceSoA> FieldVisitor for FillFields<'_, T> {
     fn field<F: DeviceCopy>(&mut self, index: usize, value: &F) {
-        if self.result.is_ok() {
-            let Some(&at) = self.regions.get(index) else {
-                return;
-            };
-            self.result = Elems::<F>::at(self.mem, at, self.len).fill(value, self.stream);
+        if self.result.is_err() {
+            return;
         }
+        // A field of another size would fill past its region (and past the
+        // allocation, for the last one).
+        let (true, Some(&at)) = (field_is::<T, F>(index), self.regions.get(index)) else {
+            self.result = Err(Error::InvalidArgument(
+                "the DeviceSoA impl visited a field as a type that is not the size and alignment \
+                 its FIELDS table gives, or a field the table does not have; nothing more was \
+                 filled (derive DeviceSoA rather than writing it by hand)",
+            ));
+            return;
+        };
+        self.result = Elems::<F>::at(self.mem, at, self.len).fill(value, self.stream);
     }
 }
 
@@ -322,12 +339,13 @@ impl<T: DeviceSoA, K: MemoryKind> SoaBuffer<T, K> {
     /// # Ok(()) }
     /// ```
     pub fn fill_async(&mut self, value: T, stream: &Arc<CudaStream>) -> Result<()> {
-        let mut fill = FillFields {
+        let mut fill = FillFields::<T> {
             mem: self.bytes.elems().mem,
             regions: &self.regions,
             len: self.len,
             stream,
             result: Ok(()),
+            _t: PhantomData,
         };
         value.visit_fields(&mut fill);
         fill.result
@@ -596,6 +614,29 @@ impl<T: DeviceSoA, K: MemoryKind> std::fmt::Debug for SoaBuffer<T, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The check every visitor and maker makes of a field's type: the
+    /// table's size and alignment, and an index the table has.
+    #[test]
+    #[allow(dead_code)] // the derive's `TwoSoA` alias
+    fn a_fields_type_must_be_the_tables() {
+        #[derive(Clone, Copy, crate::DeviceCopy, crate::DeviceSoA)]
+        #[repr(C)]
+        struct Two {
+            small: u16,
+            pad: u16,
+            word: u32,
+        }
+        assert!(field_is::<Two, u16>(0));
+        assert!(field_is::<Two, [u8; 2]>(1) == (align_of::<[u8; 2]>() == 2));
+        assert!(field_is::<Two, u32>(2));
+        assert!(field_is::<Two, f32>(2));
+        assert!(!field_is::<Two, u32>(0));
+        assert!(!field_is::<Two, [u64; 1024]>(0));
+        assert!(!field_is::<Two, u8>(0));
+        assert!(!field_is::<Two, [u16; 2]>(2));
+        assert!(!field_is::<Two, u32>(3));
+    }
 
     #[test]
     fn regions_start_aligned_and_hold_their_fields() {

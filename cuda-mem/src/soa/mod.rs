@@ -45,9 +45,9 @@ pub use buffer::{SoaBuffer, Views, ViewsMut};
 #[macro_export]
 macro_rules! __soa_alias {
     ($vis:vis $name:ident = $t:ty) => {
-        #[doc = concat!(
-            "The structure of arrays of [`", stringify!($t), "`] (`#[derive(DeviceSoA)]`): ",
-            "a `cuda_mem::soa::SoaBuffer` in device memory (`SoaBuffer<", stringify!($t),
+        #[doc = $crate::__private::core::concat!(
+            "The structure of arrays of [`", $crate::__private::core::stringify!($t), "`] (`#[derive(DeviceSoA)]`): ",
+            "a `cuda_mem::soa::SoaBuffer` in device memory (`SoaBuffer<", $crate::__private::core::stringify!($t),
             ", Pinned>`, ... for the other kinds)."
         )]
         $vis type $name = $crate::soa::SoaBuffer<$t, $crate::Device>;

@@ -5,11 +5,12 @@
 //! `n` expansions and `later` after. A macro that pastes a caller's tokens
 //! in two places, and relies on the two meaning the same, can be made to
 //! disagree with itself. The `ptx` test builds this crate and checks that
-//! what the PTX declares covers what the code does.
+//! what the PTX declares covers what the code does. (Parameter types:
+//! `nvptx-reexpand-param`.)
 #![no_std]
 #![forbid(unsafe_code)]
 
-use cuda_mem::device::{DeviceSliceMut, Scope};
+use cuda_mem::device::Scope;
 
 /// `shared_array!` pastes its length into the size of the `.shared`
 /// declaration (`global_asm!`) and, again, into the `SharedArray` type that
@@ -21,21 +22,5 @@ pub fn reexpand_shared(x: u32) {
     let counts = cuda_mem::shared_array![u32; attack_macros::changes!(1, 1024)];
     if let Some(last) = counts.atomic(1023) {
         last.fetch_add(x, Scope::Block);
-    }
-}
-
-/// `#[kernel]` hands the parameter types to `__kernel_entry!`, which pastes
-/// them into the entry point's parameters (and the kernel fn's own) and,
-/// again, into the parameter table and fingerprint statics that the host
-/// checks a launch against. Here the kernel fn and the entry get
-/// `[u32; 64]` elements (4 expansions) and the statics `[u32; 1]`: the PTX
-/// tells the host "a `DeviceSliceMut<[u32; 1]>`", so a checked launch
-/// passes a slice of 4-byte elements, and the kernel writes each thread's
-/// 256-byte element into it.
-#[cuda_mem::kernel]
-pub fn reexpand_param(mut out: DeviceSliceMut<[u32; attack_macros::changes!(64, 1, 4)]>) {
-    if let Some(x) = out.this_thread_mut() {
-        x[0] = 7;
-        x[x.len() - 1] = 9;
     }
 }

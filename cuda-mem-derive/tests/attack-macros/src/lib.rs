@@ -127,14 +127,20 @@ pub fn changes(input: TokenStream) -> TokenStream {
         }
     };
     let firsts = match args.get(2) {
-        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })) => {
-            n.base10_parse::<usize>().unwrap_or(1)
-        }
+        Some(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        })) => n.base10_parse::<usize>().unwrap_or(1),
         _ => 1,
     };
     let key = input.to_string();
-    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let count = seen.get_or_insert_with(HashMap::new).entry(key).or_insert(0);
+    let mut seen = SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let count = seen
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_insert(0);
     *count += 1;
     let pick = if *count <= firsts { &args[0] } else { &args[1] };
     pick.to_token_stream().into()

@@ -14,5 +14,5 @@ impl Evil {
 }
 
 fn main() {
-    cm_renamed::__kernel_entry!(@call true, Evil, [], ());
+    cm_renamed::__kernel_entry!(@call true, Evil, ());
 }

@@ -313,25 +313,35 @@ macro_rules! shared_array {
     [$t:ty; $n:expr] => {{
         #[cfg(target_arch = "nvptx64")]
         let array = {
-            const SITE: u64 = $crate::device::shared::__site(
-                &[module_path!(), file!(), stringify!($t), stringify!($n)],
-                line!(),
-                column!(),
-            );
-            ::core::arch::global_asm!(
-                ".shared .align {align} .b8 __cuda_mem_shared_{site}[{size}];",
-                align = const $crate::device::shared::__align::<$t>(),
-                size = const ::core::mem::size_of::<[$t; $n]>(),
-                site = const SITE,
-            );
-            // The type and length by name, so that none of the caller's
-            // tokens is inside the `unsafe` block below.
+            // The caller's type and length, each expanded once, here: a
+            // token pasted twice may expand differently each time (a proc
+            // macro with a counter), so the declaration and the array below
+            // both take them by these names. Every macro and item is reached
+            // through `$crate`, which the caller cannot shadow or redirect.
             type Element = $t;
             const LEN: usize = $n;
+            const SITE: u64 = $crate::device::shared::__site(
+                &[
+                    $crate::__private::core::module_path!(),
+                    $crate::__private::core::file!(),
+                    $crate::__private::core::stringify!($t),
+                    $crate::__private::core::stringify!($n),
+                ],
+                $crate::__private::core::line!(),
+                $crate::__private::core::column!(),
+            );
+            $crate::__private::core::arch::global_asm!(
+                ".shared .align {align} .b8 __cuda_mem_shared_{site}[{size}];",
+                align = const $crate::device::shared::__align::<Element>(),
+                size = const $crate::__private::core::mem::size_of::<[Element; LEN]>(),
+                site = const SITE,
+            );
             // SAFETY: the `global_asm!` above declares the array for this
             // place, with this type and length.
             unsafe { $crate::device::SharedArray::<Element, LEN>::__at::<SITE>() }
         };
+        // One expansion of each on the host too (and generic types work in
+        // the host model, where no declaration needs a constant).
         #[cfg(not(target_arch = "nvptx64"))]
         let array = $crate::device::SharedArray::<$t, { $n }>::__host();
         array
@@ -366,7 +376,9 @@ macro_rules! shared_array {
 macro_rules! dynamic_shared {
     ($t:ty) => {{
         #[cfg(target_arch = "nvptx64")]
-        ::core::arch::global_asm!(".extern .shared .align 16 .b8 __cuda_mem_dynamic_shared[];");
+        $crate::__private::core::arch::global_asm!(
+            ".extern .shared .align 16 .b8 __cuda_mem_dynamic_shared[];"
+        );
         $crate::device::SharedSlice::<$t>::__dynamic()
     }};
 }

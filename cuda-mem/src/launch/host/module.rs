@@ -632,13 +632,20 @@ impl std::fmt::Debug for Module {
 macro_rules! include_kernels {
     ($name:literal) => {{
         const NAME: &str = $name;
-        const _: () = ::core::assert!(
+        // Every macro through `$crate`: a caller's `extern crate … as core`
+        // cannot stand in for these (and skip the check, or name any text
+        // as the PTX).
+        const _: () = $crate::__private::core::assert!(
             $crate::launch::__plain_file_name(NAME),
             "include_kernels! takes the kernel crate's directory name (its PTX is \
              $OUT_DIR/<name>.ptx), not a path: no `/`, `\\` or `..`"
         );
-        const PTX: &str =
-            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".ptx"));
+        const PTX: &str = $crate::__private::core::include_str!($crate::__private::core::concat!(
+            $crate::__private::core::env!("OUT_DIR"),
+            "/",
+            $name,
+            ".ptx"
+        ));
         // SAFETY: the PTX that `cuda_mem::build::KernelCrate` compiled from
         // the kernel crate `NAME` in this package's build script (a file of
         // `OUT_DIR`, `NAME` being a plain file name): every fingerprinted
