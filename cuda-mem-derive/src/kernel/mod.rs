@@ -156,6 +156,16 @@ impl Kernel {
                 }
             }
         }
+        if let Some(extra) = sig.inputs.iter().nth(MAX_PARAMS) {
+            errors.push(Error::new_spanned(
+                extra,
+                format!(
+                    "a kernel takes at most {MAX_PARAMS} parameters (a launch's tuple of \
+                     arguments, and the entry point's table, go that far); pass a struct \
+                     (`#[derive(DeviceCopy)]`) or a slice of them instead"
+                ),
+            ));
+        }
         errors.into_result()?;
         let lifetimes: Vec<_> = sig.generics.lifetimes().map(|l| &l.lifetime).collect();
         let binder = if lifetimes.is_empty() {
@@ -680,6 +690,11 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         })
         .collect()
 }
+
+/// The most parameters a kernel takes: cuda-mem's launches and entry points
+/// are implemented for tuples of up to this many (`KernelParams`,
+/// `__EntryBody`).
+const MAX_PARAMS: usize = 24;
 
 /// Rejects parameter types that cannot be named from the host launcher:
 /// `impl Trait` (a generic), `Self`, inferred types and macros.
