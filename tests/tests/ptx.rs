@@ -449,3 +449,36 @@ fn a_soa_kernel_whose_field_table_differs_from_the_hosts_is_refused() {
         split.1
     );
 }
+
+/// Two `shared_array!` places are two arrays ("one array per block for each
+/// place the macro is written"), also when one `macro_rules!` writes both
+/// and one call stamps them (the fixture `nvptx-shared-sites`, a crate that
+/// forbids unsafe code): their names hash the place's tokens, line and
+/// column, which inside a macro are the outermost call's, so both got one
+/// name and the builder kept one declaration. The kernel's two counters
+/// were one (its unsafe `read` / `write`, whose contract is about each
+/// array's own elements, then race with the other array's; arrays of
+/// different element types of one size alias as mixed-size atomics).
+#[test]
+fn two_shared_array_places_stamped_by_one_macro_call_are_two_arrays() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("../target/nvptx-shared-sites");
+    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-shared-sites"))
+        .target_dir(&target)
+        .ptx_path(target.join("nvptx_shared_sites.ptx"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ptx = std::fs::read_to_string(ptx_path).unwrap();
+    let body = entry_body(&ptx, "two_counts");
+    let mut used: Vec<&str> = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with("__cuda_mem_shared_"))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(
+        used.len(),
+        2,
+        "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
+    );
+}
