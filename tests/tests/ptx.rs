@@ -375,3 +375,110 @@ fn a_kernels_parameter_table_describes_the_types_its_entry_takes() {
     // one copy builds and its table is checked.
     assert!(!built.is_empty(), "no copy built (refused: {refused:?})");
 }
+
+/// The line of `ptx` that declares the global `name`.
+fn global_line<'p>(ptx: &'p str, name: &str) -> &'p str {
+    ptx.lines()
+        .find(|line| {
+            line.contains(".global")
+                && line
+                    .split(|c: char| c.is_whitespace() || c == '[' || c == ';')
+                    .any(|word| word == name)
+        })
+        .unwrap_or_else(|| panic!("no {name} in the PTX"))
+        .trim()
+}
+
+/// `DeviceSoA` is a safe trait, and its `FIELDS` decide where a kernel's
+/// `SoaSliceMut` finds each field's array. The fixture `nvptx-soa-table`
+/// (a crate that forbids unsafe code) gives its struct one 64-byte field on
+/// the host and 64 one-byte fields in the kernel (`cfg!(target_arch)`), so
+/// the host lays a one-struct `SoaBuffer` out in 256 bytes and the kernel's
+/// `set` writes its last field at byte 16128. The host checks a launch
+/// against the PTX's fingerprint and parameter table only: built once with
+/// the kernel's table equal to the host's (what the host expects) and once
+/// split, the two PTX must differ there, or the host launches the split one
+/// into its buffer.
+#[test]
+fn a_soa_kernel_whose_field_table_differs_from_the_hosts_is_refused() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("nvptx-soa-table");
+    let work = root.join("../target/nvptx-soa-table");
+    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
+    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            "path = \"../../",
+            &format!("path = \"{}/../", root.display()),
+        );
+    let mut statics = Vec::new();
+    for split in [false, true] {
+        let dir = work.join(format!("split-{split}"));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
+        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let source = template.replace("true /* split */", &split.to_string());
+        assert_ne!(
+            source, template,
+            "the fixture lost its `true /* split */` marker"
+        );
+        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+        let ptx_path = cuda_mem::build::KernelCrate::new(&dir)
+            .target_dir(work.join("target"))
+            .ptx_path(work.join(format!("split-{split}.ptx")))
+            .build()
+            .unwrap_or_else(|e| panic!("split {split}: {e}"));
+        let ptx = std::fs::read_to_string(ptx_path).unwrap();
+        statics.push((
+            global_line(&ptx, "__cuda_mem_sig_scribble").to_string(),
+            global_line(&ptx, "__cuda_mem_abi_scribble").to_string(),
+            entry_body(&ptx, "scribble").to_string(),
+        ));
+    }
+    let (host, split) = (&statics[0], &statics[1]);
+    assert_ne!(
+        host.2, split.2,
+        "the fixture's two builds compiled to one kernel: the split table was not used"
+    );
+    assert!(
+        host.0 != split.0 || host.1 != split.1,
+        "a kernel that indexes its structure of arrays by a field table other than the host's \
+         has the fingerprint and parameter table the host expects: the launch is not refused\n\
+         {}\n{}",
+        split.0,
+        split.1
+    );
+}
+
+/// Two `shared_array!` places are two arrays ("one array per block for each
+/// place the macro is written"), also when one `macro_rules!` writes both
+/// and one call stamps them (the fixture `nvptx-shared-sites`, a crate that
+/// forbids unsafe code): their names hash the place's tokens, line and
+/// column, which inside a macro are the outermost call's, so both got one
+/// name and the builder kept one declaration. The kernel's two counters
+/// were one (its unsafe `read` / `write`, whose contract is about each
+/// array's own elements, then race with the other array's; arrays of
+/// different element types of one size alias as mixed-size atomics).
+#[test]
+fn two_shared_array_places_stamped_by_one_macro_call_are_two_arrays() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("../target/nvptx-shared-sites");
+    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-shared-sites"))
+        .target_dir(&target)
+        .ptx_path(target.join("nvptx_shared_sites.ptx"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ptx = std::fs::read_to_string(ptx_path).unwrap();
+    let body = entry_body(&ptx, "two_counts");
+    let mut used: Vec<&str> = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with("__cuda_mem_shared_"))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(
+        used.len(),
+        2,
+        "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
+    );
+}

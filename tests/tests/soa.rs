@@ -469,6 +469,121 @@ fn a_fill_refuses_a_field_of_another_size() {
     }
 }
 
+/// 64 bytes, as one field in [`WholeTable`]'s hand-written `DeviceSoA`
+/// impl and as 64 one-byte fields in [`ByteTable`]'s: one struct layout
+/// (the same `DeviceCopy` layout fingerprint), two structure-of-arrays
+/// layouts.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+struct WholeTable {
+    bytes: [u8; 64],
+}
+
+/// [`WholeTable`]'s struct with a table of 64 one-byte fields.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+struct ByteTable {
+    bytes: [u8; 64],
+}
+
+const ONE_FIELD: [cuda_mem::soa::SoaField; 1] =
+    [cuda_mem::soa::SoaField::of::<[u8; 64]>("bytes", 0)];
+
+const BYTE_FIELDS: [cuda_mem::soa::SoaField; 64] = {
+    let mut fields = [cuda_mem::soa::SoaField::of::<u8>("bytes", 0); 64];
+    let mut i = 0;
+    while i < 64 {
+        fields[i].offset = i;
+        i += 1;
+    }
+    fields
+};
+
+/// A hand-written (safe) `DeviceSoA` impl over `FIELDS`: each field read
+/// and visited as the table's type.
+macro_rules! table_soa {
+    ($t:ident, $fields:expr, $field:ty, $count:literal) => {
+        impl DeviceSoA for $t {
+            const FIELDS: &'static [cuda_mem::soa::SoaField] = &$fields;
+            type Fields<Fam: cuda_mem::soa::FieldFamily> = ();
+
+            fn make_fields<Fam: cuda_mem::soa::FieldFamily>(
+                _: &mut impl cuda_mem::soa::FieldMaker<Fam>,
+            ) -> Self::Fields<Fam> {
+            }
+
+            fn visit_fields(&self, visitor: &mut impl cuda_mem::soa::FieldVisitor) {
+                let parts: [$field; $count] = cuda_mem::__private::bytemuck::cast(self.bytes);
+                for (i, part) in parts.iter().enumerate() {
+                    visitor.field(i, part);
+                }
+            }
+
+            fn read_fields(reader: &mut impl cuda_mem::soa::FieldReader) -> Self {
+                let parts: [$field; $count] = core::array::from_fn(|i| reader.field::<$field>(i));
+                $t {
+                    bytes: cuda_mem::__private::bytemuck::cast(parts),
+                }
+            }
+        }
+    };
+}
+
+table_soa!(WholeTable, ONE_FIELD, [u8; 64], 1);
+table_soa!(ByteTable, BYTE_FIELDS, u8, 64);
+
+/// `DeviceSoA` is a safe trait, and its `FIELDS` decide where a kernel's
+/// `SoaSlice` / `SoaSliceMut` finds each field's array (`region_offset`):
+/// the host lays a `SoaBuffer` out by the host build's table, the kernel
+/// reads and writes by the device build's. A kernel crate that forbids
+/// unsafe code can give the one type two tables (`#[cfg(target_arch =
+/// "nvptx64")]` on its `FIELDS`): on the host one 64-byte field (a buffer
+/// of one struct is 256 bytes), in the kernel 64 one-byte fields (field 63
+/// of struct 0 at byte 63 * 256 = 16128), and `fields_mut()` / `set` then
+/// write 16 KiB past the buffer. What the launch compares with the PTX (the
+/// parameter's fingerprint and its row of the table) must tell the two
+/// tables apart, as it tells two struct layouts apart; it says the same
+/// for both (`SOA`, `T`'s `DeviceCopy` layout, `T`'s size and alignment).
+#[test]
+fn a_soa_parameters_checks_cover_its_field_table() {
+    use cuda_mem::launch::{__param_abi, __param_signature};
+    use cuda_mem::soa::{region_offset, SoaSlice, SoaSliceMut};
+    // One struct layout, two structure-of-arrays layouts.
+    assert_eq!(
+        <WholeTable as DeviceCopy>::__LAYOUT,
+        <ByteTable as DeviceCopy>::__LAYOUT
+    );
+    assert_eq!(region_offset(WholeTable::FIELDS, 1, 1), 256);
+    assert_eq!(region_offset(ByteTable::FIELDS, 1, 63), 63 * 256);
+    let read = (
+        __param_signature::<fn(SoaSlice<WholeTable>), _>(),
+        __param_abi::<fn(SoaSlice<WholeTable>), _>(),
+    );
+    let read_bytes = (
+        __param_signature::<fn(SoaSlice<ByteTable>), _>(),
+        __param_abi::<fn(SoaSlice<ByteTable>), _>(),
+    );
+    assert_ne!(
+        read, read_bytes,
+        "a SoaSlice over one field of 64 bytes and one over 64 fields of a byte pass the same \
+         launch checks: a host buffer laid out by the one is launched into a kernel that \
+         indexes it by the other"
+    );
+    let write = (
+        __param_signature::<fn(SoaSliceMut<WholeTable>), _>(),
+        __param_abi::<fn(SoaSliceMut<WholeTable>), _>(),
+    );
+    let write_bytes = (
+        __param_signature::<fn(SoaSliceMut<ByteTable>), _>(),
+        __param_abi::<fn(SoaSliceMut<ByteTable>), _>(),
+    );
+    assert_ne!(
+        write, write_bytes,
+        "a SoaSliceMut over one field of 64 bytes and one over 64 fields of a byte pass the \
+         same launch checks: the kernel writes by a table the host's buffer does not have"
+    );
+}
+
 #[test]
 fn the_derived_tables_describe_the_structs() {
     assert_eq!(
