@@ -279,6 +279,25 @@ pub fn kernel(
     kernel::expand(attr.into(), item.into()).into()
 }
 
+/// A number no other expansion of this macro in the same compilation gets:
+/// `cuda_mem::shared_array!` puts it in the name of the array it declares,
+/// so that two places stamped by one `macro_rules!` call (whose `line!()`
+/// and `column!()` are the call's, the same for both) are two arrays. Not
+/// for use outside cuda-mem.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __shared_place(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    if let Some(token) = input.into_iter().next() {
+        return Error::new(token.span().into(), "`__shared_place!` takes no input")
+            .into_compile_error()
+            .into();
+    }
+    let place = NEXT.fetch_add(1, Ordering::Relaxed);
+    proc_macro::TokenTree::Literal(proc_macro::Literal::u64_suffixed(place)).into()
+}
+
 /// Collects errors so that every problem is reported at once.
 #[derive(Default)]
 pub(crate) struct Errors(Option<Error>);

@@ -2,9 +2,10 @@
 //! named fields, `{Name}Fields<Fam>` (one handle per field, of any field
 //! family), the two generic functions that make and visit them, and the
 //! `{Name}SoA` alias of its device `SoaBuffer` (host builds only, through
-//! `cuda_mem::__soa_alias!`). Safe code only: cuda-mem checks the table
-//! against the struct before it moves a byte by it, and every field is
-//! `DeviceCopy`.
+//! `cuda_mem::__soa_alias!`). The `unsafe impl` itself, and the table read
+//! off the struct's own fields, come from cuda-mem's `__device_soa_impl!`
+//! (through `$crate`: a `crate = "..."` path only locates it), which names
+//! no field type, so none is expanded twice.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -71,7 +72,6 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let fields_ident = format_ident!("{}Fields", ident);
     let soa_ident = format_ident!("{}SoA", ident);
     let names: Vec<_> = fields.iter().filter_map(|f| f.ident.as_ref()).collect();
-    let name_strs: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     let tys: Vec<_> = fields.iter().map(|f| &f.ty).collect();
     let fvis: Vec<_> = fields.iter().map(|f| &f.vis).collect();
     let index: Vec<usize> = (0..names.len()).collect();
@@ -91,30 +91,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
          `ViewsMut` as a `ViewMut` (`fields_mut`)."
     );
     Ok(quote! {
-        impl #krate::soa::DeviceSoA for #ident {
-            const FIELDS: &'static [#krate::soa::SoaField] = &[
-                #( #krate::soa::SoaField::of::<#tys>(
-                    #name_strs,
-                    #krate::__private::core::mem::offset_of!(#ident, #names),
-                ), )*
-            ];
-            type Fields<Fam: #krate::soa::FieldFamily> = #fields_ident<Fam>;
-            fn make_fields<Fam: #krate::soa::FieldFamily>(
-                maker: &mut impl #krate::soa::FieldMaker<Fam>,
-            ) -> #fields_ident<Fam> {
-                #fields_ident {
-                    #( #names: #krate::soa::FieldMaker::<Fam>::field::<#tys>(maker, #index), )*
-                }
-            }
-            fn visit_fields(&self, visitor: &mut impl #krate::soa::FieldVisitor) {
-                #( #krate::soa::FieldVisitor::field::<#tys>(visitor, #index, &self.#names); )*
-            }
-            fn read_fields(reader: &mut impl #krate::soa::FieldReader) -> Self {
-                #ident {
-                    #( #names: #krate::soa::FieldReader::field::<#tys>(reader, #index), )*
-                }
-            }
-        }
+        #krate::__device_soa_impl!(#ident, #fields_ident, [#(#names #index),*]);
 
         #[doc = #slice_doc]
         #vis type #slice_ident<'a> = #krate::soa::SoaSlice<'a, #ident>;

@@ -389,16 +389,17 @@ fn global_line<'p>(ptx: &'p str, name: &str) -> &'p str {
         .trim()
 }
 
-/// `DeviceSoA` is a safe trait, and its `FIELDS` decide where a kernel's
-/// `SoaSliceMut` finds each field's array. The fixture `nvptx-soa-table`
-/// (a crate that forbids unsafe code) gives its struct one 64-byte field on
-/// the host and 64 one-byte fields in the kernel (`cfg!(target_arch)`), so
-/// the host lays a one-struct `SoaBuffer` out in 256 bytes and the kernel's
-/// `set` writes its last field at byte 16128. The host checks a launch
-/// against the PTX's fingerprint and parameter table only: built once with
+/// A `DeviceSoA`'s `FIELDS` decide where a kernel's `SoaSliceMut` finds
+/// each field's array. The fixture `nvptx-soa-table` gives its struct one
+/// 64-byte field on the host and 64 one-byte fields in the kernel
+/// (`cfg!(target_arch)`), so the host lays a one-struct `SoaBuffer` out in
+/// 256 bytes and the kernel's `set` writes its last field at byte 16128.
+/// That took only safe code while the trait was safe (it is `unsafe` now,
+/// and a table that differs between builds breaks its contract); the
+/// launch's check covers the table too, for a stale PTX: built once with
 /// the kernel's table equal to the host's (what the host expects) and once
-/// split, the two PTX must differ there, or the host launches the split one
-/// into its buffer.
+/// split, the two PTX must differ in their fingerprint or parameter table,
+/// or the host launches the split one into its buffer.
 #[test]
 fn a_soa_kernel_whose_field_table_differs_from_the_hosts_is_refused() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

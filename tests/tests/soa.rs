@@ -389,7 +389,7 @@ struct Honest {
     word: u32,
 }
 
-/// A hand-written `DeviceSoA` impl (a safe trait) whose `visit_fields`
+/// A hand-written `DeviceSoA` impl whose `visit_fields`
 /// hands field 0, a `u8`, over as an 8 KiB array: everything else is
 /// [`Honest`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
@@ -400,7 +400,9 @@ struct Liar {
     word: u32,
 }
 
-impl DeviceSoA for Liar {
+// SAFETY: `Honest`'s table, the same in every build (the field types
+// visited are checked, not promised).
+unsafe impl DeviceSoA for Liar {
     const FIELDS: &'static [cuda_mem::soa::SoaField] = Honest::FIELDS;
     type Fields<Fam: cuda_mem::soa::FieldFamily> = <Honest as DeviceSoA>::Fields<Fam>;
 
@@ -499,11 +501,12 @@ const BYTE_FIELDS: [cuda_mem::soa::SoaField; 64] = {
     fields
 };
 
-/// A hand-written (safe) `DeviceSoA` impl over `FIELDS`: each field read
+/// A hand-written `DeviceSoA` impl over `FIELDS`: each field read
 /// and visited as the table's type.
 macro_rules! table_soa {
     ($t:ident, $fields:expr, $field:ty, $count:literal) => {
-        impl DeviceSoA for $t {
+        // SAFETY: a constant table, the same in every build.
+        unsafe impl DeviceSoA for $t {
             const FIELDS: &'static [cuda_mem::soa::SoaField] = &$fields;
             type Fields<Fam: cuda_mem::soa::FieldFamily> = ();
 
@@ -532,15 +535,17 @@ macro_rules! table_soa {
 table_soa!(WholeTable, ONE_FIELD, [u8; 64], 1);
 table_soa!(ByteTable, BYTE_FIELDS, u8, 64);
 
-/// `DeviceSoA` is a safe trait, and its `FIELDS` decide where a kernel's
-/// `SoaSlice` / `SoaSliceMut` finds each field's array (`region_offset`):
-/// the host lays a `SoaBuffer` out by the host build's table, the kernel
-/// reads and writes by the device build's. A kernel crate that forbids
-/// unsafe code can give the one type two tables (`#[cfg(target_arch =
-/// "nvptx64")]` on its `FIELDS`): on the host one 64-byte field (a buffer
+/// A `DeviceSoA`'s `FIELDS` decide where a kernel's `SoaSlice` /
+/// `SoaSliceMut` finds each field's array (`region_offset`): the host lays
+/// a `SoaBuffer` out by the host build's table, the kernel reads and writes
+/// by the device build's. While the trait was safe, a kernel crate that
+/// forbids unsafe code could give the one type two tables (`cfg!(target_arch
+/// = "nvptx64")` in its `FIELDS`): on the host one 64-byte field (a buffer
 /// of one struct is 256 bytes), in the kernel 64 one-byte fields (field 63
 /// of struct 0 at byte 63 * 256 = 16128), and `fields_mut()` / `set` then
-/// write 16 KiB past the buffer. What the launch compares with the PTX (the
+/// wrote 16 KiB past the buffer. The trait is `unsafe` now (a table that
+/// differs between builds breaks its contract), and, for a stale PTX, the
+/// launch's check covers the table. What the launch compares with the PTX (the
 /// parameter's fingerprint and its row of the table) must tell the two
 /// tables apart, as it tells two struct layouts apart; it says the same
 /// for both (`SOA`, `T`'s `DeviceCopy` layout, `T`'s size and alignment).

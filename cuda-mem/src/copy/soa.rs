@@ -49,6 +49,118 @@ impl SoaField {
     }
 }
 
+impl SoaField {
+    /// The field `name` at `offset` whose type is what `field` returns a
+    /// reference to (`|s: &S| &s.name`, a closure over the struct itself):
+    /// what `#[derive(DeviceSoA)]` builds its table with, so that each
+    /// entry's size is the real field's, whatever its type's tokens expand
+    /// to elsewhere.
+    #[doc(hidden)]
+    pub const fn __of_field<S, F: DeviceCopy>(
+        name: &'static str,
+        offset: usize,
+        field: fn(&S) -> &F,
+    ) -> Self {
+        let _ = field;
+        Self::of::<F>(name, offset)
+    }
+}
+
+/// The handle of field `index` of `S`, of the type `field` returns a
+/// reference to: `#[derive(DeviceSoA)]`'s `make_fields`, which names no
+/// field type.
+#[doc(hidden)]
+pub fn __make_field<Fam: FieldFamily, S, F: DeviceCopy + 'static>(
+    maker: &mut impl FieldMaker<Fam>,
+    index: usize,
+    field: fn(&S) -> &F,
+) -> Fam::Of<F> {
+    let _ = field;
+    maker.field::<F>(index)
+}
+
+/// The `unsafe impl` of [`DeviceSoA`] that `#[derive(DeviceSoA)]` asks
+/// for, through `$crate` (a `crate = "..."` path only locates it): the
+/// table read off the struct `$name` itself, each field's offset by
+/// `offset_of!` and its size and alignment by the type of `&s.field`, in
+/// the order given, which `check_fields` (const-asserted here) holds to
+/// memory order; every field listed once (`read_fields` builds the struct
+/// with all of them). No field type is named, so none is expanded again.
+///
+/// ```
+/// #[derive(Clone, Copy, cuda_mem::DeviceCopy)]
+/// #[repr(C)]
+/// struct P { pos: [f32; 3], mass: f32 }
+/// #[derive(Clone, Copy)]
+/// struct PFields<Fam: cuda_mem::soa::FieldFamily> {
+///     pos: Fam::Of<[f32; 3]>,
+///     mass: Fam::Of<f32>,
+/// }
+/// cuda_mem::__device_soa_impl!(P, PFields, [pos 0, mass 1]);
+/// use cuda_mem::soa::DeviceSoA;
+/// assert_eq!(P::FIELDS[1].offset, 12);
+/// ```
+///
+/// A field left out, or in another order, does not compile:
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, cuda_mem::DeviceCopy)]
+/// #[repr(C)]
+/// struct P { pos: [f32; 3], mass: f32 }
+/// struct PFields<Fam: cuda_mem::soa::FieldFamily> { pos: Fam::Of<[f32; 3]>, mass: Fam::Of<f32> }
+/// cuda_mem::__device_soa_impl!(P, PFields, [mass 0, pos 1]);
+/// ```
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __device_soa_impl {
+    ($name:ident, $fields:ident, [$($field:ident $index:literal),+ $(,)?]) => {
+        const _: () = {
+            const FIELDS: &[$crate::soa::SoaField] = &[$(
+                $crate::soa::SoaField::__of_field(
+                    $crate::__private::core::stringify!($field),
+                    $crate::__private::core::mem::offset_of!($name, $field),
+                    |s: &$name| &s.$field,
+                ),
+            )+];
+            $crate::__private::core::assert!(
+                $crate::soa::check_fields(
+                    FIELDS,
+                    $crate::__private::core::mem::size_of::<$name>(),
+                    $crate::__private::core::mem::align_of::<$name>(),
+                )
+                .is_none(),
+                "`#[derive(DeviceSoA)]`: the struct's fields do not tile it in declaration order \
+                 (it needs `#[repr(C)]`, no padding and no zero-sized fields)"
+            );
+            // SAFETY: `FIELDS` is read off `$name`'s own fields (offsets by
+            // `offset_of!`, sizes and alignments by their types), so it is
+            // the same in every build whose layout is the same (the launch
+            // checks that by the layout fingerprint); it tiles the struct in
+            // memory order (asserted above); each field is made, visited and
+            // read as its own type, at its own index.
+            unsafe impl $crate::soa::DeviceSoA for $name {
+                const FIELDS: &'static [$crate::soa::SoaField] = FIELDS;
+                type Fields<Fam: $crate::soa::FieldFamily> = $fields<Fam>;
+                fn make_fields<Fam: $crate::soa::FieldFamily>(
+                    maker: &mut impl $crate::soa::FieldMaker<Fam>,
+                ) -> $fields<Fam> {
+                    $fields {
+                        $($field: $crate::soa::__make_field(maker, $index, |s: &$name| &s.$field),)+
+                    }
+                }
+                fn visit_fields(&self, visitor: &mut impl $crate::soa::FieldVisitor) {
+                    $($crate::soa::FieldVisitor::field(visitor, $index, &self.$field);)+
+                }
+                fn read_fields(reader: &mut impl $crate::soa::FieldReader) -> Self {
+                    $name {
+                        $($field: $crate::soa::FieldReader::field(reader, $index),)+
+                    }
+                }
+            }
+        };
+    };
+}
+
 /// What each field of a [`DeviceSoA`] struct becomes in one use of it: a
 /// view of its array on the host ([`Views`](crate::soa::Views),
 /// [`ViewsMut`](crate::soa::ViewsMut)), or something of your own.
@@ -137,12 +249,24 @@ pub trait FieldVisitor {
 /// handle per field, and `{Name}SoA`, its
 /// [`SoaBuffer`](crate::soa::SoaBuffer) in device memory.
 ///
-/// Safe to implement: cuda-mem checks [`FIELDS`](Self::FIELDS) against the
-/// struct (the fields in order, each starting where the last ended, ending
-/// at `size_of::<Self>()`) before it moves any bytes by it, and a handle
-/// made for a field whose type does not have the table's size and
-/// alignment panics. A table that lies within those rules only moves bytes
-/// of `DeviceCopy` types to other places, never out of their arrays.
+/// cuda-mem checks [`FIELDS`](Self::FIELDS) against the struct (the fields
+/// in order, each starting where the last ended, ending at
+/// `size_of::<Self>()`) before it moves any bytes by it, a handle made for
+/// a field whose type does not have the table's size and alignment panics,
+/// and a fill or a visit of such a field is an `Err`.
+///
+/// # Safety
+///
+/// `FIELDS` is the same table in every build of the struct, the host's and
+/// every kernel crate's: a kernel finds each field's array by its own
+/// build's table (`region_offset`) in memory the host laid out by the
+/// host's, so a table that differs between builds (a `cfg!` in it) puts a
+/// kernel's reads and writes outside the arrays. (A launch also compares a
+/// fingerprint of the two tables, but a fingerprint can be made to
+/// collide.) The derive reads the table off the struct's own fields, which
+/// are the same in every build whose layout fingerprint matches; write the
+/// impl by hand only to split a field into parts, and keep it free of
+/// `cfg`.
 ///
 /// ```
 /// use cuda_mem::soa::DeviceSoA;
@@ -156,7 +280,7 @@ pub trait FieldVisitor {
 /// assert_eq!(Particle::FIELDS[1].name, "mass");
 /// assert_eq!(Particle::FIELDS[1].offset, 12);
 /// ```
-pub trait DeviceSoA: DeviceCopy {
+pub unsafe trait DeviceSoA: DeviceCopy {
     /// The fields, in declaration (and memory) order.
     const FIELDS: &'static [SoaField];
 

@@ -563,9 +563,11 @@ mod tests {
         b: u32,
     }
 
-    /// A hand-written impl (the trait is safe) whose `make_fields` makes
-    /// field 0 twice: two written slices of one array would alias.
-    impl DeviceSoA for Pair {
+    /// A hand-written impl whose `make_fields` makes field 0 twice: two
+    /// written slices of one array would alias.
+    // SAFETY: the table is a constant, the same in every build (making a
+    // field twice is checked, not promised).
+    unsafe impl DeviceSoA for Pair {
         const FIELDS: &'static [SoaField] =
             &[SoaField::of::<u32>("a", 0), SoaField::of::<u32>("b", 4)];
         type Fields<Fam: FieldFamily> = (Fam::Of<u32>, Fam::Of<u32>);

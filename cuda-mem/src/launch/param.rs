@@ -7,7 +7,7 @@ use core::ptr::NonNull;
 
 use crate::copy::checked::CheckedDeviceCopy;
 use crate::copy::device_copy::DeviceCopy;
-use crate::copy::soa::DeviceSoA;
+use crate::copy::soa::{DeviceSoA, SoaField};
 use crate::device::{
     CheckedSlice, CheckedSliceMut, DeviceAtomicSlice, DeviceChunksMut, DeviceSlice, DeviceSliceMut,
     DeviceTilesMut, PitchedRowsMut, PitchedSlice, PitchedSliceMut, PitchedTilesMut, SoaSlice,
@@ -262,6 +262,23 @@ const fn param(tag: u64, layout: u64) -> u64 {
     mix(mix(FNV_OFFSET, tag), layout)
 }
 
+/// A structure of arrays' layout for its fingerprint: the struct's layout
+/// fingerprint, then its field table (each field's offset, size and
+/// alignment, in order), which decides where a kernel finds each array.
+/// `DeviceSoA`'s contract keeps the table the same in every build; this
+/// catches a stale PTX whose table differs.
+const fn soa_layout(layout: u64, fields: &[SoaField]) -> u64 {
+    let mut hash = mix(layout, fields.len() as u64);
+    let mut i = 0;
+    while i < fields.len() {
+        hash = mix(hash, fields[i].offset as u64);
+        hash = mix(hash, fields[i].size as u64);
+        hash = mix(hash, fields[i].align as u64);
+        i += 1;
+    }
+    hash
+}
+
 // SAFETY: a `DeviceCopy` type has a C-compatible layout with no padding and
 // no host pointers, the same on the host and the device; its layout
 // fingerprint tells sizes and alignments (and, for derived structs, fields)
@@ -356,7 +373,7 @@ unsafe impl<C: CheckedDeviceCopy> KernelParam for CheckedSliceMut<'_, C> {
 // `region_offset`) that nothing writes while the kernel runs. Its own tag,
 // over `T`'s layout fingerprint.
 unsafe impl<T: DeviceSoA> KernelParam for SoaSlice<'_, T> {
-    const SIGNATURE: u64 = param(tag::SOA, T::__LAYOUT);
+    const SIGNATURE: u64 = param(tag::SOA, soa_layout(T::__LAYOUT, T::FIELDS));
     const __KIND: u64 = tag::SOA;
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<u8>;
@@ -374,7 +391,7 @@ unsafe impl<T: DeviceSoA> KernelParam for SoaSlice<'_, T> {
 // SAFETY: as for `SoaSlice`; the host builds it from a `SoaBuffer`
 // borrowed exclusively for the launch.
 unsafe impl<T: DeviceSoA> KernelParam for SoaSliceMut<'_, T> {
-    const SIGNATURE: u64 = param(tag::SOA_MUT, T::__LAYOUT);
+    const SIGNATURE: u64 = param(tag::SOA_MUT, soa_layout(T::__LAYOUT, T::FIELDS));
     const __KIND: u64 = tag::SOA_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
     type __Address = NonNull<u8>;

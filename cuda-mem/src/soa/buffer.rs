@@ -172,9 +172,8 @@ impl<'a, T: DeviceSoA> FieldMaker<ViewsMut<'a>> for Regions<'a, T> {
 }
 
 /// Whether `T`'s `FIELDS` table has a field `index` of `F`'s size and
-/// alignment: what a hand-written `DeviceSoA` impl (a safe trait) may get
-/// wrong, and every visitor and maker checks before it touches the field's
-/// region.
+/// alignment: what a hand-written `DeviceSoA` impl may get wrong, and every
+/// visitor and maker checks before it touches the field's region.
 fn field_is<T: DeviceSoA, F>(index: usize) -> bool {
     T::FIELDS
         .get(index)

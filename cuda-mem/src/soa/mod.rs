@@ -31,6 +31,9 @@ pub use crate::copy::soa::{
     check_fields, region_offset, DeviceSoA, FieldFamily, FieldMaker, FieldReader, FieldVisitor,
     SoaField, MAX_FIELDS, REGION_ALIGN,
 };
+
+#[doc(hidden)]
+pub use crate::copy::soa::__make_field;
 pub use crate::device::{Slices, SlicesMut, SoaItemMut, SoaSlice, SoaSliceMut};
 
 #[cfg(feature = "host")]

@@ -246,9 +246,13 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     }
 }
 
-/// The name of a `shared_array!` place: an FNV-1a hash of its parts.
+/// The name of a `shared_array!` place: an FNV-1a hash of its parts, its
+/// line and column (the outermost macro call's, inside a macro), and
+/// `place`, a number no other `shared_array!` expansion of the crate's
+/// compilation gets (`__shared_place!`), so that two places one
+/// `macro_rules!` call stamps are two arrays.
 #[doc(hidden)]
-pub const fn __site(parts: &[&str], line: u32, column: u32) -> u64 {
+pub const fn __site(parts: &[&str], line: u32, column: u32, place: u64) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut i = 0;
     while i < parts.len() {
@@ -260,6 +264,12 @@ pub const fn __site(parts: &[&str], line: u32, column: u32) -> u64 {
         }
         hash = (hash ^ 0xff).wrapping_mul(0x0100_0000_01b3);
         i += 1;
+    }
+    let place = place.to_le_bytes();
+    let mut k = 0;
+    while k < place.len() {
+        hash = (hash ^ place[k] as u64).wrapping_mul(0x0100_0000_01b3);
+        k += 1;
     }
     hash ^ ((line as u64) << 32 | column as u64)
 }
@@ -329,6 +339,7 @@ macro_rules! shared_array {
                 ],
                 $crate::__private::core::line!(),
                 $crate::__private::core::column!(),
+                $crate::__shared_place!(),
             );
             $crate::__private::core::arch::global_asm!(
                 ".shared .align {align} .b8 __cuda_mem_shared_{site}[{size}];",
