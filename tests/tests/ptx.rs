@@ -483,3 +483,35 @@ fn two_shared_array_places_stamped_by_one_macro_call_are_two_arrays() {
         "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
     );
 }
+
+/// Two `shared_array!` places written apart, in a crate that forbids unsafe
+/// code (the fixture `nvptx-shared-collide`): `__site` XORs `line << 32 |
+/// column` onto a 64-bit FNV-1a hash of the place's tokens and number, so two
+/// places whose hashes differ only in low bits of each half (found by
+/// choosing their length tokens, `1 + 0 * K`: about 2^22 tries a side) are
+/// put at a line and column that cancel the difference. They got one name,
+/// the builder kept one of the two identical declarations, and the kernel's
+/// two arrays were one.
+#[test]
+fn two_shared_array_places_whose_hashes_differ_by_a_line_and_column_are_two_arrays() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("../target/nvptx-shared-sites");
+    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-shared-collide"))
+        .target_dir(&target)
+        .ptx_path(target.join("nvptx_shared_collide.ptx"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ptx = std::fs::read_to_string(ptx_path).unwrap();
+    let body = entry_body(&ptx, "two_counts");
+    let mut used: Vec<&str> = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with("__cuda_mem_shared_"))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(
+        used.len(),
+        2,
+        "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
+    );
+}
