@@ -696,3 +696,57 @@ mod kernels {
         }
     }
 }
+
+/// One derived struct whose fields are behind `#[cfg(target_arch)]`, as
+/// the host's build sees it (one field of 8 bytes) and as a kernel crate's
+/// does (two of 4): safe code, the derive's own `unsafe impl`. The field
+/// names were chosen (a van Oorschot–Wiener collision search over 14-letter
+/// names, about 2^33 FNV-1a evaluations, minutes on two cores) so that the
+/// 64-bit FNV-1a chain that is the whole launch check of a SoA parameter
+/// beyond its size and alignment (`__LAYOUT`, then `soa_layout` over
+/// `FIELDS`) ends in one value.
+mod cfg_host_build {
+    #[derive(Clone, Copy, cuda_mem::DeviceCopy, cuda_mem::DeviceSoA)]
+    #[repr(C)]
+    pub struct Split {
+        pub f1ijp2t1b0hx5c: [u32; 2],
+    }
+}
+
+/// [`cfg_host_build::Split`] as the kernel crate's build sees it.
+mod cfg_kernel_build {
+    #[derive(Clone, Copy, cuda_mem::DeviceCopy, cuda_mem::DeviceSoA)]
+    #[repr(C)]
+    pub struct Split {
+        pub b: u32,
+        pub fu5ddtos24232o: u32,
+    }
+}
+
+/// The host lays a `SoaBuffer` of one `Split` out as one 8-byte region; a
+/// kernel built with the other table writes its second field at byte 256,
+/// past the allocation. The launch's checks must tell the two tables apart
+/// word for word, not only by a 64-bit FNV-1a hash that safe code (field
+/// names, `cfg`) can make collide.
+#[test]
+fn a_soa_parameters_checks_tell_tables_apart_whose_hashes_collide() {
+    use cfg_host_build::Split as Host;
+    use cfg_kernel_build::Split as Kernel;
+    use cuda_mem::launch::{__param_abi, __param_signature};
+    use cuda_mem::soa::{region_offset, SoaSliceMut};
+    assert_ne!(Host::FIELDS.len(), Kernel::FIELDS.len());
+    assert_eq!(region_offset(Kernel::FIELDS, 1, 1), 256);
+    let host = (
+        __param_signature::<fn(SoaSliceMut<Host>), _>(),
+        __param_abi::<fn(SoaSliceMut<Host>), _>(),
+    );
+    let kernel = (
+        __param_signature::<fn(SoaSliceMut<Kernel>), _>(),
+        __param_abi::<fn(SoaSliceMut<Kernel>), _>(),
+    );
+    assert_ne!(
+        host, kernel,
+        "a SoaSliceMut of one 8-byte field and one of two 4-byte fields pass the same launch \
+         checks: a kernel built with the other cfg writes past the host's buffer"
+    );
+}
