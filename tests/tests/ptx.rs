@@ -515,3 +515,62 @@ fn two_shared_array_places_whose_hashes_differ_by_a_line_and_column_are_two_arra
         "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
     );
 }
+
+/// A derived `DeviceSoA` struct (safe code: `tests/nvptx-soa-collide`
+/// forbids unsafe code) whose fields are behind `#[cfg(target_arch)]`: one
+/// 8-byte field in the host's build, two 4-byte fields in the kernel's.
+/// Built as the host sees it (every `target_arch = "nvptx64"` replaced) and
+/// as it is, the two PTX must differ in their fingerprint or parameter
+/// table, or the host launches the split one into its buffer (the second
+/// field written at byte 256 of an 8-byte region). The field names make the
+/// two tables' FNV-1a fingerprints collide.
+#[test]
+fn a_derived_soa_whose_cfg_fields_hash_alike_is_refused() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("nvptx-soa-collide");
+    let work = root.join("../target/nvptx-soa-table");
+    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
+    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            "path = \"../../",
+            &format!("path = \"{}/../", root.display()),
+        );
+    let mut statics = Vec::new();
+    for split in [false, true] {
+        let dir = work.join(format!("collide-{split}"));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
+        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let source = if split {
+            template.clone()
+        } else {
+            template.replace("target_arch = \"nvptx64\"", "target_arch = \"x86_64\"")
+        };
+        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+        let ptx_path = cuda_mem::build::KernelCrate::new(&dir)
+            .target_dir(work.join("target"))
+            .ptx_path(work.join(format!("collide-{split}.ptx")))
+            .build()
+            .unwrap_or_else(|e| panic!("split {split}: {e}"));
+        let ptx = std::fs::read_to_string(ptx_path).unwrap();
+        statics.push((
+            global_line(&ptx, "__cuda_mem_sig_scribble").to_string(),
+            global_line(&ptx, "__cuda_mem_abi_scribble").to_string(),
+            entry_body(&ptx, "scribble").to_string(),
+        ));
+    }
+    let (host, split) = (&statics[0], &statics[1]);
+    assert_ne!(
+        host.2, split.2,
+        "the fixture's two builds compiled to one kernel: the split table was not used"
+    );
+    assert!(
+        host.0 != split.0 || host.1 != split.1,
+        "a kernel that indexes its structure of arrays by a field table other than the host's \
+         (a derived struct with cfg'd fields) has the fingerprint and parameter table the host \
+         expects: the launch is not refused\n{}\n{}",
+        split.0,
+        split.1
+    );
+}
