@@ -68,6 +68,17 @@ pub unsafe trait KernelParam {
     #[doc(hidden)]
     const __ELEMENT: (usize, usize) = (0, 0);
 
+    /// For a structure of arrays, its number of fields (0 otherwise),
+    /// compared in the clear (the high half of the row's last word). With
+    /// the struct's size, also compared, it bounds where a kernel's arrays
+    /// end, whatever its build's field table: a `SoaBuffer` is allocated to
+    /// that bound (see `soa::buffer::regions`), so a table that differs
+    /// between the host's build and the kernel's (which `DeviceSoA`'s
+    /// contract forbids, and whose fingerprint could be made to collide)
+    /// still keeps every access inside the allocation.
+    #[doc(hidden)]
+    const __FIELDS: usize = 0;
+
     /// The first part of the parameter in the PTX entry point: the address
     /// of a slice's elements (a `NonNull<T>`), a pointer parameter, which
     /// the compiler knows points to global memory (so its loads and stores
@@ -199,7 +210,7 @@ pub const fn __param_abi<F: Fn(P), P: KernelParam>() -> ParamAbi {
         core::mem::size_of::<P>() as u64,
         core::mem::align_of::<P>() as u64,
         size as u64,
-        align as u64,
+        align as u64 | (P::__FIELDS as u64) << 32,
     ]
 }
 
@@ -376,6 +387,7 @@ unsafe impl<T: DeviceSoA> KernelParam for SoaSlice<'_, T> {
     const SIGNATURE: u64 = param(tag::SOA, soa_layout(T::__LAYOUT, T::FIELDS));
     const __KIND: u64 = tag::SOA;
     const __ELEMENT: (usize, usize) = element::<T>();
+    const __FIELDS: usize = T::FIELDS.len();
     type __Address = NonNull<u8>;
     type __Rest = usize;
 
@@ -394,6 +406,7 @@ unsafe impl<T: DeviceSoA> KernelParam for SoaSliceMut<'_, T> {
     const SIGNATURE: u64 = param(tag::SOA_MUT, soa_layout(T::__LAYOUT, T::FIELDS));
     const __KIND: u64 = tag::SOA_MUT;
     const __ELEMENT: (usize, usize) = element::<T>();
+    const __FIELDS: usize = T::FIELDS.len();
     type __Address = NonNull<u8>;
     type __Rest = usize;
 

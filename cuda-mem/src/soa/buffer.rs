@@ -23,6 +23,9 @@ use crate::soa::transpose;
 /// The byte offset of each field's region for `len` structs
 /// ([`region_offset`], which kernels use to find them), and the total.
 fn regions(fields: &[SoaField], len: usize) -> Result<(Vec<usize>, usize)> {
+    let overflow = Error::SizeOverflow {
+        what: "the regions of a SoaBuffer",
+    };
     // The end, in checked arithmetic: every start lies below it, so
     // `region_offset`'s unchecked sums cannot overflow once it fits.
     let mut end = 0usize;
@@ -30,14 +33,24 @@ fn regions(fields: &[SoaField], len: usize) -> Result<(Vec<usize>, usize)> {
         end = end
             .checked_next_multiple_of(REGION_ALIGN)
             .and_then(|start| len.checked_mul(f.size)?.checked_add(start))
-            .ok_or(Error::SizeOverflow {
-                what: "the regions of a SoaBuffer",
-            })?;
+            .ok_or(overflow.clone())?;
     }
+    // The allocation: `len` times the struct's size, plus `REGION_ALIGN`
+    // per field, the most any table of this many fields over this size
+    // reaches (each region starts at most `REGION_ALIGN - 1` bytes after
+    // the one before ends). A kernel finds the arrays by its own build's
+    // table; the launch compares the struct's size and the number of fields
+    // in the clear (`KernelParam::__FIELDS`), so even a table that differed
+    // from this one (which `DeviceSoA`'s contract forbids) would stay inside.
+    let size: usize = fields.iter().map(|f| f.size).sum();
+    let bound = len
+        .checked_mul(size)
+        .and_then(|bytes| bytes.checked_add(REGION_ALIGN.checked_mul(fields.len())?))
+        .ok_or(overflow)?;
     let at = (0..fields.len())
         .map(|i| region_offset(fields, len, i))
         .collect();
-    Ok((at, end))
+    Ok((at, end.max(bound)))
 }
 
 /// `Err` unless `T`'s field table describes `T` (see [`check_fields`]).
@@ -652,7 +665,9 @@ mod tests {
                 let end = at[i] + len * fields[i].size;
                 assert!(end <= at.get(i + 1).copied().unwrap_or(total));
             }
-            assert_eq!(total, at[2] + len * 3);
+            assert!(total >= at[2] + len * 3);
+            // Room for any table of three fields over these 16 bytes.
+            assert_eq!(total, len * 16 + 3 * REGION_ALIGN);
         }
         assert!(regions(&fields, usize::MAX / 2).is_err());
     }

@@ -39,22 +39,24 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     /// expands to on the device).
     ///
     /// # Safety
-    /// The module declares `__cuda_mem_shared_<SITE>` as a `.shared` array of
-    /// (at least) `N` elements of `T`, aligned for `T` (the macro does).
+    /// The module declares `__cuda_mem_shared_<SITE>_<LANE>` as a `.shared`
+    /// array of (at least) `N` elements of `T`, aligned for `T` (the macro
+    /// does).
     #[doc(hidden)]
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    pub unsafe fn __at<const SITE: u64>() -> Self {
+    pub unsafe fn __at<const SITE: u64, const LANE: u64>() -> Self {
         let (ptr, shared): (u64, u32);
         // SAFETY: takes the address of the `.shared` array that the macro
         // declared under this name (the builder checks it is declared).
         unsafe {
             core::arch::asm!(
-                "mov.u32 {s}, __cuda_mem_shared_{site};",
-                "cvta.shared.u64 {p}, __cuda_mem_shared_{site};",
+                "mov.u32 {s}, __cuda_mem_shared_{site}_{lane};",
+                "cvta.shared.u64 {p}, __cuda_mem_shared_{site}_{lane};",
                 s = out(reg32) shared,
                 p = out(reg64) ptr,
                 site = const SITE,
+                lane = const LANE,
                 options(pure, nomem, nostack, preserves_flags)
             );
         }
@@ -246,32 +248,54 @@ impl<T: DeviceCopy, const N: usize> SharedArray<T, N> {
     }
 }
 
-/// The name of a `shared_array!` place: an FNV-1a hash of its parts, its
-/// line and column (the outermost macro call's, inside a macro), and
-/// `place`, a number no other `shared_array!` expansion of the crate's
-/// compilation gets (`__shared_place!`), so that two places one
-/// `macro_rules!` call stamps are two arrays.
+/// The name of a `shared_array!` place: 128 bits, two hashes of different
+/// kinds (FNV-1a, and a multiply-xorshift) over its parts, its line and
+/// column (the outermost macro call's, inside a macro), and `place`, a
+/// number no other `shared_array!` expansion of the crate's compilation
+/// gets (`__shared_place!`). Two places with one name would be one array
+/// (the builder keeps one of two identical declarations), so the name must
+/// not be made to collide: 64 bits could be, by a search over the length's
+/// tokens (about 2^32 tries); two unrelated 64-bit lanes at once cannot.
+///
+/// ```
+/// use cuda_mem::device::shared::__site;
+/// let a = __site(&["m", "f.rs", "u32", "8"], 3, 5, 0);
+/// assert_ne!(a, __site(&["m", "f.rs", "u32", "8"], 3, 5, 1));
+/// assert_ne!(a, __site(&["m", "f.rs", "u32", "8"], 5, 3, 0));
+/// assert_ne!(a, __site(&["m", "f.rs", "u32", "80"], 3, 5, 0));
+/// ```
 #[doc(hidden)]
-pub const fn __site(parts: &[&str], line: u32, column: u32, place: u64) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+pub const fn __site(parts: &[&str], line: u32, column: u32, place: u64) -> [u64; 2] {
+    let mut fnv: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mx: u64 = 0x243f_6a88_85a3_08d3;
+    let tail = ((line as u64) << 32 | column as u64).to_le_bytes();
+    let place = place.to_le_bytes();
     let mut i = 0;
-    while i < parts.len() {
-        let bytes = parts[i].as_bytes();
+    while i < parts.len() + 2 {
+        let bytes: &[u8] = if i < parts.len() {
+            parts[i].as_bytes()
+        } else if i == parts.len() {
+            &tail
+        } else {
+            &place
+        };
         let mut j = 0;
-        while j < bytes.len() {
-            hash = (hash ^ bytes[j] as u64).wrapping_mul(0x0100_0000_01b3);
+        while j <= bytes.len() {
+            // Each part ends with a byte no UTF-8 text has.
+            let byte = if j < bytes.len() {
+                bytes[j] as u64
+            } else {
+                0x1ff
+            };
+            fnv = (fnv ^ byte).wrapping_mul(0x0100_0000_01b3);
+            mx = (mx ^ byte).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            mx ^= mx >> 29;
             j += 1;
         }
-        hash = (hash ^ 0xff).wrapping_mul(0x0100_0000_01b3);
         i += 1;
     }
-    let place = place.to_le_bytes();
-    let mut k = 0;
-    while k < place.len() {
-        hash = (hash ^ place[k] as u64).wrapping_mul(0x0100_0000_01b3);
-        k += 1;
-    }
-    hash ^ ((line as u64) << 32 | column as u64)
+    mx = (mx ^ (mx >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
+    [fnv, mx ^ (mx >> 32)]
 }
 
 /// The `.align` of a shared array: the element's alignment, at least 16,
@@ -330,7 +354,7 @@ macro_rules! shared_array {
             // through `$crate`, which the caller cannot shadow or redirect.
             type Element = $t;
             const LEN: usize = $n;
-            const SITE: u64 = $crate::device::shared::__site(
+            const SITE: [u64; 2] = $crate::device::shared::__site(
                 &[
                     $crate::__private::core::module_path!(),
                     $crate::__private::core::file!(),
@@ -342,14 +366,15 @@ macro_rules! shared_array {
                 $crate::__shared_place!(),
             );
             $crate::__private::core::arch::global_asm!(
-                ".shared .align {align} .b8 __cuda_mem_shared_{site}[{size}];",
+                ".shared .align {align} .b8 __cuda_mem_shared_{site}_{lane}[{size}];",
                 align = const $crate::device::shared::__align::<Element>(),
                 size = const $crate::__private::core::mem::size_of::<[Element; LEN]>(),
-                site = const SITE,
+                site = const SITE[0],
+                lane = const SITE[1],
             );
             // SAFETY: the `global_asm!` above declares the array for this
             // place, with this type and length.
-            unsafe { $crate::device::SharedArray::<Element, LEN>::__at::<SITE>() }
+            unsafe { $crate::device::SharedArray::<Element, LEN>::__at::<{ SITE[0] }, { SITE[1] }>() }
         };
         // One expansion of each on the host too (and generic types work in
         // the host model, where no declaration needs a constant).
