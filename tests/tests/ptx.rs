@@ -462,58 +462,46 @@ fn a_soa_kernel_whose_field_table_differs_from_the_hosts_is_refused() {
 /// different element types of one size alias as mixed-size atomics).
 #[test]
 fn two_shared_array_places_stamped_by_one_macro_call_are_two_arrays() {
+    let used = shared_arrays_of_two_counts("nvptx-shared-sites", "nvptx_shared_sites.ptx");
+    assert_eq!(used.len(), 2, "one array for both places: {used:?}");
+}
+
+/// The `.shared` arrays that the entry `two_counts` of the fixture crate
+/// `fixture` uses, built into `ptx_name` (a fixture with two
+/// `shared_array!` places in that kernel).
+fn shared_arrays_of_two_counts(fixture: &str, ptx_name: &str) -> Vec<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let target = root.join("../target/nvptx-shared-sites");
-    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-shared-sites"))
+    let ptx_path = cuda_mem::build::KernelCrate::new(root.join(fixture))
         .target_dir(&target)
-        .ptx_path(target.join("nvptx_shared_sites.ptx"))
+        .ptx_path(target.join(ptx_name))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let ptx = std::fs::read_to_string(ptx_path).unwrap();
     let body = entry_body(&ptx, "two_counts");
-    let mut used: Vec<&str> = body
+    let mut used: Vec<String> = body
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|word| word.starts_with("__cuda_mem_shared_"))
+        .map(String::from)
         .collect();
     used.sort_unstable();
     used.dedup();
-    assert_eq!(
-        used.len(),
-        2,
-        "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
-    );
+    used
 }
 
 /// Two `shared_array!` places written apart, in a crate that forbids unsafe
-/// code (the fixture `nvptx-shared-collide`): `__site` XORs `line << 32 |
+/// code (the fixture `nvptx-shared-collide`): `__site` XOR-ed `line << 32 |
 /// column` onto a 64-bit FNV-1a hash of the place's tokens and number, so two
-/// places whose hashes differ only in low bits of each half (found by
-/// choosing their length tokens, `1 + 0 * K`: about 2^22 tries a side) are
-/// put at a line and column that cancel the difference. They got one name,
-/// the builder kept one of the two identical declarations, and the kernel's
-/// two arrays were one.
+/// places whose hashes differed only in low bits of each half (found by
+/// choosing their length tokens, `1 + 0 * K`: about 2^22 tries a side) were
+/// put at a line and column that cancelled the difference. They got one
+/// name, the builder kept one of the two identical declarations, and the
+/// kernel's two arrays were one. Names are 128 bits now, two lanes of
+/// different kinds over every part.
 #[test]
 fn two_shared_array_places_whose_hashes_differ_by_a_line_and_column_are_two_arrays() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("../target/nvptx-shared-sites");
-    let ptx_path = cuda_mem::build::KernelCrate::new(root.join("nvptx-shared-collide"))
-        .target_dir(&target)
-        .ptx_path(target.join("nvptx_shared_collide.ptx"))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ptx = std::fs::read_to_string(ptx_path).unwrap();
-    let body = entry_body(&ptx, "two_counts");
-    let mut used: Vec<&str> = body
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|word| word.starts_with("__cuda_mem_shared_"))
-        .collect();
-    used.sort_unstable();
-    used.dedup();
-    assert_eq!(
-        used.len(),
-        2,
-        "the kernel's two shared_array! places use {used:?}: one array for both\n{body}"
-    );
+    let used = shared_arrays_of_two_counts("nvptx-shared-collide", "nvptx_shared_collide.ptx");
+    assert_eq!(used.len(), 2, "one array for both places: {used:?}");
 }
 
 /// A derived `DeviceSoA` struct (safe code: `tests/nvptx-soa-collide`
