@@ -299,29 +299,13 @@ fn a_shared_array_declares_every_element_its_methods_reach() {
 /// covers every store of the entry point.
 #[test]
 fn a_kernels_parameter_table_describes_the_types_its_entry_takes() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let fixture = root.join("nvptx-reexpand-param");
-    let work = root.join("../target/nvptx-reexpand-param");
-    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
-    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
-        .unwrap()
-        .replace(
-            "path = \"../../",
-            &format!("path = \"{}/../", root.display()),
-        );
+    let template = fixture_source("nvptx-reexpand-param");
     let (mut built, mut refused) = (Vec::new(), Vec::new());
     for firsts in 1..=12 {
-        let dir = work.join(format!("firsts-{firsts}"));
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
-        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
         let source = template.replace("4 /* n */", &firsts.to_string());
         assert_ne!(source, template, "the fixture lost its `4 /* n */` marker");
-        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
-        let result = cuda_mem::build::KernelCrate::new(&dir)
-            .target_dir(work.join("target"))
-            .ptx_path(work.join(format!("firsts-{firsts}.ptx")))
-            .build();
+        let result =
+            build_fixture_copy("nvptx-reexpand-param", &format!("firsts-{firsts}"), &source);
         let ptx = match result {
             Err(error) => {
                 let error = error.to_string();
@@ -389,6 +373,73 @@ fn global_line<'p>(ptx: &'p str, name: &str) -> &'p str {
         .trim()
 }
 
+/// The `src/lib.rs` of the fixture crate `tests/<fixture>`.
+fn fixture_source(fixture: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join(fixture).join("src/lib.rs")).unwrap()
+}
+
+/// Builds a copy of the fixture crate `tests/<fixture>` whose `src/lib.rs`
+/// is `source`: in `target/nvptx-fixture-copies/<fixture>-<variant>` (its
+/// manifest's paths into the repository made absolute, its lock file
+/// kept), all copies into one target directory. The PTX's path, or the
+/// build's error.
+fn build_fixture_copy(
+    fixture: &str,
+    variant: &str,
+    source: &str,
+) -> Result<PathBuf, cuda_mem::build::BuildError> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let original = root.join(fixture);
+    let work = root.join("../target/nvptx-fixture-copies");
+    let manifest = std::fs::read_to_string(original.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            "path = \"../../",
+            &format!("path = \"{}/../", root.display()),
+        );
+    let dir = work.join(format!("{fixture}-{variant}"));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(original.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+    cuda_mem::build::KernelCrate::new(&dir)
+        .target_dir(work.join("target"))
+        .ptx_path(work.join(format!("{fixture}-{variant}.ptx")))
+        .build()
+}
+
+/// What the host checks a launch of the kernel `scribble` against (its
+/// fingerprint's and its parameter table's declarations), and the entry's
+/// body, in the PTX at `ptx_path`.
+fn scribble_statics(ptx_path: PathBuf) -> [String; 3] {
+    let ptx = std::fs::read_to_string(ptx_path).unwrap();
+    [
+        global_line(&ptx, "__cuda_mem_sig_scribble").to_string(),
+        global_line(&ptx, "__cuda_mem_abi_scribble").to_string(),
+        entry_body(&ptx, "scribble").to_string(),
+    ]
+}
+
+/// Fails unless the kernel `scribble` built with the host's field table
+/// (`host`) and with another (`split`, [`scribble_statics`] of each) are
+/// two kernels whose fingerprints or parameter tables differ, so that the
+/// host refuses to launch the split one. `case` says what the split is.
+fn assert_split_table_refused(host: &[String; 3], split: &[String; 3], case: &str) {
+    assert_ne!(
+        host[2], split[2],
+        "the fixture's two builds compiled to one kernel: the split table was not used"
+    );
+    assert!(
+        host[0] != split[0] || host[1] != split[1],
+        "a kernel that indexes its structure of arrays by a field table other than the host's \
+         ({case}) has the fingerprint and parameter table the host expects: the launch is not \
+         refused\n{}\n{}",
+        split[0],
+        split[1]
+    );
+}
+
 /// A `DeviceSoA`'s `FIELDS` decide where a kernel's `SoaSliceMut` finds
 /// each field's array. The fixture `nvptx-soa-table` gives its struct one
 /// 64-byte field on the host and 64 one-byte fields in the kernel
@@ -402,53 +453,18 @@ fn global_line<'p>(ptx: &'p str, name: &str) -> &'p str {
 /// or the host launches the split one into its buffer.
 #[test]
 fn a_soa_kernel_whose_field_table_differs_from_the_hosts_is_refused() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let fixture = root.join("nvptx-soa-table");
-    let work = root.join("../target/nvptx-soa-table");
-    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
-    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
-        .unwrap()
-        .replace(
-            "path = \"../../",
-            &format!("path = \"{}/../", root.display()),
-        );
-    let mut statics = Vec::new();
-    for split in [false, true] {
-        let dir = work.join(format!("split-{split}"));
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
-        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let template = fixture_source("nvptx-soa-table");
+    let [host, split] = [false, true].map(|split| {
         let source = template.replace("true /* split */", &split.to_string());
         assert_ne!(
             source, template,
             "the fixture lost its `true /* split */` marker"
         );
-        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
-        let ptx_path = cuda_mem::build::KernelCrate::new(&dir)
-            .target_dir(work.join("target"))
-            .ptx_path(work.join(format!("split-{split}.ptx")))
-            .build()
+        let ptx = build_fixture_copy("nvptx-soa-table", &format!("split-{split}"), &source)
             .unwrap_or_else(|e| panic!("split {split}: {e}"));
-        let ptx = std::fs::read_to_string(ptx_path).unwrap();
-        statics.push((
-            global_line(&ptx, "__cuda_mem_sig_scribble").to_string(),
-            global_line(&ptx, "__cuda_mem_abi_scribble").to_string(),
-            entry_body(&ptx, "scribble").to_string(),
-        ));
-    }
-    let (host, split) = (&statics[0], &statics[1]);
-    assert_ne!(
-        host.2, split.2,
-        "the fixture's two builds compiled to one kernel: the split table was not used"
-    );
-    assert!(
-        host.0 != split.0 || host.1 != split.1,
-        "a kernel that indexes its structure of arrays by a field table other than the host's \
-         has the fingerprint and parameter table the host expects: the launch is not refused\n\
-         {}\n{}",
-        split.0,
-        split.1
-    );
+        scribble_statics(ptx)
+    });
+    assert_split_table_refused(&host, &split, "a table split by cfg!(target_arch)");
 }
 
 /// Two `shared_array!` places are two arrays ("one array per block for each
@@ -514,51 +530,16 @@ fn two_shared_array_places_whose_hashes_differ_by_a_line_and_column_are_two_arra
 /// two tables' FNV-1a fingerprints collide.
 #[test]
 fn a_derived_soa_whose_cfg_fields_hash_alike_is_refused() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let fixture = root.join("nvptx-soa-collide");
-    let work = root.join("../target/nvptx-soa-table");
-    let template = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
-    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml"))
-        .unwrap()
-        .replace(
-            "path = \"../../",
-            &format!("path = \"{}/../", root.display()),
-        );
-    let mut statics = Vec::new();
-    for split in [false, true] {
-        let dir = work.join(format!("collide-{split}"));
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("Cargo.toml"), &manifest).unwrap();
-        std::fs::copy(fixture.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let template = fixture_source("nvptx-soa-collide");
+    let [host, split] = [false, true].map(|split| {
         let source = if split {
             template.clone()
         } else {
             template.replace("target_arch = \"nvptx64\"", "target_arch = \"x86_64\"")
         };
-        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
-        let ptx_path = cuda_mem::build::KernelCrate::new(&dir)
-            .target_dir(work.join("target"))
-            .ptx_path(work.join(format!("collide-{split}.ptx")))
-            .build()
+        let ptx = build_fixture_copy("nvptx-soa-collide", &format!("split-{split}"), &source)
             .unwrap_or_else(|e| panic!("split {split}: {e}"));
-        let ptx = std::fs::read_to_string(ptx_path).unwrap();
-        statics.push((
-            global_line(&ptx, "__cuda_mem_sig_scribble").to_string(),
-            global_line(&ptx, "__cuda_mem_abi_scribble").to_string(),
-            entry_body(&ptx, "scribble").to_string(),
-        ));
-    }
-    let (host, split) = (&statics[0], &statics[1]);
-    assert_ne!(
-        host.2, split.2,
-        "the fixture's two builds compiled to one kernel: the split table was not used"
-    );
-    assert!(
-        host.0 != split.0 || host.1 != split.1,
-        "a kernel that indexes its structure of arrays by a field table other than the host's \
-         (a derived struct with cfg'd fields) has the fingerprint and parameter table the host \
-         expects: the launch is not refused\n{}\n{}",
-        split.0,
-        split.1
-    );
+        scribble_statics(ptx)
+    });
+    assert_split_table_refused(&host, &split, "a derived struct with cfg'd fields");
 }
