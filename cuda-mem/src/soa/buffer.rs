@@ -23,34 +23,27 @@ use crate::soa::transpose;
 /// The byte offset of each field's region for `len` structs
 /// ([`region_offset`], which kernels use to find them), and the total.
 fn regions(fields: &[SoaField], len: usize) -> Result<(Vec<usize>, usize)> {
-    let overflow = Error::SizeOverflow {
-        what: "the regions of a SoaBuffer",
-    };
-    // The end, in checked arithmetic: every start lies below it, so
-    // `region_offset`'s unchecked sums cannot overflow once it fits.
-    let mut end = 0usize;
-    for f in fields {
-        end = end
-            .checked_next_multiple_of(REGION_ALIGN)
-            .and_then(|start| len.checked_mul(f.size)?.checked_add(start))
-            .ok_or(overflow.clone())?;
-    }
-    // The allocation: `len` times the struct's size, plus `REGION_ALIGN`
-    // per field, the most any table of this many fields over this size
-    // reaches (each region starts at most `REGION_ALIGN - 1` bytes after
-    // the one before ends). A kernel finds the arrays by its own build's
-    // table; the launch compares the struct's size and the number of fields
-    // in the clear (`KernelParam::__FIELDS`), so even a table that differed
-    // from this one (which `DeviceSoA`'s contract forbids) would stay inside.
-    let size: usize = fields.iter().map(|f| f.size).sum();
-    let bound = len
-        .checked_mul(size)
+    // The allocation, in checked arithmetic: `len` times the struct's size,
+    // plus `REGION_ALIGN` per field, the most any table of this many fields
+    // over this size reaches (each region starts at most `REGION_ALIGN - 1`
+    // bytes after the one before ends). Every region's start and end lie
+    // below it, so `region_offset`'s unchecked sums cannot overflow once it
+    // fits. A kernel finds the arrays by its own build's table; the launch
+    // compares the struct's size and the number of fields in the clear
+    // (`KernelParam::__FIELDS`), so even a table that differed from this one
+    // (which `DeviceSoA`'s contract forbids) would stay inside.
+    let bound = fields
+        .iter()
+        .try_fold(0usize, |size, f| size.checked_add(f.size))
+        .and_then(|size| len.checked_mul(size))
         .and_then(|bytes| bytes.checked_add(REGION_ALIGN.checked_mul(fields.len())?))
-        .ok_or(overflow)?;
+        .ok_or(Error::SizeOverflow {
+            what: "the regions of a SoaBuffer",
+        })?;
     let at = (0..fields.len())
         .map(|i| region_offset(fields, len, i))
         .collect();
-    Ok((at, end.max(bound)))
+    Ok((at, bound))
 }
 
 /// `Err` unless `T`'s field table describes `T` (see [`check_fields`]).
