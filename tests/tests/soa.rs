@@ -535,6 +535,15 @@ macro_rules! table_soa {
 table_soa!(WholeTable, ONE_FIELD, [u8; 64], 1);
 table_soa!(ByteTable, BYTE_FIELDS, u8, 64);
 
+/// What a launch compares with the PTX for a kernel parameter of type `P`:
+/// its fingerprint and its row of the parameter table.
+fn launch_checks<P: cuda_mem::launch::KernelParam>() -> (u64, cuda_mem::launch::ParamAbi) {
+    (
+        cuda_mem::launch::__param_signature::<fn(P), P>(),
+        cuda_mem::launch::__param_abi::<fn(P), P>(),
+    )
+}
+
 /// A `DeviceSoA`'s `FIELDS` decide where a kernel's `SoaSlice` /
 /// `SoaSliceMut` finds each field's array (`region_offset`): the host lays
 /// a `SoaBuffer` out by the host build's table, the kernel reads and writes
@@ -551,7 +560,6 @@ table_soa!(ByteTable, BYTE_FIELDS, u8, 64);
 /// for both (`SOA`, `T`'s `DeviceCopy` layout, `T`'s size and alignment).
 #[test]
 fn a_soa_parameters_checks_cover_its_field_table() {
-    use cuda_mem::launch::{__param_abi, __param_signature};
     use cuda_mem::soa::{region_offset, SoaSlice, SoaSliceMut};
     // One struct layout, two structure-of-arrays layouts.
     assert_eq!(
@@ -560,28 +568,16 @@ fn a_soa_parameters_checks_cover_its_field_table() {
     );
     assert_eq!(region_offset(WholeTable::FIELDS, 1, 1), 256);
     assert_eq!(region_offset(ByteTable::FIELDS, 1, 63), 63 * 256);
-    let read = (
-        __param_signature::<fn(SoaSlice<WholeTable>), _>(),
-        __param_abi::<fn(SoaSlice<WholeTable>), _>(),
-    );
-    let read_bytes = (
-        __param_signature::<fn(SoaSlice<ByteTable>), _>(),
-        __param_abi::<fn(SoaSlice<ByteTable>), _>(),
-    );
+    let read = launch_checks::<SoaSlice<WholeTable>>();
+    let read_bytes = launch_checks::<SoaSlice<ByteTable>>();
     assert_ne!(
         read, read_bytes,
         "a SoaSlice over one field of 64 bytes and one over 64 fields of a byte pass the same \
          launch checks: a host buffer laid out by the one is launched into a kernel that \
          indexes it by the other"
     );
-    let write = (
-        __param_signature::<fn(SoaSliceMut<WholeTable>), _>(),
-        __param_abi::<fn(SoaSliceMut<WholeTable>), _>(),
-    );
-    let write_bytes = (
-        __param_signature::<fn(SoaSliceMut<ByteTable>), _>(),
-        __param_abi::<fn(SoaSliceMut<ByteTable>), _>(),
-    );
+    let write = launch_checks::<SoaSliceMut<WholeTable>>();
+    let write_bytes = launch_checks::<SoaSliceMut<ByteTable>>();
     assert_ne!(
         write, write_bytes,
         "a SoaSliceMut over one field of 64 bytes and one over 64 fields of a byte pass the \
@@ -732,18 +728,11 @@ mod cfg_kernel_build {
 fn a_soa_parameters_checks_tell_tables_apart_whose_hashes_collide() {
     use cfg_host_build::Split as Host;
     use cfg_kernel_build::Split as Kernel;
-    use cuda_mem::launch::{__param_abi, __param_signature};
     use cuda_mem::soa::{region_offset, SoaSliceMut};
     assert_ne!(Host::FIELDS.len(), Kernel::FIELDS.len());
     assert_eq!(region_offset(Kernel::FIELDS, 1, 1), 256);
-    let host = (
-        __param_signature::<fn(SoaSliceMut<Host>), _>(),
-        __param_abi::<fn(SoaSliceMut<Host>), _>(),
-    );
-    let kernel = (
-        __param_signature::<fn(SoaSliceMut<Kernel>), _>(),
-        __param_abi::<fn(SoaSliceMut<Kernel>), _>(),
-    );
+    let host = launch_checks::<SoaSliceMut<Host>>();
+    let kernel = launch_checks::<SoaSliceMut<Kernel>>();
     assert_ne!(
         host, kernel,
         "a SoaSliceMut of one 8-byte field and one of two 4-byte fields pass the same launch \
