@@ -118,6 +118,54 @@ pub fn gpu() -> Arc<CudaContext> {
     cuda_mem::context(0).expect("this test needs a CUDA device")
 }
 
+/// What a test makes current on its thread before it queues work on a
+/// stream: no context at all, or a context other than the stream's.
+#[derive(Clone, Copy)]
+pub enum Current<'c> {
+    Nothing,
+    Other(&'c CudaContext),
+}
+
+impl Current<'_> {
+    fn handle(self) -> cudarc::driver::sys::CUcontext {
+        match self {
+            Current::Nothing => std::ptr::null_mut(),
+            Current::Other(ctx) => ctx.cu_ctx(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Current<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Current::Nothing => f.write_str("no context current"),
+            Current::Other(_) => f.write_str("another context current"),
+        }
+    }
+}
+
+/// The calling thread's current context (null for none).
+fn current_context() -> cudarc::driver::sys::CUcontext {
+    let mut current = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the call only reads this thread's state.
+    unsafe { cudarc::driver::sys::cuCtxGetCurrent(&mut current) }
+        .result()
+        .expect("cuCtxGetCurrent");
+    current
+}
+
+/// Makes `current` the calling thread's current context, runs `f`, and
+/// returns what `f` returned and whether `current` was still current after
+/// it (work queued on a stream of its own need not change it).
+pub fn with_current<R>(current: Current<'_>, f: impl FnOnce() -> R) -> (R, bool) {
+    // SAFETY: a null context (none current) or a live one, `Other`'s borrow.
+    unsafe { cudarc::driver::sys::cuCtxSetCurrent(current.handle()) }
+        .result()
+        .expect("cuCtxSetCurrent");
+    let r = f();
+    (r, current_context() == current.handle())
+}
+
 /// Bytes of a slice of `DeviceCopy` values.
 pub fn bytes<T: cuda_mem::DeviceCopy>(values: &[T]) -> &[u8] {
     cuda_mem::bytes_of_slice(values)

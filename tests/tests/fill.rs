@@ -2,11 +2,17 @@
 //! 256, the medium kernel's 257, 777, 1024 and 4013, and 4014 and 4096 past
 //! it; random values (and values that take the memset paths);
 //! random lengths including 0, 1 and primes; views at every byte offset
-//! modulo 16; every element and the bytes just outside the view checked.
+//! modulo 16; every element and the bytes just outside the view checked;
+//! fills with no context, or another one, current on the thread.
 
 use cuda_mem::prelude::*;
-use cuda_mem::{DeviceBuffer, DeviceCopy, PinnedBuffer, PoolBuffer, UnifiedBuffer};
-use cuda_mem_tests::{gpu, Rng};
+use std::sync::Arc;
+
+use cuda_mem::{
+    CudaContext, CudaStream, DeviceBuffer, DeviceCopy, PinnedBuffer, PitchedBuffer, PoolBuffer,
+    UnifiedBuffer,
+};
+use cuda_mem_tests::{gpu, with_current, Current, Rng};
 
 /// A random value of `N` bytes; sometimes one whose bytes repeat with period
 /// 1, 2 or 4 (the memset paths).
@@ -144,6 +150,105 @@ fn fill_large_elements_beyond_the_parameter_path() {
         assert!(
             buf.to_vec().unwrap() == expect,
             "12345-byte elements, len {len}, from {a}"
+        );
+    }
+}
+
+/// Fills `len` elements at a random offset of a buffer of random `[u8; N]`
+/// (the bytes around them poison) with `current` current on this thread:
+/// once on `stream`, a stream of the buffer's context, after a first fill
+/// there, and once on the context's default stream; checks every element
+/// after each. A fill on a stream of its own leaves `current` current.
+fn fill_with_current<const N: usize>(
+    rng: &mut Rng,
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    current: Current<'_>,
+) {
+    let len = 1 + rng.length(5000.min((1 << 21) / N));
+    let total = len + 32;
+    let mut expect: Vec<[u8; N]> = rng.values(total);
+    let mut buf = DeviceBuffer::from_slice(ctx, &expect).unwrap();
+    let offset = rng.below(16);
+    let check = |buf: &DeviceBuffer<[u8; N]>, expect: &[[u8; N]], what: &str| {
+        let got = buf.to_vec().unwrap();
+        if let Some(i) = (0..total).find(|&i| got[i] != expect[i]) {
+            panic!(
+                "size {N}, len {len}, offset {offset}, {current:?}, {what}: element {i} is {:?}, want {:?}",
+                &got[i][..N.min(16)],
+                &expect[i][..N.min(16)]
+            );
+        }
+    };
+    // The first fill on `stream` orders it after the upload (and sets up
+    // the fill kernels): with the buffer's own context current.
+    let first = value::<N>(rng);
+    buf.slice_mut(offset..offset + len)
+        .unwrap()
+        .fill_async(first, stream)
+        .unwrap();
+    expect[offset..offset + len].fill(first);
+    let v = value::<N>(rng);
+    let mut view = buf.slice_mut(offset..offset + len).unwrap();
+    let (filled, kept) = with_current(current, || view.fill_async(v, stream));
+    filled.unwrap();
+    assert!(
+        kept,
+        "size {N}, {current:?}: a fill on a stream of its own changed the thread's current context"
+    );
+    expect[offset..offset + len].fill(v);
+    check(&buf, &expect, "on a stream");
+    let w = value::<N>(rng);
+    let mut view = buf.slice_mut(offset..offset + len).unwrap();
+    let (filled, _) = with_current(current, || view.fill(w));
+    filled.unwrap();
+    expect[offset..offset + len].fill(w);
+    check(&buf, &expect, "on the default stream");
+}
+
+/// Fills land in their buffer's context whatever context the calling
+/// thread has current: none, or another context of the same GPU. Every
+/// path: the memsets (values whose bytes repeat), the small, medium and
+/// large kernels, and 2D memsets and kernels over padded rows.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn fills_land_in_their_buffers_context_whatever_context_is_current() {
+    let mut rng = Rng::from_env("fills_land_in_their_buffers_context");
+    let ctx = gpu();
+    let other = CudaContext::new_non_primary(0, 0).expect("a second (non-primary) context");
+    let stream = ctx.new_stream().unwrap();
+    for current in [Current::Nothing, Current::Other(&other)] {
+        for _ in 0..4 {
+            fill_with_current::<1>(&mut rng, &ctx, &stream, current);
+            fill_with_current::<4>(&mut rng, &ctx, &stream, current);
+            fill_with_current::<12>(&mut rng, &ctx, &stream, current);
+            fill_with_current::<777>(&mut rng, &ctx, &stream, current);
+            fill_with_current::<4013>(&mut rng, &ctx, &stream, current);
+        }
+        // Padded rows: the 2D memset (a repeating u32) and the kernel over
+        // rows, after a first fill on `stream` each.
+        let (width, height) = (1 + rng.below(300), 2 + rng.below(40));
+        let mut pitched = PitchedBuffer::<u32>::new(&ctx, width, height).unwrap();
+        pitched.fill_async(rng.next_u64() as u32, &stream).unwrap();
+        let mut pairs = PitchedBuffer::<[u8; 6]>::new(&ctx, width, height).unwrap();
+        pairs.fill_async(value::<6>(&mut rng), &stream).unwrap();
+        let (v, p) = (rng.next_u64() as u32, value::<6>(&mut rng));
+        let ((a, b), kept) = with_current(current, || {
+            (pitched.fill_async(v, &stream), pairs.fill_async(p, &stream))
+        });
+        a.unwrap();
+        b.unwrap();
+        assert!(
+            kept,
+            "{current:?}: a 2D fill changed the thread's current context"
+        );
+        assert!(
+            pitched.to_vec().unwrap().iter().all(|&x| x == v),
+            "{current:?}: 2D memset"
+        );
+        assert!(
+            pairs.to_vec().unwrap().iter().all(|&x| x == p),
+            "{current:?}: 2D kernel"
         );
     }
 }

@@ -11,8 +11,8 @@ use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::{
-    CudaStream, DeviceBuffer, DevicePtr, Error, KernelProblem, LaunchConfig, Module, PinnedBuffer,
-    PitchedBuffer, PoolBuffer, UnifiedBuffer,
+    CudaContext, CudaStream, DeviceBuffer, DevicePtr, Error, KernelProblem, LaunchConfig, Module,
+    PinnedBuffer, PitchedBuffer, PoolBuffer, UnifiedBuffer,
 };
 use cuda_mem_launch_kernels::checked::{next_phases, step_cells, Cell, Phase};
 use cuda_mem_launch_kernels::{
@@ -21,7 +21,7 @@ use cuda_mem_launch_kernels::{
 };
 use cuda_mem_tests::{
     assemble_ptx, churned_fast, gpu, ptx_fingerprint, ptx_global_bytes, ptx_kernel,
-    ptx_param_table, ptx_with_global_bytes, Rng,
+    ptx_param_table, ptx_with_global_bytes, with_current, Current, Rng,
 };
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
@@ -546,6 +546,72 @@ fn host_access_and_other_streams_wait_for_a_launch() {
         .launch(&KERNELS, &a, churn_config(n), (&mut pinned, ROUNDS))
         .unwrap();
     assert_eq!(pinned.as_slice().unwrap(), &expected[..], "pinned as_slice");
+}
+
+/// Launches `write_indices` over `len` elements at `offset` of `buf` on
+/// `stream` with `current` current on this thread, and returns whether
+/// `current` was still current after the launch.
+fn write_indices_into_a_view(
+    buf: &mut DeviceBuffer<u64>,
+    offset: usize,
+    len: usize,
+    first: u64,
+    stream: &Arc<CudaStream>,
+    current: Current<'_>,
+) -> bool {
+    let mut view = buf.slice_mut(offset..offset + len).unwrap();
+    let config = LaunchConfig::for_num_elems(len as u32);
+    let (launched, kept) = with_current(current, || {
+        write_indices.launch(&KERNELS, stream, config, (&mut view, first))
+    });
+    launched.unwrap();
+    kept
+}
+
+/// A typed launch lands in its stream's context whatever context the
+/// calling thread has current (none, or another context of the same GPU):
+/// on a stream of its own, which leaves that context current, and on the
+/// context's default stream. Outputs poisoned, every element checked.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_launch_lands_in_its_streams_context_whatever_context_is_current() {
+    let ctx = gpu();
+    let other = CudaContext::new_non_primary(0, 0).expect("a second (non-primary) context");
+    let stream = ctx.new_stream().unwrap();
+    let default = ctx.default_stream();
+    let mut rng = Rng::from_env("a_launch_lands_in_its_streams_context");
+    for current in [Current::Nothing, Current::Other(&other)] {
+        for round in 0..6 {
+            let len = 1 + rng.length(200_000);
+            let total = len + 40;
+            let mut expect: Vec<u64> = (0..total).map(|_| rng.next_u64()).collect();
+            let mut buf = DeviceBuffer::from_slice(&ctx, &expect).unwrap();
+            let offset = rng.below(40);
+            // The first launch orders `stream` after the upload (and loads
+            // the module), with the buffer's own context current.
+            let on = if round % 2 == 0 { &stream } else { &default };
+            let first = rng.next_u64() >> 1;
+            write_indices_into_a_view(&mut buf, offset, len, first, on, Current::Other(&ctx));
+            let first = rng.next_u64() >> 1;
+            let kept = write_indices_into_a_view(&mut buf, offset, len, first, on, current);
+            if round % 2 == 0 {
+                assert!(
+                    kept,
+                    "{current:?}: a launch on a stream of its own changed the thread's current context"
+                );
+            }
+            for (i, x) in expect[offset..offset + len].iter_mut().enumerate() {
+                *x = first + i as u64;
+            }
+            let got = buf.to_vec().unwrap();
+            if let Some(i) = (0..total).find(|&i| got[i] != expect[i]) {
+                panic!(
+                    "{current:?}, round {round}, len {len}, offset {offset}: element {i} is {}, want {}",
+                    got[i], expect[i]
+                );
+            }
+        }
+    }
 }
 
 #[test]

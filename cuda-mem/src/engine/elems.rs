@@ -10,13 +10,13 @@ use std::marker::PhantomData;
 use std::ops::{Range, RangeBounds};
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::copy::device_copy::{bytes_of, DeviceCopy};
 use crate::copy::device_ptr::DevicePtr;
 use crate::engine::fill;
 use crate::engine::shape::Shape;
-use crate::error::{DriverResultExt, Result};
+use crate::error::Result;
 use crate::memory::raw::RawMemory;
 use crate::order::completion::Completion;
 use crate::order::StreamOrder;
@@ -232,26 +232,21 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
         if self.len() == 0 || size_of::<T>() == 0 {
             return self.mem.state.check_stream(stream);
         }
-        let addr = self.addr();
-        let (contiguous, bytes) = (self.is_contiguous(), self.byte_size());
-        let (pitch, row_bytes, rows) = (self.shape.pitch, self.shape.row_bytes(), self.shape.rows);
+        // A fill with a one-byte value: one memset, 1D or 2D, queued as the
+        // stream's context's work. `fill`'s guarantees hold: the region is
+        // these elements, inside the allocation, and any bytes are a valid
+        // `T` (DeviceCopy); `run` orders `stream` after earlier work on the
+        // memory.
+        let region = self.fill_region();
+        let state = &self.mem.state;
         self.run(stream, || {
-            self.mem.state.bind()?;
-            // SAFETY: the elements (`bytes` contiguous bytes, or `rows` rows of
-            // `row_bytes <= pitch` bytes `pitch` apart) lie inside the
-            // allocation; any bytes are a valid `T` (DeviceCopy); `run`
-            // ordered `stream` after earlier work on the memory.
-            unsafe {
-                if contiguous {
-                    sys::cuMemsetD8Async(addr, byte, bytes, stream.cu_stream())
-                        .result()
-                        .op("cuMemsetD8Async")
-                } else {
-                    sys::cuMemsetD2D8Async(addr, pitch, byte, row_bytes, rows, stream.cu_stream())
-                        .result()
-                        .op("cuMemsetD2D8Async")
-                }
-            }
+            fill::enqueue_planned(
+                state,
+                stream,
+                &[byte],
+                region,
+                fill::FillPlan::Memset8(byte),
+            )
         })
     }
 
@@ -287,9 +282,7 @@ impl<'a, T: DeviceCopy> Elems<'a, T> {
             // The common fill, one memset, in a closure of its own: all it
             // carries is the row and the plan.
             let (addr, bytes) = (region.addr, region.row_bytes as usize);
-            return self.run(stream, move || {
-                fill::memset_row(state, stream, addr, bytes, plan)
-            });
+            return self.run(stream, move || fill::memset_row(stream, addr, bytes, plan));
         }
         if plan == fill::FillPlan::SmallKernel && region.rows == 1 {
             // The small kernel over one row (elements of up to 256 bytes

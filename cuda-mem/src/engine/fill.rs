@@ -16,9 +16,9 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use cudarc::driver::{result, sys, CudaFunction, CudaStream};
+use cudarc::driver::{sys, CudaFunction, CudaStream};
 
-use crate::context::ContextState;
+use crate::context::{on_stream, ContextState};
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
 
@@ -64,6 +64,8 @@ pub(crate) fn preload(state: &ContextState) -> Result<()> {
 #[inline]
 fn kernels(state: &ContextState) -> Result<&FillKernels> {
     state.lazy(&state.fill_kernels, || {
+        // Module loads go to the current context.
+        state.bind()?;
         let ptx = cudarc::nvrtc::Ptx::from_src(KERNELS_PTX);
         let module = state
             .ctx
@@ -503,10 +505,10 @@ pub(crate) fn enqueue_planned(
         FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_)
             if region.rows == 1 =>
         {
-            memset_row(state, stream, region.addr, region.row_bytes as usize, plan)
+            memset_row(stream, region.addr, region.row_bytes as usize, plan)
         }
         FillPlan::Memset8(_) | FillPlan::Memset16(_) | FillPlan::Memset32(_) => {
-            memset_rows(state, stream, region, plan)
+            memset_rows(stream, region, plan)
         }
         FillPlan::SmallKernel if region.rows == 1 => small_kernel_row(state, stream, value, region),
         plan => enqueue_kernel(state, stream, value, region, plan),
@@ -515,47 +517,38 @@ pub(crate) fn enqueue_planned(
 
 /// The memset of one row of `bytes` bytes at `addr` that `plan` says (the
 /// common fill: a value whose bytes repeat), with [`enqueue`]'s guarantees.
+/// Queued as the stream's context's work ([`on_stream`]).
 #[inline(always)]
 pub(crate) fn memset_row(
-    state: &ContextState,
     stream: &CudaStream,
     addr: u64,
     bytes: usize,
     plan: FillPlan,
 ) -> Result<()> {
-    state.bind()?;
-    let s = stream.cu_stream();
     // SAFETY (each arm): `enqueue`'s caller guarantees that the bytes are
-    // writable memory of this context; the count is in units of the
+    // writable memory of the stream's context; the count is in units of the
     // memset's element size, which divides `bytes` (the value repeats with
     // that period), and `plan` checked the address's alignment to it.
     match plan {
-        FillPlan::Memset8(v) => {
+        FillPlan::Memset8(v) => on_stream(stream, "cuMemsetD8Async", |s| {
             // SAFETY: see above.
-            unsafe { sys::cuMemsetD8Async(addr, v, bytes, s).result() }.op("cuMemsetD8Async")
-        }
-        FillPlan::Memset16(v) => {
+            unsafe { sys::cuMemsetD8Async(addr, v, bytes, s) }
+        }),
+        FillPlan::Memset16(v) => on_stream(stream, "cuMemsetD16Async", |s| {
             // SAFETY: see above.
-            unsafe { sys::cuMemsetD16Async(addr, v, bytes / 2, s).result() }.op("cuMemsetD16Async")
-        }
-        FillPlan::Memset32(v) => {
+            unsafe { sys::cuMemsetD16Async(addr, v, bytes / 2, s) }
+        }),
+        FillPlan::Memset32(v) => on_stream(stream, "cuMemsetD32Async", |s| {
             // SAFETY: see above.
-            unsafe { sys::cuMemsetD32Async(addr, v, bytes / 4, s).result() }.op("cuMemsetD32Async")
-        }
+            unsafe { sys::cuMemsetD32Async(addr, v, bytes / 4, s) }
+        }),
         _ => Ok(()),
     }
 }
 
 /// The 2D memset of several rows that `plan` says, with [`enqueue`]'s
 /// guarantees.
-fn memset_rows(
-    state: &ContextState,
-    stream: &CudaStream,
-    region: Region,
-    plan: FillPlan,
-) -> Result<()> {
-    state.bind()?;
-    let s = stream.cu_stream();
+fn memset_rows(stream: &CudaStream, region: Region, plan: FillPlan) -> Result<()> {
     let Region {
         addr,
         pitch,
@@ -564,24 +557,22 @@ fn memset_rows(
     } = region;
     let (w, h, p) = (row_bytes as usize, rows as usize, pitch as usize);
     // SAFETY (memsets): the caller guarantees the region is writable memory of
-    // this context; widths are in units of the memset's element size, which
-    // divides `row_bytes` (the value repeats with that period), and the address
-    // and pitch are aligned to it (checked by `plan`).
+    // the stream's context; widths are in units of the memset's element size,
+    // which divides `row_bytes` (the value repeats with that period), and the
+    // address and pitch are aligned to it (checked by `plan`).
     match plan {
-        FillPlan::Memset8(v) => {
+        FillPlan::Memset8(v) => on_stream(stream, "cuMemsetD2D8Async", |s| {
             // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s).result() }.op("cuMemsetD2D8Async")
-        }
-        FillPlan::Memset16(v) => {
+            unsafe { sys::cuMemsetD2D8Async(addr, p, v, w, h, s) }
+        }),
+        FillPlan::Memset16(v) => on_stream(stream, "cuMemsetD2D16Async", |s| {
             // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD2D16Async(addr, p, v, w / 2, h, s).result() }
-                .op("cuMemsetD2D16Async")
-        }
-        FillPlan::Memset32(v) => {
+            unsafe { sys::cuMemsetD2D16Async(addr, p, v, w / 2, h, s) }
+        }),
+        FillPlan::Memset32(v) => on_stream(stream, "cuMemsetD2D32Async", |s| {
             // SAFETY: see the comment above the match.
-            unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s).result() }
-                .op("cuMemsetD2D32Async")
-        }
+            unsafe { sys::cuMemsetD2D32Async(addr, p, v, w / 4, h, s) }
+        }),
         _ => Ok(()),
     }
 }
@@ -616,7 +607,6 @@ fn enqueue_kernel(
             })
         }
         FillPlan::SmallKernel | FillPlan::MediumKernel | FillPlan::LargeKernel => {
-            state.bind()?;
             match plan {
                 // The patterns built in place (`Pattern::repeat_into`): for the
                 // medium kernel, 4 KiB not moved on every fill.
@@ -660,7 +650,6 @@ pub(crate) fn small_kernel_row(
         words: [0; SMALL_PATTERN_WORDS],
     };
     pattern.repeat_into(value);
-    state.bind()?;
     let kernel = &kernels(state)?.small;
     launch_by_parameter(stream, kernel, &region, value.len(), &mut pattern)
 }
@@ -708,13 +697,16 @@ fn enqueue_large(
     } else {
         value.as_ptr() as u64
     };
-    // SAFETY: `source` is `value`, a live host slice (the copy from pageable
-    // memory is staged before the call returns), or pinned memory holding
-    // its bytes that the recording graph keeps while it lives; the
-    // destination is the region's first element, inside the region the
+    let bytes = value.len();
+    // SAFETY (the copy below): `source` is `value`, a live host slice (the
+    // copy from pageable memory is staged before the call returns), or pinned
+    // memory holding its bytes that the recording graph keeps while it lives;
+    // the destination is the region's first element, inside the region the
     // caller vouched for.
-    unsafe { sys::cuMemcpyAsync(region.addr, source, value.len(), stream.cu_stream()).result() }
-        .op("cuMemcpyAsync (fill value)")?;
+    on_stream(stream, "cuMemcpyAsync (fill value)", |s| {
+        // SAFETY: see above.
+        unsafe { sys::cuMemcpyAsync(region.addr, source, bytes, s) }
+    })?;
     let kernels = kernels(state)?;
     let src = region.addr;
     let rest_of_row0 = Region::linear(region.addr + size, region.row_bytes - size);
@@ -800,21 +792,30 @@ fn launch(
         floor_per_sm,
         kernel.cycling,
     );
-    // SAFETY: `params` matches the kernel's signature (built by the callers
-    // above from the kernel crate's definitions) and points to locals that
-    // outlive the call (the driver copies them at launch); the grid keeps each
-    // thread's pattern phase fixed (see `grid`).
-    unsafe {
-        result::launch_kernel(
-            kernel.function.cu_function(),
-            (x, y, 1),
-            (BLOCK, 1, 1),
-            0,
-            stream.cu_stream(),
-            params,
-        )
-    }
-    .op("cuLaunchKernel (cuda-mem fill)")
+    let (function, params) = (kernel.function.cu_function(), params.as_mut_ptr());
+    // SAFETY (the launch below): `params` matches the kernel's signature
+    // (built by the callers above from the kernel crate's definitions) and
+    // points to locals that outlive the call (the driver copies them at
+    // launch); the function is the fill kernel of the stream's context; the
+    // grid keeps each thread's pattern phase fixed (see `grid`).
+    on_stream(stream, "cuLaunchKernel (cuda-mem fill)", |s| {
+        // SAFETY: see above.
+        unsafe {
+            sys::cuLaunchKernel(
+                function,
+                x,
+                y,
+                1,
+                BLOCK,
+                1,
+                1,
+                0,
+                s,
+                params,
+                std::ptr::null_mut(),
+            )
+        }
+    })
 }
 
 #[cfg(test)]

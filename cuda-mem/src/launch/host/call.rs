@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaStream, LaunchConfig};
 
 use crate::context::ContextState;
-use crate::error::{DriverResultExt, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch::host::args::{LaunchArg, LaunchStream};
 use crate::launch::host::module::{Declared, Module};
 use crate::launch::param::ParamAbi;
@@ -71,28 +71,28 @@ impl Launch<'_> {
                  launch fewer threads, with a grid-stride loop covering the data",
             ));
         }
-        crate::context::bind(stream.context())?;
-        // SAFETY: the function belongs to the current context (checked and
-        // cached per context), which is the stream's (the module was found
-        // through the stream's context); the caller guarantees the
-        // parameters.
-        unsafe {
-            sys::cuLaunchKernel(
-                self.function,
-                grid.0,
-                grid.1,
-                grid.2,
-                block.0,
-                block.1,
-                block.2,
-                config.shared_mem_bytes,
-                stream.cu_stream(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()
-        .op("cuLaunchKernel")
+        let (function, params) = (self.function, params.as_mut_ptr());
+        // Queued as the stream's context's work, that context current or not.
+        crate::context::on_stream(stream, "cuLaunchKernel", |s| {
+            // SAFETY: the function belongs to the stream's context (the module
+            // was found, and the function checked and cached, through it); the
+            // caller guarantees the parameters.
+            unsafe {
+                sys::cuLaunchKernel(
+                    function,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    config.shared_mem_bytes,
+                    s,
+                    params,
+                    std::ptr::null_mut(),
+                )
+            }
+        })
     }
 }
 
