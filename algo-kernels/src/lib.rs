@@ -455,20 +455,34 @@ mod device {
     /// and 512 threads of 12 at 64 registers slower (680 µs, 9.63 ms).
     const RADIX_BLOCK: usize = 256;
     const RADIX_PAIRS_BLOCK4: usize = 384;
-    /// Elements per thread of a radix sort pass's tile. Keys of up to 4
-    /// bytes, alone or with values: 22, in 80 registers without spills
-    /// since the ranking computes each key's digit anew and whole rows load
-    /// without compares (23 and more spill). On an H200: keys alone at 22
-    /// against 20, `u32` keys 455 against 465 µs at 2^24, 6.36 against 6.56
-    /// ms at 2^28 (20 against 16 before: 7.25 against 7.46 ms; 384 threads
-    /// of 18 slower, 7.09 ms against 6.74); with values, `(u32, u32)` pairs
-    /// of 16, 20 and 22 a thread in one run: 2^24 628, 630 and 603 µs,
-    /// 2^28 8.94, 8.71 and 8.29 ms. Keys of 8 bytes: 8. The two 4-byte
-    /// lengths are equal today but stay two knobs: their kernels have
-    /// blocks of different sizes and were tuned apart (`algo::sort`'s
-    /// `items` must match both).
+    /// Threads per block of the narrow passes with values (below), the
+    /// passes of devices with too little shared memory for a block of 384.
+    const RADIX_NARROW_BLOCK: usize = 256;
+    /// Elements per thread of a radix sort pass's tile (the host's
+    /// `algo::sort::Pass::items` must match each). Keys of up to 4 bytes:
+    /// - alone, 22 a thread (256 x 22, 80 registers without spills since
+    ///   the ranking computes each key's digit anew and whole rows load
+    ///   without compares; 23 and more spill, 32 spills 260 bytes a
+    ///   thread). On an H200, `u32` keys at 22 against 20: 455 against 465
+    ///   µs at 2^24, 6.36 against 6.56 ms at 2^28 (20 against 16 before:
+    ///   7.25 against 7.46 ms; 384 threads of 18 slower, 7.09 ms against
+    ///   6.74).
+    /// - with values, 22 a thread in blocks of 384 (the plain pass: two
+    ///   blocks fit the 164 KB of shared memory of an A100's SM), or 23
+    ///   where two blocks of that fit an SM (the wide pass, 4-byte keys: the
+    ///   228 KB of an H100 or H200; 12 bytes a thread spilled), or 16 in
+    ///   blocks of 256 where a block of 384 x 22 does not fit (the narrow
+    ///   pass: 64 KB a block on Turing, 48 on Pascal; 72 registers).
+    ///   `(u32, u32)` pairs on an H200 at 2^24 / 2^28, 384 x 23 in a probe
+    ///   of an earlier build (4 bytes spilled): 572-575 / 7864-7891 µs
+    ///   against CUB's 558-562 / 7459-7492 (384 x 22: 0.93-0.94 / 0.89 of
+    ///   CUB; 16, 20 and 22 a thread in one earlier run: 2^24 628, 630 and
+    ///   603 µs, 2^28 8.94, 8.71 and 8.29 ms).
+    /// Keys of 8 bytes: 8, alone or with values.
     const RADIX_ITEMS4_KEYS: usize = 22;
     const RADIX_ITEMS4_PAIRS: usize = 22;
+    const RADIX_ITEMS4_WIDE: usize = 23;
+    const RADIX_ITEMS4_NARROW: usize = 16;
     const RADIX_ITEMS8: usize = 8;
     /// A radix pass's counters: the warps' digit counts and the digits'
     /// places, for blocks of up to `RADIX_PAIRS_BLOCK4` threads (its keys:
@@ -536,20 +550,61 @@ mod device {
         }
     }
 
-    /// The kernels of a radix sort over keys of one type.
-    macro_rules! radix_kernels {
-        ($($t:ty, $keys_block:ident, $keys_items:ident, $pairs_block:ident, $pairs_items:ident, $histogram:ident, $onesweep:ident, $keys:ident, $keys_tile:ident, $pairs_tile:ident;)*) => {$(
-            /// The tile of keys of a radix pass, in their sorted order: of
-            /// keys alone, and of keys with values.
-            #[inline(always)]
-            fn $keys_tile() -> SharedArray<$t, { $keys_block * $keys_items }> {
-                cuda_mem::shared_array![$t; $keys_block * $keys_items]
+    /// Radix passes with values, each over keys of type `$t`, in blocks of
+    /// `$block` threads of `$items` keys: one tile of one pass
+    /// (`radix_onesweep`), one block per tile. `descending`: 0, or
+    /// `u32::MAX` for a descending sort (`flip_of`).
+    macro_rules! pairs_kernels {
+        ($($t:ty, $block:ident, $items:ident, $name:ident;)*) => {$(
+            /// One tile of one pass with values (`radix_onesweep`): one
+            /// block per tile.
+            ///
+            /// # Safety
+            /// As `radix_onesweep`'s: `totals` this pass's digit totals;
+            /// `status` the sort's look-back state, zeroed before its first
+            /// pass; `counter` zeroed before this pass; outputs of `len`
+            /// elements overlapping no input; `values_in` may be null (the
+            /// keys' indices), `values_out` not (a null one traps).
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(
+                keys_in: *const $t,
+                keys_out: *mut $t,
+                values_in: *const u32,
+                values_out: *mut u32,
+                len: u64,
+                pass: u32,
+                descending: u32,
+                totals: *const u32,
+                status: *mut u64,
+                counter: *mut u32,
+            ) {
+                // Not null: the compiler knows it, and compiles the keys'
+                // path of `radix_onesweep` out.
+                assert!(!values_out.is_null(), "radix pass with values: values_out is null");
+                // The keys' tile is static shared memory, the values' the
+                // first `$block * $items` words of the dynamic shared
+                // memory (the host launches that many bytes).
+                let (tile, counts) = (cuda_mem::shared_array![$t; $block * $items], radix_counts());
+                // SAFETY: the kernel's only view of its dynamic shared memory.
+                let dynamic = unsafe { cuda_mem::dynamic_shared!(u32) };
+                let Some((values, _)) = dynamic.split_at($block * $items) else {
+                    return;
+                };
+                // SAFETY: the caller's contract.
+                unsafe {
+                    onesweep::<$t, $block, $items>(
+                        counts.as_slice(), (tile.as_slice(), values), (keys_in, keys_out),
+                        (values_in, values_out), (len, pass, descending), totals, status, counter,
+                    );
+                }
             }
-            #[inline(always)]
-            fn $pairs_tile() -> SharedArray<$t, { $pairs_block * $pairs_items }> {
-                cuda_mem::shared_array![$t; $pairs_block * $pairs_items]
-            }
+        )*};
+    }
 
+    /// The kernels of a radix sort over keys of one type: the digit
+    /// totals, the pass of keys alone, and the plain pass with values.
+    macro_rules! radix_kernels {
+        ($($t:ty, $keys_block:ident, $keys_items:ident, $pairs_block:ident, $pairs_items:ident, $histogram:ident, $onesweep:ident, $keys:ident;)*) => {$(
             /// Every pass's digit totals (`radix_histogram`), added to
             /// `totals` (zeroed first). Any grid. `descending`: 0, or
             /// `u32::MAX` for a descending sort (`flip_of`).
@@ -574,53 +629,11 @@ mod device {
                 }
             }
 
-            /// One tile of one pass (`radix_onesweep`): one block per tile.
-            /// `descending` as for `$histogram`.
-            ///
-            /// # Safety
-            /// As `radix_onesweep`'s: `totals` this pass's digit totals;
-            /// `status` the sort's look-back state, zeroed before its first
-            /// pass; `counter` zeroed before this pass; outputs of `len`
-            /// elements overlapping no input; `values_in` may be null (the
-            /// keys' indices), `values_out` not (keys alone: `$keys`; a
-            /// null one traps).
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $onesweep(
-                keys_in: *const $t,
-                keys_out: *mut $t,
-                values_in: *const u32,
-                values_out: *mut u32,
-                len: u64,
-                pass: u32,
-                descending: u32,
-                totals: *const u32,
-                status: *mut u64,
-                counter: *mut u32,
-            ) {
-                // Not null: the compiler knows it, and compiles the keys'
-                // path of `radix_onesweep` out.
-                assert!(!values_out.is_null(), "radix pass with values: values_out is null");
-                let (tile, counts) = ($pairs_tile(), radix_counts());
-                // The values' tile: the first `$pairs_block * $pairs_items`
-                // words of the dynamic shared memory (the host launches
-                // that many bytes).
-                // SAFETY: the kernel's only view of its dynamic shared memory.
-                let dynamic = unsafe { cuda_mem::dynamic_shared!(u32) };
-                let Some((values, _)) = dynamic.split_at($pairs_block * $pairs_items) else {
-                    return;
-                };
-                // SAFETY: the caller's contract.
-                unsafe {
-                    onesweep::<$t, $pairs_block, $pairs_items>(
-                        counts.as_slice(), (tile.as_slice(), values), (keys_in, keys_out),
-                        (values_in, values_out), (len, pass, descending), totals, status, counter,
-                    );
-                }
-            }
+            pairs_kernels! { $t, $pairs_block, $pairs_items, $onesweep; }
 
             /// `$onesweep` for keys alone: its code with the values' loads,
             /// stores and registers compiled out (their pointers are null
-            /// constants here, not parameters).
+            /// constants here, not parameters), in its own tiles.
             ///
             /// # Safety
             /// As for `$onesweep`, with no values.
@@ -635,7 +648,8 @@ mod device {
                 status: *mut u64,
                 counter: *mut u32,
             ) {
-                let (tile, counts) = ($keys_tile(), radix_counts());
+                let (tile, counts) =
+                    (cuda_mem::shared_array![$t; $keys_block * $keys_items], radix_counts());
                 // No values: an empty slice of the counters' tail.
                 let Some((_, no_values)) = counts.as_slice().split_at(RADIX_COUNTS) else {
                     return;
@@ -652,16 +666,31 @@ mod device {
         )*};
     }
     radix_kernels! {
-        u8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8, radix_tile_u8_keys, radix_tile_u8_pairs;
-        i8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8, radix_tile_i8_keys, radix_tile_i8_pairs;
-        u16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16, radix_tile_u16_keys, radix_tile_u16_pairs;
-        i16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16, radix_tile_i16_keys, radix_tile_i16_pairs;
-        u32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32, radix_tile_u32_keys, radix_tile_u32_pairs;
-        i32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32, radix_tile_i32_keys, radix_tile_i32_pairs;
-        u64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64, radix_tile_u64_keys, radix_tile_u64_pairs;
-        i64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64, radix_tile_i64_keys, radix_tile_i64_pairs;
-        f32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32, radix_tile_f32_keys, radix_tile_f32_pairs;
-        f64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64, radix_tile_f64_keys, radix_tile_f64_pairs;
+        u8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u8, cuda_mem_radix_onesweep_u8, cuda_mem_radix_onesweep_keys_u8;
+        i8, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i8, cuda_mem_radix_onesweep_i8, cuda_mem_radix_onesweep_keys_i8;
+        u16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u16, cuda_mem_radix_onesweep_u16, cuda_mem_radix_onesweep_keys_u16;
+        i16, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i16, cuda_mem_radix_onesweep_i16, cuda_mem_radix_onesweep_keys_i16;
+        u32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_u32, cuda_mem_radix_onesweep_u32, cuda_mem_radix_onesweep_keys_u32;
+        i32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_i32, cuda_mem_radix_onesweep_i32, cuda_mem_radix_onesweep_keys_i32;
+        u64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_u64, cuda_mem_radix_onesweep_u64, cuda_mem_radix_onesweep_keys_u64;
+        i64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_i64, cuda_mem_radix_onesweep_i64, cuda_mem_radix_onesweep_keys_i64;
+        f32, RADIX_BLOCK, RADIX_ITEMS4_KEYS, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_PAIRS, cuda_mem_radix_histogram_f32, cuda_mem_radix_onesweep_f32, cuda_mem_radix_onesweep_keys_f32;
+        f64, RADIX_BLOCK, RADIX_ITEMS8, RADIX_BLOCK, RADIX_ITEMS8, cuda_mem_radix_histogram_f64, cuda_mem_radix_onesweep_f64, cuda_mem_radix_onesweep_keys_f64;
+    }
+    // The wide passes with values of 4-byte keys (384 x 23, where two
+    // blocks fit an SM) and the narrow ones of keys of up to 4 bytes (256 x
+    // 16, where a plain block does not fit).
+    pairs_kernels! {
+        u32, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_WIDE, cuda_mem_radix_onesweep_wide_u32;
+        i32, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_WIDE, cuda_mem_radix_onesweep_wide_i32;
+        f32, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_WIDE, cuda_mem_radix_onesweep_wide_f32;
+        u8, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_u8;
+        i8, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_i8;
+        u16, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_u16;
+        i16, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_i16;
+        u32, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_u32;
+        i32, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_i32;
+        f32, RADIX_NARROW_BLOCK, RADIX_ITEMS4_NARROW, cuda_mem_radix_onesweep_narrow_f32;
     }
 
     /// Marks the starts of segments `1..count - 1` of a segmented sort:

@@ -325,6 +325,24 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// A device's shared memory, in bytes: what one block may take (with the
+/// opt-in above 48 KB), what an SM has, and what the driver keeps of it
+/// for each resident block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SharedMemory {
+    pub(crate) per_block: usize,
+    pub(crate) per_sm: usize,
+    pub(crate) reserved_per_block: usize,
+}
+
+impl SharedMemory {
+    /// Whether `blocks` blocks that each take `bytes` of shared memory fit
+    /// one SM at once (and one such block is allowed at all).
+    pub(crate) fn fits(&self, bytes: usize, blocks: usize) -> bool {
+        bytes <= self.per_block && blocks * (bytes + self.reserved_per_block) <= self.per_sm
+    }
+}
+
 /// What cuda-mem keeps per CUDA context. Every allocation holds one, which
 /// also keeps the context alive.
 pub(crate) struct ContextState {
@@ -338,6 +356,8 @@ pub(crate) struct ContextState {
     /// refused (see `Elems::address_for_cudarc`).
     pub(crate) cudarc_stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
+    /// The device's shared memory per block and per SM.
+    pub(crate) shared_memory: SharedMemory,
     /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: see [`ContextState::require_managed_memory`].
     managed_memory: bool,
     pub(crate) concurrent_managed_access: bool,
@@ -453,12 +473,31 @@ impl ContextState {
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let managed = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)?;
         let cma = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?;
+        // Read by the algorithms' choice of tiles only: a driver that does
+        // not know one of these (the reservation is CUDA 11's) gets the
+        // 48 KB every device has, and the smallest tiles.
+        let bytes = |a, default: usize| ctx.attribute(a).map_or(default, |v| v.max(0) as usize);
+        let shared_memory = SharedMemory {
+            per_block: bytes(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                48 << 10,
+            ),
+            per_sm: bytes(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                48 << 10,
+            ),
+            reserved_per_block: bytes(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+                1 << 10,
+            ),
+        };
         let cudarc_stream = ctx.new_stream().op("cuStreamCreate")?;
         let state = Arc::new(Self {
             ctx: ctx.clone(),
             default_stream: ctx.default_stream(),
             cudarc_stream,
             sm_count: sm_count.max(1) as u32,
+            shared_memory,
             managed_memory: managed != 0,
             concurrent_managed_access: cma != 0,
             fill_kernels: LazyCell::default(),

@@ -81,10 +81,12 @@ impl Elem for f64 {
     }
 }
 
-/// The sizes every type runs: the edges, around a 4-byte tile (4096) and an
-/// 8-byte one (2048), 2^k ± 1, and a few random ones.
+/// The sizes every type runs: the edges, around a 4-byte tile (4096), an
+/// 8-byte one (2048) and a sort's tile of keys alone (5632), 2^k ± 1, and a
+/// few random ones.
 fn sizes(rng: &mut Rng) -> Vec<usize> {
-    let mut sizes = vec![0, 1, 2, 31, 2047, 2048, 2049, 4095, 4096, 4097, 12_289];
+    let mut sizes = vec![0, 1, 2, 31, 2047, 2048, 2049, 4095, 4096, 4097];
+    sizes.extend([5631, 5632, 5633, 12_289]);
     sizes.extend([(1 << 16) - 1, (1 << 16) + 1, (1 << 20) - 1, (1 << 20) + 1]);
     sizes.extend((0..3).map(|_| 1 + rng.below(300_000)));
     sizes
@@ -1114,9 +1116,7 @@ fn every_sort_size<K: Key>() {
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     for n in sizes(&mut rng) {
-        let ties = rng.below(2) == 0;
-        let keys: Vec<K> = (0..n).map(|_| K::random_key(&mut rng, ties)).collect();
-        check_sort(&ctx, &stream, &keys, &mut rng);
+        sort_random::<K>(&ctx, &stream, n, &mut rng);
     }
 }
 
@@ -1143,6 +1143,52 @@ fn sorts_of_64_bit_keys_match_the_host() {
     every_sort_size::<u64>();
     every_sort_size::<i64>();
     every_sort_size::<f64>();
+}
+
+/// Sorts keys of type `K` of `n` random keys, with many ties or none.
+fn sort_random<K: Key>(
+    ctx: &Arc<cuda_mem::CudaContext>,
+    stream: &Arc<CudaStream>,
+    n: usize,
+    rng: &mut Rng,
+) {
+    let ties = rng.below(2) == 0;
+    let keys: Vec<K> = (0..n).map(|_| K::random_key(rng, ties)).collect();
+    check_sort(ctx, stream, &keys, rng);
+}
+
+/// The passes with values over keys of up to 4 bytes, each forced in turn
+/// (`__force_pairs_pass`: the plain 384 x 22, the wide 384 x 23 of 4-byte
+/// keys and the narrow 256 x 16, which devices with less shared memory
+/// than the H200 take), and the device's own choice: keys and values of
+/// every small key type at the edges of each pass's tile (one key short
+/// of a tile, a tile, one key past it) and over several tiles and a
+/// partial one.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pairs_of_small_keys_sort_in_every_pass() {
+    let mut rng = Rng::from_env("pairs_of_small_keys_sort_in_every_pass");
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    for pass in ["auto", "plain", "wide", "narrow"] {
+        algo::__force_pairs_pass(pass);
+        let tile = match pass {
+            "plain" => 384 * 22,
+            "narrow" => 256 * 16,
+            _ => 384 * 23,
+        };
+        let sizes = [tile - 1, tile, tile + 1, 3 * tile + rng.below(tile)];
+        for n in sizes {
+            sort_random::<u8>(&ctx, &stream, n, &mut rng);
+            sort_random::<i8>(&ctx, &stream, n, &mut rng);
+            sort_random::<u16>(&ctx, &stream, n, &mut rng);
+            sort_random::<i16>(&ctx, &stream, n, &mut rng);
+            sort_random::<u32>(&ctx, &stream, n, &mut rng);
+            sort_random::<i32>(&ctx, &stream, n, &mut rng);
+            sort_random::<f32>(&ctx, &stream, n, &mut rng);
+        }
+    }
+    algo::__force_pairs_pass("auto");
 }
 
 /// 10^7 + 7 keys and pairs: many blocks, many tiles per block.

@@ -70,6 +70,14 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
             .into_iter()
             .map(move |k| format!("cuda_mem_{k}_{t}"))
     });
+    // The wide passes (4-byte keys) and the narrow ones (keys of up to 4
+    // bytes) with values.
+    let radix_variants = RADIX_TYPES.into_iter().flat_map(|t| {
+        let size = t[1..].parse::<usize>().unwrap_or(64) / 8;
+        let wide = (size == 4).then(|| format!("cuda_mem_radix_onesweep_wide_{t}"));
+        let narrow = (size <= 4).then(|| format!("cuda_mem_radix_onesweep_narrow_{t}"));
+        wide.into_iter().chain(narrow)
+    });
     let per_type = TYPES.into_iter().flat_map(|t| {
         [
             "reduce_sum",
@@ -99,21 +107,25 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         .into_iter()
         .map(move |k| format!("cuda_mem_{k}_{t}"))
     });
-    per_type.chain(radix).chain(histograms).chain(
-        [
-            "cuda_mem_gather_bytes",
-            "cuda_mem_segment_marks",
-            "cuda_mem_soa_scatter_words",
-            "cuda_mem_soa_gather_words",
-            "cuda_mem_soa_scatter_bytes",
-            "cuda_mem_soa_gather_bytes",
-            "cuda_mem_soa_scatter_warps",
-            "cuda_mem_soa_gather_warps",
-            "cuda_mem_soa_scatter_bytewords",
-            "cuda_mem_soa_gather_bytewords",
-        ]
-        .map(String::from),
-    )
+    per_type
+        .chain(radix)
+        .chain(radix_variants)
+        .chain(histograms)
+        .chain(
+            [
+                "cuda_mem_gather_bytes",
+                "cuda_mem_segment_marks",
+                "cuda_mem_soa_scatter_words",
+                "cuda_mem_soa_gather_words",
+                "cuda_mem_soa_scatter_bytes",
+                "cuda_mem_soa_gather_bytes",
+                "cuda_mem_soa_scatter_warps",
+                "cuda_mem_soa_gather_warps",
+                "cuda_mem_soa_scatter_bytewords",
+                "cuda_mem_soa_gather_bytewords",
+            ]
+            .map(String::from),
+        )
 }
 
 /// The PTX of one kernel of the shipped file: the header and the module's
@@ -143,7 +155,9 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// keys, 2 blocks per SM); keys with values (2 blocks of 384, 22 a thread)
 /// at 80 (the compiler's 95: 1 block per SM), without spilling (a warp's
 /// registers are allocated 256 at a time: 84 would take 88, past 65536
-/// for two blocks).
+/// for two blocks); the wide passes with values (2 blocks of 384, 23 a
+/// thread) at 80 too, spilling 3 words a thread (stored and loaded once a
+/// tile); the narrow ones (256 x 16) fit in 72.
 /// H200, one probe when these blocks had 256 threads: `(u32, u32)` pairs
 /// at 72 registers 739 µs at 2^24 and 10.54 ms at 2^28, at 80 783 µs and
 /// 11.24 ms. The structure-of-arrays

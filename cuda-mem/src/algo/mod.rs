@@ -92,4 +92,6 @@ pub use select::{
     run_length_encode, run_length_encode_into, select_flagged, select_flagged_into, unique,
     unique_into,
 };
+#[cfg(feature = "test-hooks")]
+pub use sort::__force_pairs_pass;
 pub use sort::{segmented_sort, segmented_sort_pairs, sort, sort_pairs, SortKey, SortOrder};

@@ -17,58 +17,166 @@ use crate::algo::reduce::contiguous;
 use crate::algo::scan::enqueue_scan;
 use crate::algo::scratch::Temporary;
 use crate::buffers::ops::{Memory, MemoryMut};
-use crate::context::ContextState;
+use crate::context::{ContextState, SharedMemory};
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
 use crate::device::wide::{radix_status_bytes, RadixKey, HISTOGRAM_BATCH, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
 
-/// Threads per block of a radix pass over keys of `size` bytes, alone or
-/// with values (`algo-kernels/`'s `RADIX_BLOCK` and `RADIX_PAIRS_BLOCK4`).
-const fn block(size: usize, keys_only: bool) -> usize {
-    if size > 4 || keys_only {
-        256
-    } else {
-        384
+/// The shape of a radix pass: its kernel (`cuda_mem_<kernel>_<K>`), its
+/// block and its tile, as `algo-kernels/` compiles them (`RADIX_BLOCK`,
+/// `RADIX_PAIRS_BLOCK4`, `RADIX_NARROW_BLOCK` and the `RADIX_ITEMS*`
+/// lengths; the test `the_radix_passes_tiles_are_the_kernels` holds the
+/// two together: a kernel given another tile returns without writing).
+///
+/// The passes of keys up to 4 bytes compute each key's digit again where
+/// they rank it rather than keep it in registers, which is what lets these
+/// tiles fit in 80 registers. On an H200, `u32` keys alone at 256 x 22
+/// against 256 x 20 measured 1.02 against 0.996 of CUB at 2^24 and 0.993
+/// against 0.962 at 2^28 (CUB's onesweep: 384 threads of 20 keys alone, of
+/// 23 pairs, at 74 and 80 registers; keys alone in 384 threads of 18
+/// measured slower here). `(u32, u32)` pairs at 384 x 23 in a probe of an
+/// earlier build: 572-575 / 7864-7891 µs against CUB's 558-562 / 7459-7492
+/// at 2^24 / 2^28, where 384 x 22 measured 0.93-0.94 / 0.89 of CUB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    /// Keys alone, the values' code compiled out: 256 threads of 22 keys
+    /// of up to 4 bytes, or of 8 keys of 8 bytes.
+    Keys,
+    /// With values: 384 threads of 22 keys of up to 4 bytes (two blocks
+    /// fit the 164 KB of an A100's SM), or 256 threads of 8 keys of 8 bytes.
+    Pairs,
+    /// With values, 4-byte keys: 384 threads of 23, where two blocks fit
+    /// an SM (the 228 KB of an H100's or H200's).
+    Wide,
+    /// With values, keys of up to 4 bytes: 256 threads of 16, where a
+    /// block of [`Pass::Pairs`] does not fit (Turing's 64 KB a block,
+    /// Pascal's 48).
+    Narrow,
+}
+
+/// The warps' digit counters of a radix pass (`algo-kernels/`'s
+/// `RADIX_COUNTS`, sized for blocks of 384): a row per warp and one more.
+const RADIX_COUNTERS_BYTES: usize = (384 / 32 + 1) * RADIX_BINS * 4;
+/// The rest of a radix pass's static shared memory: the block scan's sums
+/// (a `u64` per warp of 384 and one more) and the tile ticket (a `u32`),
+/// each, like every shared array, 16-aligned.
+const RADIX_OTHER_SHARED_BYTES: usize = align16((384 / 32 + 1) * 8) + align16(4);
+
+const fn align16(bytes: usize) -> usize {
+    bytes.next_multiple_of(16)
+}
+
+impl Pass {
+    /// The pass that sorts keys of `size` bytes, alone or with values, on
+    /// a device with `shared` memory: the widest tile that fits (for the
+    /// wide pass, two blocks an SM).
+    fn choose(size: usize, keys_only: bool, shared: &SharedMemory) -> Pass {
+        if keys_only {
+            Pass::Keys
+        } else if size > 4 {
+            Pass::Pairs
+        } else if size == 4 && shared.fits(Pass::Wide.shared(size), 2) {
+            Pass::Wide
+        } else if shared.fits(Pass::Pairs.shared(size), 1) {
+            Pass::Pairs
+        } else {
+            Pass::Narrow
+        }
+    }
+
+    /// The kernel's name between `cuda_mem_` and the key type.
+    const fn kernel(self) -> &'static str {
+        match self {
+            Pass::Keys => "radix_onesweep_keys",
+            Pass::Pairs => "radix_onesweep",
+            Pass::Wide => "radix_onesweep_wide",
+            Pass::Narrow => "radix_onesweep_narrow",
+        }
+    }
+
+    /// Threads per block over keys of `size` bytes.
+    const fn block(self, size: usize) -> usize {
+        match self {
+            Pass::Pairs | Pass::Wide if size <= 4 => 384,
+            _ => 256,
+        }
+    }
+
+    /// Keys per thread over keys of `size` bytes.
+    const fn items(self, size: usize) -> usize {
+        if size > 4 {
+            return 8;
+        }
+        match self {
+            Pass::Keys | Pass::Pairs => 22,
+            Pass::Wide => 23,
+            Pass::Narrow => 16,
+        }
+    }
+
+    /// Keys per tile (one block's).
+    const fn tile(self, size: usize) -> usize {
+        self.block(size) * self.items(size)
+    }
+
+    /// The dynamic shared memory of a pass: the values' tile (a `u32` per
+    /// key) when it carries values.
+    const fn dynamic_shared(self, size: usize) -> usize {
+        match self {
+            Pass::Keys => 0,
+            _ => self.tile(size) * 4,
+        }
+    }
+
+    /// The shared memory of one block, static and dynamic: the keys' tile,
+    /// the counters and the rest, then the values' tile.
+    const fn shared(self, size: usize) -> usize {
+        align16(self.tile(size) * size)
+            + RADIX_COUNTERS_BYTES
+            + RADIX_OTHER_SHARED_BYTES
+            + self.dynamic_shared(size)
     }
 }
 
-/// The kernel of a radix pass (`cuda_mem_<kind>_<K>`): keys alone run one
-/// of their own, the values' code compiled out.
-const fn pass_kernel(keys_only: bool) -> &'static str {
-    if keys_only {
-        "radix_onesweep_keys"
-    } else {
-        "radix_onesweep"
-    }
+/// Test hook (feature `test-hooks`): the passes with values of keys up to
+/// 4 bytes that the sorts of the calling thread take, in place of the
+/// device's choice: `"plain"` (384 x 22), `"wide"` (384 x 23, 4-byte keys
+/// only: other keys keep the device's choice), `"narrow"` (256 x 16), or
+/// `"auto"` (the device's choice). A pass that does not fit the device
+/// fails at its launch. Panics on any other name.
+///
+/// ```
+/// cuda_mem::algo::__force_pairs_pass("narrow");
+/// cuda_mem::algo::__force_pairs_pass("auto");
+/// ```
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub fn __force_pairs_pass(name: &str) {
+    let pass = match name {
+        "auto" => None,
+        "plain" => Some(Pass::Pairs),
+        "wide" => Some(Pass::Wide),
+        "narrow" => Some(Pass::Narrow),
+        other => panic!("no pass named {other:?}: plain, wide, narrow or auto"),
+    };
+    forced::FORCED.with(|f| f.set(pass));
 }
 
-/// The dynamic shared memory of a radix pass: the values' tile (a `u32`
-/// per key) when it carries values.
-const fn dynamic_shared(size: usize, keys_only: bool) -> usize {
-    if keys_only {
-        0
-    } else {
-        block(size, keys_only) * items(size) * 4
-    }
-}
+/// The pass [`__force_pairs_pass`] set on this thread.
+#[cfg(feature = "test-hooks")]
+mod forced {
+    use super::Pass;
 
-/// Elements per thread of a radix pass's tile over keys of `size` bytes
-/// (`algo-kernels/`'s `RADIX_ITEMS4_KEYS`, `RADIX_ITEMS4_PAIRS` and
-/// `RADIX_ITEMS8`): 22 for keys of up to 4 bytes, alone (256 threads) or
-/// with values (384), 8 for keys of 8 bytes. The passes of keys up to 4
-/// bytes compute each key's digit again where they rank it rather than
-/// keep it in registers, which is what makes 22 fit in 80 registers: keys
-/// alone at 256 x 22 against 256 x 20 measured 1.02 against 0.996 of CUB
-/// at 2^24 and 0.993 against 0.962 at 2^28 on an H200. CUB's tiles there
-/// are 384 threads of 20 keys alone, of 23 pairs, at 74 and 80 registers;
-/// keys alone in 384 threads of 18 (77 registers, no spills) measured
-/// slower here.
-const fn items(size: usize) -> usize {
-    if size > 4 {
-        8
-    } else {
-        22
+    thread_local! {
+        pub(super) static FORCED: std::cell::Cell<Option<Pass>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// The forced pass of a sort of `size`-byte keys with values, where
+    /// it exists for them.
+    pub(super) fn pass(size: usize, keys_only: bool) -> Option<Pass> {
+        let forced = FORCED.with(|f| f.get())?;
+        (!keys_only && size <= 4 && (forced != Pass::Wide || size == 4)).then_some(forced)
     }
 }
 
@@ -160,13 +268,16 @@ unsafe fn radix_sort<K: SortKey>(
     values: Values,
 ) -> Result<()> {
     let (histogram, resident) = kernel(state, &["radix_histogram"], K::NAME)?;
-    let keys_only = matches!(values, Values::None);
     let size = size_of::<K>();
-    let shared = dynamic_shared(size, keys_only);
-    let (onesweep, _) = kernel_shared(state, (&[pass_kernel(keys_only)], K::NAME), shared as u32)?;
+    let keys_only = matches!(values, Values::None);
+    let pass_shape = Pass::choose(size, keys_only, &state.shared_memory);
+    #[cfg(feature = "test-hooks")]
+    let pass_shape = forced::pass(size, keys_only).unwrap_or(pass_shape);
+    let shared = pass_shape.dynamic_shared(size);
+    let (onesweep, _) = kernel_shared(state, (&[pass_shape.kernel()], K::NAME), shared as u32)?;
     let passes = K::BYTES;
-    let block = block(size, keys_only);
-    let tiles = len.div_ceil(block * items(size)).max(1);
+    let block = pass_shape.block(size);
+    let tiles = len.div_ceil(pass_shape.tile(size)).max(1);
     let other = Temporary::new(state, stream, len * size)?;
     // The digit totals of every pass, the pass counters, then the
     // look-back state (zeroed once: its words carry their pass).
@@ -704,9 +815,10 @@ mod tests {
 
     /// The host's tiles are the kernels': each pass's keys tile (a shared
     /// array of `block * items` keys) is the one the host divides the keys
-    /// by, and a pass with values takes its values' tile (a `u32` per key)
-    /// from the dynamic shared memory the host launches with. A kernel
-    /// given less returns without writing, so the two must agree.
+    /// by, a pass with values takes its values' tile (a `u32` per key)
+    /// from the dynamic shared memory the host launches with, and the
+    /// static shared memory is what [`Pass::shared`] counts. A kernel given
+    /// less returns without writing, so the two must agree.
     #[test]
     fn the_radix_passes_tiles_are_the_kernels() {
         check_tiles::<u8>();
@@ -721,29 +833,118 @@ mod tests {
         check_tiles::<f64>();
     }
 
+    /// The passes shipped for keys of `size` bytes.
+    fn passes(size: usize) -> Vec<Pass> {
+        match size {
+            8 => vec![Pass::Keys, Pass::Pairs],
+            4 => vec![Pass::Keys, Pass::Pairs, Pass::Wide, Pass::Narrow],
+            _ => vec![Pass::Keys, Pass::Pairs, Pass::Narrow],
+        }
+    }
+
     /// [`the_radix_passes_tiles_are_the_kernels`] for keys of type `K`, by
     /// the kernels' names and sizes `radix_sort` uses.
     fn check_tiles<K: SortKey>() {
         let size = size_of::<K>();
-        for keys_only in [true, false] {
-            let name = format!("cuda_mem_{}_{}", pass_kernel(keys_only), K::NAME);
+        for pass in passes(size) {
+            let name = format!("cuda_mem_{}_{}", pass.kernel(), K::NAME);
             let (arrays, dynamic) = shared_arrays(&name);
-            let tile = block(size, keys_only) * items(size);
+            let tile = pass.tile(size);
             assert!(
                 arrays.contains(&(tile * size)),
                 "{name}: no keys tile of {tile} keys among {arrays:?}"
             );
-            // The warps' counters: a row of digits per warp and one more.
-            let counters = (block(4, false) / 32 + 1) * RADIX_BINS * 4;
-            assert!(arrays.contains(&counters), "{name}: {arrays:?}");
-            let shared = dynamic_shared(size, keys_only);
+            assert!(arrays.contains(&RADIX_COUNTERS_BYTES), "{name}: {arrays:?}");
+            let shared = pass.dynamic_shared(size);
             assert_eq!(dynamic, shared > 0, "{name}");
             if shared > 0 {
                 assert_eq!(shared, tile * 4, "{name}");
-                // Two blocks of a pass fit an SM (228 KB on an H100 or
-                // H200, 164 KB on an A100).
-                let total: usize = arrays.iter().sum::<usize>() + shared;
-                assert!(2 * total <= 164 << 10, "{name}: {total} bytes a block");
+            }
+            let static_bytes: usize = arrays.iter().map(|&b| align16(b)).sum();
+            assert_eq!(
+                static_bytes + shared,
+                pass.shared(size),
+                "{name}: the host counts other shared memory than the kernel's {arrays:?}"
+            );
+        }
+        // No other pass kernels are shipped for `K`.
+        for pass in [Pass::Keys, Pass::Pairs, Pass::Wide, Pass::Narrow] {
+            let name = format!("cuda_mem_{}_{}", pass.kernel(), K::NAME);
+            assert_eq!(
+                kernel_ptx(&name).is_some(),
+                passes(size).contains(&pass),
+                "{name}"
+            );
+        }
+    }
+
+    /// Shared memory of devices by their attributes (per block with the
+    /// opt-in, per SM, reserved per block).
+    const H200: SharedMemory = SharedMemory {
+        per_block: 232_448,
+        per_sm: 233_472,
+        reserved_per_block: 1024,
+    };
+    const A100: SharedMemory = SharedMemory {
+        per_block: 166_912,
+        per_sm: 167_936,
+        reserved_per_block: 1024,
+    };
+    const RTX_3090: SharedMemory = SharedMemory {
+        per_block: 101_376,
+        per_sm: 102_400,
+        reserved_per_block: 1024,
+    };
+    const TURING: SharedMemory = SharedMemory {
+        per_block: 65_536,
+        per_sm: 65_536,
+        reserved_per_block: 0,
+    };
+    const PASCAL: SharedMemory = SharedMemory {
+        per_block: 49_152,
+        per_sm: 98_304,
+        reserved_per_block: 0,
+    };
+
+    /// Each device gets the widest pass that fits it: two wide blocks an
+    /// SM on an H200 (4-byte keys), two plain ones on an A100, one plain
+    /// on an RTX 3090; on Turing (64 KB a block) the plain pass of 1- and
+    /// 2-byte keys and the narrow one of 4-byte keys; on Pascal (48 KB) the
+    /// narrow pass. Keys alone and 8-byte keys have one pass each, which
+    /// fits every device.
+    #[test]
+    fn each_device_gets_the_widest_pass_that_fits() {
+        use Pass::{Narrow, Pairs, Wide};
+        for (device, shared, by_size) in [
+            ("H200", H200, [Pairs, Pairs, Wide]),
+            ("A100", A100, [Pairs, Pairs, Pairs]),
+            ("RTX 3090", RTX_3090, [Pairs, Pairs, Pairs]),
+            ("Turing", TURING, [Pairs, Pairs, Narrow]),
+            ("Pascal", PASCAL, [Narrow, Narrow, Narrow]),
+        ] {
+            for (size, want) in [1, 2, 4].into_iter().zip(by_size) {
+                let chosen = Pass::choose(size, false, &shared);
+                assert_eq!(chosen, want, "{device}, {size}-byte keys");
+                assert!(shared.fits(chosen.shared(size), 1), "{device}: {chosen:?}");
+            }
+            assert_eq!(Pass::choose(8, false, &shared), Pairs, "{device}");
+            for size in [1, 2, 4, 8] {
+                assert_eq!(Pass::choose(size, true, &shared), Pass::Keys, "{device}");
+                assert!(
+                    shared.fits(Pass::Keys.shared(size), 1),
+                    "{device}: keys alone"
+                );
+                assert!(shared.fits(Pairs.shared(8), 1), "{device}: 8-byte pairs");
+            }
+        }
+        // Two plain blocks fit an A100's SM; two wide ones do not.
+        assert!(A100.fits(Pass::Pairs.shared(4), 2));
+        assert!(!A100.fits(Pass::Wide.shared(4), 2));
+        // Static shared memory stays within the 48 KB ptxas allows.
+        for size in [1, 2, 4, 8] {
+            for pass in passes(size) {
+                let static_bytes = pass.shared(size) - pass.dynamic_shared(size);
+                assert!(static_bytes <= 48 << 10, "{pass:?}, {size}-byte keys");
             }
         }
     }

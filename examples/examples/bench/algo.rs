@@ -222,6 +222,18 @@ fn sorts(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &
             time(0, false, &mut k, &mut v),
             time(2, false, &mut k, &mut v),
         );
+        // Pairs also in the plain pass (384 x 22), which the device's own
+        // choice (the wide pass, 384 x 23, on an H100 or H200) replaces:
+        // checked, then timed in the same run.
+        let plain_us = pairs.then(|| {
+            algo::__force_pairs_pass("plain");
+            restore(&mut k, &mut v);
+            ours(&mut k, &mut v);
+            check("ours, plain pass", &k, &v);
+            let us = time(0, true, &mut k, &mut v);
+            algo::__force_pairs_pass("auto");
+            us
+        });
         let name = if pairs {
             "sort (u32, u32) pairs"
         } else {
@@ -237,6 +249,18 @@ fn sorts(b: &mut Bench, ctx: &Arc<CudaContext>, lib: &AlgoLib, log: u32, seed: &
             false,
             None,
         );
+        if let Some(plain_us) = plain_us {
+            b.push(
+                "algo",
+                format!("{name} 2^{log}, plain pass (384 x 22)"),
+                "µs",
+                plain_us,
+                cub_us,
+                "CUB",
+                false,
+                None,
+            );
+        }
         b.push(
             "algo",
             format!("{name} 2^{log} (Thrust)"),

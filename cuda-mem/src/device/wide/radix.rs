@@ -697,11 +697,12 @@ mod tests {
         let (warp_counts, next, values, ticket) = (
             crate::shared_array![u32; 256],
             crate::shared_array![u32; 256],
-            crate::shared_array![u32; 8],
+            crate::shared_array![u32; 32],
             crate::shared_array![u32; 1],
         );
         let sums = crate::shared_array![u64; 1];
-        let tile_keys = crate::shared_array![K; 8];
+        // Tiles of up to 32 keys (`radix_onesweep`'s most a thread).
+        let tile_keys = crate::shared_array![K; 32];
         let scratch = RadixScratch {
             warp_counts: warp_counts.as_slice(),
             next: next.as_slice(),
@@ -773,6 +774,38 @@ mod tests {
         let mut want = wide.clone();
         want.sort();
         assert_eq!(sort::<u64, 8>(&wide, false).0, want);
+    }
+
+    /// The shipped tiles' lengths (22; with values also 23 and 16) and the
+    /// most a thread (32), over whole tiles, a partial last one and one key past a tile:
+    /// stable in both orders.
+    #[test]
+    fn the_shipped_tile_lengths_sort_stably() {
+        fn check<const ITEMS: usize>() {
+            for len in [1, ITEMS - 1, ITEMS, ITEMS + 1, 5 * ITEMS + 3] {
+                let keys: Vec<u32> = (0..len as u32)
+                    .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
+                    .collect();
+                for descending in [false, true] {
+                    let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+                    if descending {
+                        want.sort_by_key(|&(k, _)| core::cmp::Reverse(k));
+                    } else {
+                        want.sort_by_key(|&(k, _)| k);
+                    }
+                    let (sorted, indices) = sort::<u32, ITEMS>(&keys, descending);
+                    assert_eq!(
+                        sorted.into_iter().zip(indices).collect::<Vec<_>>(),
+                        want,
+                        "{ITEMS} a thread, len {len}, descending {descending}"
+                    );
+                }
+            }
+        }
+        check::<32>();
+        check::<23>();
+        check::<22>();
+        check::<16>();
     }
 
     /// The histogram counts every key once per pass, with all passes or
