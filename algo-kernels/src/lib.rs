@@ -460,26 +460,27 @@ mod device {
     const RADIX_NARROW_BLOCK: usize = 256;
     /// Elements per thread of a radix sort pass's tile (the host's
     /// `algo::sort::Pass::items` must match each). Keys of up to 4 bytes:
-    /// - alone, 22 a thread (256 x 22, 80 registers without spills since
-    ///   the ranking computes each key's digit anew and whole rows load
-    ///   without compares; 23 and more spill, 32 spills 260 bytes a
-    ///   thread). On an H200, `u32` keys at 22 against 20: 455 against 465
-    ///   µs at 2^24, 6.36 against 6.56 ms at 2^28 (20 against 16 before:
-    ///   7.25 against 7.46 ms; 384 threads of 18 slower, 7.09 ms against
-    ///   6.74).
+    /// - alone, 32 a thread (256 x 32, 80 registers without spills: the
+    ///   ranking computes each key's digit anew, whole rows load without
+    ///   compares, and each key goes to shared memory as soon as it is
+    ///   ranked, so its register is free before the next row's). On an
+    ///   H200, `u32` keys at 2^20 / 2^24 / 2^28 in a probe of this shape
+    ///   (two rounds): 77 / 409-411 / 5417 µs against CUB's 79-88 /
+    ///   468-470 / 6365-6374; at 22 a thread, keys stored after the whole
+    ///   ranking: 1.08 / 1.02 / 0.993 of CUB.
     /// - with values, 22 a thread in blocks of 384 (the plain pass: two
     ///   blocks fit the 164 KB of shared memory of an A100's SM), or 23
     ///   where two blocks of that fit an SM (the wide pass, 4-byte keys: the
-    ///   228 KB of an H100 or H200; 12 bytes a thread spilled), or 16 in
+    ///   228 KB of an H100 or H200; 4 bytes a thread spilled), or 16 in
     ///   blocks of 256 where a block of 384 x 22 does not fit (the narrow
-    ///   pass: 64 KB a block on Turing, 48 on Pascal; 72 registers).
-    ///   `(u32, u32)` pairs on an H200 at 2^24 / 2^28, 384 x 23 in a probe
-    ///   of an earlier build (4 bytes spilled): 572-575 / 7864-7891 µs
-    ///   against CUB's 558-562 / 7459-7492 (384 x 22: 0.93-0.94 / 0.89 of
-    ///   CUB; 16, 20 and 22 a thread in one earlier run: 2^24 628, 630 and
-    ///   603 µs, 2^28 8.94, 8.71 and 8.29 ms).
+    ///   pass: 4-byte keys on Turing, 64 KB a block).
+    ///   `(u32, u32)` pairs on an H200 at 2^24 / 2^28, 384 x 23 in the
+    ///   same probe: 572-575 / 7864-7891 µs against CUB's 558-562 /
+    ///   7459-7492 (384 x 22 with keys stored after the whole ranking:
+    ///   0.93-0.94 / 0.89 of CUB; 16, 20 and 22 a thread in one earlier
+    ///   run: 2^24 628, 630 and 603 µs, 2^28 8.94, 8.71 and 8.29 ms).
     /// Keys of 8 bytes: 8, alone or with values.
-    const RADIX_ITEMS4_KEYS: usize = 22;
+    const RADIX_ITEMS4_KEYS: usize = 32;
     const RADIX_ITEMS4_PAIRS: usize = 22;
     const RADIX_ITEMS4_WIDE: usize = 23;
     const RADIX_ITEMS4_NARROW: usize = 16;

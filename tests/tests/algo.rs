@@ -82,11 +82,11 @@ impl Elem for f64 {
 }
 
 /// The sizes every type runs: the edges, around a 4-byte tile (4096), an
-/// 8-byte one (2048) and a sort's tile of keys alone (5632), 2^k ± 1, and a
+/// 8-byte one (2048) and a sort's tile of keys alone (8192), 2^k ± 1, and a
 /// few random ones.
 fn sizes(rng: &mut Rng) -> Vec<usize> {
     let mut sizes = vec![0, 1, 2, 31, 2047, 2048, 2049, 4095, 4096, 4097];
-    sizes.extend([5631, 5632, 5633, 12_289]);
+    sizes.extend([8191, 8192, 8193, 12_289]);
     sizes.extend([(1 << 16) - 1, (1 << 16) + 1, (1 << 20) - 1, (1 << 20) + 1]);
     sizes.extend((0..3).map(|_| 1 + rng.below(300_000)));
     sizes

@@ -150,14 +150,13 @@ pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
 /// each SM hide the waits of a look-back. (Rust has no launch bounds for
 /// kernels, so the limit is set on the entry when it is loaded.) The
 /// onesweep passes of keys of up to 4 bytes, at 768 threads per SM each:
-/// keys alone (3 blocks of 256, 22 keys a thread) at 80 registers, without
-/// spilling (the compiler's choice for `u32`; 90-92 for 1- and 2-byte
-/// keys, 2 blocks per SM); keys with values (2 blocks of 384, 22 a thread)
-/// at 80 (the compiler's 95: 1 block per SM), without spilling (a warp's
-/// registers are allocated 256 at a time: 84 would take 88, past 65536
-/// for two blocks); the wide passes with values (2 blocks of 384, 23 a
-/// thread) at 80 too, spilling 3 words a thread (stored and loaded once a
-/// tile); the narrow ones (256 x 16) fit in 72.
+/// keys alone (3 blocks of 256, 32 keys a thread) at 80 registers, without
+/// spilling; keys with values (2 blocks of 384, 22 a thread) at 80 (the
+/// compiler's 95: 1 block per SM), without spilling (a warp's registers
+/// are allocated 256 at a time: 84 would take 88, past 65536 for two
+/// blocks); the wide passes with values (2 blocks of 384, 23 a thread) at
+/// 80 too, spilling one word a thread (stored and loaded once a tile); the
+/// narrow ones (256 x 16) likewise, without spilling.
 /// H200, one probe when these blocks had 256 threads: `(u32, u32)` pairs
 /// at 72 registers 739 µs at 2^24 and 10.54 ms at 2^28, at 80 783 µs and
 /// 11.24 ms. The structure-of-arrays

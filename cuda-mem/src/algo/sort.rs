@@ -30,17 +30,18 @@ use crate::error::{DriverResultExt, Error, Result};
 /// two together: a kernel given another tile returns without writing).
 ///
 /// The passes of keys up to 4 bytes compute each key's digit again where
-/// they rank it rather than keep it in registers, which is what lets these
-/// tiles fit in 80 registers. On an H200, `u32` keys alone at 256 x 22
-/// against 256 x 20 measured 1.02 against 0.996 of CUB at 2^24 and 0.993
-/// against 0.962 at 2^28 (CUB's onesweep: 384 threads of 20 keys alone, of
-/// 23 pairs, at 74 and 80 registers; keys alone in 384 threads of 18
-/// measured slower here). `(u32, u32)` pairs at 384 x 23 in a probe of an
-/// earlier build: 572-575 / 7864-7891 µs against CUB's 558-562 / 7459-7492
-/// at 2^24 / 2^28, where 384 x 22 measured 0.93-0.94 / 0.89 of CUB.
+/// they rank it rather than keep it in registers, and put each key in
+/// shared memory as soon as it is ranked, which is what lets these tiles
+/// fit in 80 registers. On an H200, in a probe of this shape (two rounds)
+/// against CUB's onesweep (384 threads of 20 keys alone, of 23 pairs):
+/// `u32` keys alone at 256 x 32, 77 / 409-411 / 5417 µs against 79-88 /
+/// 468-470 / 6365-6374 at 2^20 / 2^24 / 2^28 (at 256 x 22, keys stored
+/// after the whole ranking: 1.08 / 1.02 / 0.993 of CUB); `(u32, u32)`
+/// pairs at 384 x 23, 572-575 / 7864-7891 µs against 558-562 / 7459-7492
+/// at 2^24 / 2^28 (at 384 x 22 so: 0.93-0.94 / 0.89).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pass {
-    /// Keys alone, the values' code compiled out: 256 threads of 22 keys
+    /// Keys alone, the values' code compiled out: 256 threads of 32 keys
     /// of up to 4 bytes, or of 8 keys of 8 bytes.
     Keys,
     /// With values: 384 threads of 22 keys of up to 4 bytes (two blocks
@@ -50,8 +51,8 @@ enum Pass {
     /// an SM (the 228 KB of an H100's or H200's).
     Wide,
     /// With values, keys of up to 4 bytes: 256 threads of 16, where a
-    /// block of [`Pass::Pairs`] does not fit (Turing's 64 KB a block,
-    /// Pascal's 48).
+    /// block of [`Pass::Pairs`] does not fit (4-byte keys on Turing, 64 KB
+    /// a block; any key where the driver does not say).
     Narrow,
 }
 
@@ -109,7 +110,8 @@ impl Pass {
             return 8;
         }
         match self {
-            Pass::Keys | Pass::Pairs => 22,
+            Pass::Keys => 32,
+            Pass::Pairs => 22,
             Pass::Wide => 23,
             Pass::Narrow => 16,
         }
@@ -900,17 +902,23 @@ mod tests {
         per_sm: 65_536,
         reserved_per_block: 0,
     };
-    const PASCAL: SharedMemory = SharedMemory {
-        per_block: 49_152,
+    const V100: SharedMemory = SharedMemory {
+        per_block: 98_304,
         per_sm: 98_304,
         reserved_per_block: 0,
+    };
+    /// What `ContextState` assumes where the driver does not say.
+    const UNKNOWN: SharedMemory = SharedMemory {
+        per_block: 48 << 10,
+        per_sm: 48 << 10,
+        reserved_per_block: 1 << 10,
     };
 
     /// Each device gets the widest pass that fits it: two wide blocks an
     /// SM on an H200 (4-byte keys), two plain ones on an A100, one plain
     /// on an RTX 3090; on Turing (64 KB a block) the plain pass of 1- and
-    /// 2-byte keys and the narrow one of 4-byte keys; on Pascal (48 KB) the
-    /// narrow pass. Keys alone and 8-byte keys have one pass each, which
+    /// 2-byte keys and the narrow one of 4-byte keys; where the driver does
+    /// not say (48 KB assumed), the narrow pass. Keys alone and 8-byte keys have one pass each, which
     /// fits every device.
     #[test]
     fn each_device_gets_the_widest_pass_that_fits() {
@@ -920,7 +928,8 @@ mod tests {
             ("A100", A100, [Pairs, Pairs, Pairs]),
             ("RTX 3090", RTX_3090, [Pairs, Pairs, Pairs]),
             ("Turing", TURING, [Pairs, Pairs, Narrow]),
-            ("Pascal", PASCAL, [Narrow, Narrow, Narrow]),
+            ("V100", V100, [Pairs, Pairs, Pairs]),
+            ("unknown", UNKNOWN, [Narrow, Narrow, Narrow]),
         ] {
             for (size, want) in [1, 2, 4].into_iter().zip(by_size) {
                 let chosen = Pass::choose(size, false, &shared);

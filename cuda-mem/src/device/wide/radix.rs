@@ -578,13 +578,15 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
         } else {
             0
         };
-        at[j] = warp::shfl_idx(taken, leader) + place - 1;
+        // Into shared memory in the tile's sorted order at once (padding
+        // included: the ranks are a permutation of the tile's places, so
+        // `min` changes none; it spares the bound check a compare and a
+        // branch), so that the key's register is free from here: only its
+        // place stays, for the values (none for keys alone).
+        let place = ((warp::shfl_idx(taken, leader) + place - 1) as usize).min(tile - 1);
+        scratch.keys.store(place, keys[j]);
+        at[j] = place as u32;
     });
-    // Into shared memory in the tile's sorted order (padding included:
-    // the ranks are a permutation of the tile's places, so `min` changes
-    // none; it spares the bound check a compare and a branch)...
-    let at = at.map(|a| (a as usize).min(tile - 1));
-    unrolled::<ITEMS>(|j| scratch.keys.store(at[j], keys[j]));
     // The values moved with the keys (unless they are the keys' indices
     // or there are none), read only now, in the keys' rows, so that their
     // registers are not held through the ranking; their loads are in
@@ -620,7 +622,7 @@ pub unsafe fn radix_onesweep<K: RadixKey, const BLOCK: usize, const ITEMS: usize
             } else {
                 carried[j]
             };
-            scratch.values.store(at[j], value);
+            scratch.values.store(at[j] as usize, value);
         });
     }
     sync_threads();
@@ -776,8 +778,8 @@ mod tests {
         assert_eq!(sort::<u64, 8>(&wide, false).0, want);
     }
 
-    /// The shipped tiles' lengths (22; with values also 23 and 16) and the
-    /// most a thread (32), over whole tiles, a partial last one and one key past a tile:
+    /// The shipped tiles' lengths (keys alone 32, with values 22, 23 and
+    /// 16), over whole tiles, a partial last one and one key past a tile:
     /// stable in both orders.
     #[test]
     fn the_shipped_tile_lengths_sort_stably() {
