@@ -880,39 +880,22 @@ mod tests {
         }
     }
 
-    /// Shared memory of devices by their attributes (per block with the
-    /// opt-in, per SM, reserved per block).
-    const H200: SharedMemory = SharedMemory {
-        per_block: 232_448,
-        per_sm: 233_472,
-        reserved_per_block: 1024,
-    };
-    const A100: SharedMemory = SharedMemory {
-        per_block: 166_912,
-        per_sm: 167_936,
-        reserved_per_block: 1024,
-    };
-    const RTX_3090: SharedMemory = SharedMemory {
-        per_block: 101_376,
-        per_sm: 102_400,
-        reserved_per_block: 1024,
-    };
-    const TURING: SharedMemory = SharedMemory {
-        per_block: 65_536,
-        per_sm: 65_536,
-        reserved_per_block: 0,
-    };
-    const V100: SharedMemory = SharedMemory {
-        per_block: 98_304,
-        per_sm: 98_304,
-        reserved_per_block: 0,
-    };
+    /// A device's shared memory from its attributes: per block (with the
+    /// opt-in), per SM, reserved per block.
+    const fn device(per_block: usize, per_sm: usize, reserved_per_block: usize) -> SharedMemory {
+        SharedMemory {
+            per_block,
+            per_sm,
+            reserved_per_block,
+        }
+    }
+    const H200: SharedMemory = device(232_448, 233_472, 1024);
+    const A100: SharedMemory = device(166_912, 167_936, 1024);
+    const RTX_3090: SharedMemory = device(101_376, 102_400, 1024);
+    const V100: SharedMemory = device(98_304, 98_304, 0);
+    const TURING: SharedMemory = device(65_536, 65_536, 0);
     /// What `ContextState` assumes where the driver does not say.
-    const UNKNOWN: SharedMemory = SharedMemory {
-        per_block: 48 << 10,
-        per_sm: 48 << 10,
-        reserved_per_block: 1 << 10,
-    };
+    const UNKNOWN: SharedMemory = device(48 << 10, 48 << 10, 1 << 10);
 
     /// Each device gets the widest pass that fits it: two wide blocks an
     /// SM on an H200 (4-byte keys), two plain ones on an A100, one plain
