@@ -237,7 +237,10 @@ const CURRENT_CONTEXT_STREAMS: usize = 2;
 ///   goes to the current context;
 /// - a failed call while another context is current (a driver that wants
 ///   the stream's context current): it is bound and the call made again.
-///   A call that fails with its context current fails as it is.
+///   A call that fails with its context current fails as it is. (Inside a
+///   graph capture, a driver that failed the call may have invalidated
+///   the capture already: the retry does not undo that. The measured
+///   driver never fails these calls so.)
 #[inline(always)]
 pub(crate) fn on_stream(
     stream: &CudaStream,

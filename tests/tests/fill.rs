@@ -158,7 +158,8 @@ fn fill_large_elements_beyond_the_parameter_path() {
 /// (the bytes around them poison) with `current` current on this thread:
 /// once on `stream`, a stream of the buffer's context, after a first fill
 /// there, and once on the context's default stream; checks every element
-/// after each. A fill on a stream of its own leaves `current` current.
+/// after each. A fill on a stream of its own, with no other stream's work
+/// on the memory to wait for, leaves `current` current.
 fn fill_with_current<const N: usize>(
     rng: &mut Rng,
     ctx: &Arc<CudaContext>,
@@ -169,6 +170,9 @@ fn fill_with_current<const N: usize>(
     let total = len + 32;
     let mut expect: Vec<[u8; N]> = rng.values(total);
     let mut buf = DeviceBuffer::from_slice(ctx, &expect).unwrap();
+    // The upload (on the default stream) done: the fills below have no
+    // other stream to wait for.
+    buf.synchronize().unwrap();
     let offset = rng.below(16);
     let check = |buf: &DeviceBuffer<[u8; N]>, expect: &[[u8; N]], what: &str| {
         let got = buf.to_vec().unwrap();
@@ -180,8 +184,8 @@ fn fill_with_current<const N: usize>(
             );
         }
     };
-    // The first fill on `stream` orders it after the upload (and sets up
-    // the fill kernels): with the buffer's own context current.
+    // The first fill on `stream` (which sets up the fill kernels): with the
+    // buffer's own context current.
     let first = value::<N>(rng);
     buf.slice_mut(offset..offset + len)
         .unwrap()

@@ -72,9 +72,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::{CudaEvent, CudaStream};
+use cudarc::driver::{sys, CudaEvent, CudaStream};
 use smallvec::SmallVec;
 
+use crate::context::on_stream;
 use crate::error::{DriverResultExt, Result};
 use crate::order::capture::Verdict;
 
@@ -409,7 +410,10 @@ impl OrderState {
             }
         };
         let event = &events[index];
-        event.record(stream).op("cuEventRecord")?;
+        // SAFETY: a live event of `stream`'s context, on a live stream.
+        on_stream(stream, "cuEventRecord", |s| unsafe {
+            sys::cuEventRecord(event.cu_event(), s)
+        })?;
         Ok(event)
     }
 
@@ -425,9 +429,21 @@ impl OrderState {
         let events = &mut self.events;
         self.ledger.order(range, stream, use_, |x| {
             let event = Self::record_on(events, x)?;
-            stream.wait(event).op("cuStreamWaitEvent")
+            wait_for(stream, event)
         })
     }
+}
+
+/// Makes `stream` wait for `event` (recorded on another stream, of any
+/// context), as `stream`'s context's work: the waits and records of the
+/// ledger, like the operations they order, do not make a context current
+/// (see `context::on_stream`).
+fn wait_for(stream: &CudaStream, event: &CudaEvent) -> Result<()> {
+    // SAFETY: a live stream and a live event (the ledger's `events` keep
+    // it); `CU_EVENT_WAIT_DEFAULT` is 0.
+    on_stream(stream, "cuStreamWaitEvent", |s| unsafe {
+        sys::cuStreamWaitEvent(s, event.cu_event(), 0)
+    })
 }
 
 /// Whether `a` and `b` are one stream. The legacy default stream has the
@@ -668,7 +684,7 @@ impl StreamOrder {
         };
         for x in ledger.streams(hit) {
             let event = OrderState::record_on(events, x)?;
-            stream.wait(event).op("cuStreamWaitEvent")?;
+            wait_for(stream, event)?;
         }
         Ok(())
     }
