@@ -673,6 +673,8 @@ pub mod build;
 #[cfg(feature = "host")]
 mod context;
 mod copy;
+#[cfg(feature = "host")]
+mod current;
 pub mod device;
 mod engine;
 #[cfg(feature = "host")]

@@ -228,6 +228,7 @@ fn fills_land_in_their_buffers_context_whatever_context_is_current() {
             fill_with_current::<12>(&mut rng, &ctx, &stream, current);
             fill_with_current::<777>(&mut rng, &ctx, &stream, current);
             fill_with_current::<4013>(&mut rng, &ctx, &stream, current);
+            fill_with_current::<4096>(&mut rng, &ctx, &stream, current);
         }
         // Padded rows: the 2D memset (a repeating u32) and the kernel over
         // rows, after a first fill on `stream` each.

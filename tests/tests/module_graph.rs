@@ -39,6 +39,11 @@ const LAYERS: &[(&str, u32, &str)] = &[
         "device/: the device std of kernels written in Rust; no_std",
     ),
     (
+        "current",
+        1,
+        "current.rs: the calling thread's current context (binding; stream calls without it)",
+    ),
+    (
         "order",
         1,
         "order/: stream ordering of byte ranges, which streams cuda-mem can order, its own \

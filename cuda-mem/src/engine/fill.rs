@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use cudarc::driver::{sys, CudaFunction, CudaStream};
 
-use crate::context::{on_stream, ContextState};
+use crate::context::ContextState;
+use crate::current::on_stream;
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_pages::{PinnedFlags, PinnedPages};
 

@@ -75,7 +75,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 use smallvec::SmallVec;
 
-use crate::context::on_stream;
+use crate::current::on_stream;
 use crate::error::{DriverResultExt, Result};
 use crate::order::capture::Verdict;
 
@@ -437,7 +437,7 @@ impl OrderState {
 /// Makes `stream` wait for `event` (recorded on another stream, of any
 /// context), as `stream`'s context's work: the waits and records of the
 /// ledger, like the operations they order, do not make a context current
-/// (see `context::on_stream`).
+/// (see `current::on_stream`).
 fn wait_for(stream: &CudaStream, event: &CudaEvent) -> Result<()> {
     // SAFETY: a live stream and a live event (the ledger's `events` keep
     // it); `CU_EVENT_WAIT_DEFAULT` is 0.

@@ -73,7 +73,7 @@ impl Launch<'_> {
         }
         let (function, params) = (self.function, params.as_mut_ptr());
         // Queued as the stream's context's work, that context current or not.
-        crate::context::on_stream(stream, "cuLaunchKernel", |s| {
+        crate::current::on_stream(stream, "cuLaunchKernel", |s| {
             // SAFETY: the function belongs to the stream's context (the module
             // was found, and the function checked and cached, through it); the
             // caller guarantees the parameters.
