@@ -472,8 +472,9 @@ mod device {
     ///   blocks fit the 164 KB of shared memory of an A100's SM), or 23
     ///   where two blocks of that fit an SM (the wide pass, 4-byte keys: the
     ///   228 KB of an H100 or H200; 4 bytes a thread spilled), or 16 in
-    ///   blocks of 256 where a block of 384 x 22 does not fit (the narrow
-    ///   pass: 4-byte keys on Turing, 64 KB a block).
+    ///   blocks of 256 where more of those threads fit an SM (the narrow
+    ///   pass: a block of 384 x 22 takes an SM alone or does not fit, as
+    ///   4-byte keys on Turing).
     ///   `(u32, u32)` pairs on an H200 at 2^24 / 2^28, 384 x 23 in the
     ///   same probe: 572-575 / 7864-7891 µs against CUB's 558-562 /
     ///   7459-7492 (384 x 22 with keys stored after the whole ranking:
@@ -680,7 +681,7 @@ mod device {
     }
     // The wide passes with values of 4-byte keys (384 x 23, where two
     // blocks fit an SM) and the narrow ones of keys of up to 4 bytes (256 x
-    // 16, where a plain block does not fit).
+    // 16, where more of their threads fit an SM than of a plain pass).
     pairs_kernels! {
         u32, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_WIDE, cuda_mem_radix_onesweep_wide_u32;
         i32, RADIX_PAIRS_BLOCK4, RADIX_ITEMS4_WIDE, cuda_mem_radix_onesweep_wide_i32;

@@ -251,10 +251,14 @@ pub(crate) struct SharedMemory {
 }
 
 impl SharedMemory {
-    /// Whether `blocks` blocks that each take `bytes` of shared memory fit
-    /// one SM at once (and one such block is allowed at all).
-    pub(crate) fn fits(&self, bytes: usize, blocks: usize) -> bool {
-        bytes <= self.per_block && blocks * (bytes + self.reserved_per_block) <= self.per_sm
+    /// How many blocks that each take `bytes` of shared memory one SM holds
+    /// at once, as far as shared memory goes (0: a block may not take that
+    /// much).
+    pub(crate) fn blocks(&self, bytes: usize) -> usize {
+        if bytes > self.per_block {
+            return 0;
+        }
+        self.per_sm / (bytes + self.reserved_per_block)
     }
 }
 

@@ -1159,7 +1159,7 @@ fn sort_random<K: Key>(
 
 /// The passes with values over keys of up to 4 bytes, each forced in turn
 /// (`__force_pairs_pass`: the plain 384 x 22, the wide 384 x 23 of 4-byte
-/// keys and the narrow 256 x 16, which devices with less shared memory
+/// keys and the narrow 256 x 16, which devices with less shared memory an SM
 /// than the H200 take), and the device's own choice: keys and values of
 /// every small key type at the edges of each pass's tile (one key short
 /// of a tile, a tile, one key past it) and over several tiles and a

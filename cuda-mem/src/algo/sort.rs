@@ -50,9 +50,10 @@ enum Pass {
     /// With values, 4-byte keys: 384 threads of 23, where two blocks fit
     /// an SM (the 228 KB of an H100's or H200's).
     Wide,
-    /// With values, keys of up to 4 bytes: 256 threads of 16, where a
-    /// block of [`Pass::Pairs`] does not fit (4-byte keys on Turing, 64 KB
-    /// a block; any key where the driver does not say).
+    /// With values, keys of up to 4 bytes: 256 threads of 16, where more
+    /// of its threads than of [`Pass::Pairs`]' fit an SM, or a block of
+    /// that does not fit at all (4-byte keys on Turing, 64 KB a block; an
+    /// RTX 30xx or 40xx, a V100; any key where the driver does not say).
     Narrow,
 }
 
@@ -68,22 +69,53 @@ const fn align16(bytes: usize) -> usize {
     bytes.next_multiple_of(16)
 }
 
+/// The registers of a thread of a radix pass over keys of up to 4 bytes
+/// (`algo::kernels`' register limit), and of an SM (every device the PTX
+/// targets, `sm_70` and up).
+const PASS_REGISTERS: usize = 80;
+const SM_REGISTERS: usize = 65_536;
+
 impl Pass {
     /// The pass that sorts keys of `size` bytes, alone or with values, on
-    /// a device with `shared` memory: the widest tile that fits (for the
-    /// wide pass, two blocks an SM).
+    /// a device with `shared` memory. With values, keys of up to 4 bytes:
+    /// the pass that keeps the most threads on an SM at once (more blocks
+    /// hide more of the look-back's waits: on an H200, two blocks of 384 x
+    /// 22 an SM at 80 registers measured faster than one at the compiler's
+    /// 95), the wider tile on a tie (tiles of 384 threads measured faster
+    /// than of 256 at the same 768 threads an SM). So the wide pass on an
+    /// H100 or H200, the plain one on an A100, the narrow one where a block
+    /// of 384 x 22 takes an SM alone or does not fit (4-byte keys on
+    /// Turing; an RTX 30xx or 40xx, a V100).
     fn choose(size: usize, keys_only: bool, shared: &SharedMemory) -> Pass {
         if keys_only {
-            Pass::Keys
-        } else if size > 4 {
-            Pass::Pairs
-        } else if size == 4 && shared.fits(Pass::Wide.shared(size), 2) {
-            Pass::Wide
-        } else if shared.fits(Pass::Pairs.shared(size), 1) {
-            Pass::Pairs
-        } else {
-            Pass::Narrow
+            return Pass::Keys;
         }
+        if size > 4 {
+            return Pass::Pairs;
+        }
+        let passes: &[Pass] = if size == 4 {
+            &[Pass::Wide, Pass::Pairs, Pass::Narrow]
+        } else {
+            &[Pass::Pairs, Pass::Narrow]
+        };
+        // Widest first; a later one only when it holds more threads.
+        let mut best = (Pass::Narrow, 0);
+        for &pass in passes {
+            let threads = pass.resident_threads(size, shared);
+            if threads > best.1 {
+                best = (pass, threads);
+            }
+        }
+        best.0
+    }
+
+    /// The threads of this pass over keys of `size` bytes (up to 4) that
+    /// one SM holds at once: its blocks, as many as its shared memory and
+    /// its registers allow.
+    fn resident_threads(self, size: usize, shared: &SharedMemory) -> usize {
+        let block = self.block(size);
+        let by_registers = SM_REGISTERS / (PASS_REGISTERS * block);
+        shared.blocks(self.shared(size)).min(by_registers) * block
     }
 
     /// The kernel's name between `cuda_mem_` and the key type.
@@ -897,41 +929,58 @@ mod tests {
     /// What `ContextState` assumes where the driver does not say.
     const UNKNOWN: SharedMemory = device(48 << 10, 48 << 10, 1 << 10);
 
-    /// Each device gets the widest pass that fits it: two wide blocks an
-    /// SM on an H200 (4-byte keys), two plain ones on an A100, one plain
-    /// on an RTX 3090; on Turing (64 KB a block) the plain pass of 1- and
-    /// 2-byte keys and the narrow one of 4-byte keys; where the driver does
-    /// not say (48 KB assumed), the narrow pass. Keys alone and 8-byte keys have one pass each, which
-    /// fits every device.
+    /// Each device gets the pass that keeps the most threads on an SM, the
+    /// wider tile on a tie: two wide blocks an SM on an H200 (4-byte keys),
+    /// two plain ones on an A100; two narrow blocks (512 threads) where a
+    /// plain one takes an SM alone (an RTX 3090, a V100); on Turing the
+    /// plain pass of 1- and 2-byte keys (one block either way) and the
+    /// narrow one of 4-byte keys; where the driver does not say (48 KB
+    /// assumed), the narrow pass. Keys alone and 8-byte keys have one pass
+    /// each, which fits every device.
     #[test]
-    fn each_device_gets_the_widest_pass_that_fits() {
+    fn each_device_gets_the_pass_that_keeps_the_most_threads() {
         use Pass::{Narrow, Pairs, Wide};
-        for (device, shared, by_size) in [
-            ("H200", H200, [Pairs, Pairs, Wide]),
-            ("A100", A100, [Pairs, Pairs, Pairs]),
-            ("RTX 3090", RTX_3090, [Pairs, Pairs, Pairs]),
-            ("Turing", TURING, [Pairs, Pairs, Narrow]),
-            ("V100", V100, [Pairs, Pairs, Pairs]),
-            ("unknown", UNKNOWN, [Narrow, Narrow, Narrow]),
+        for (device, shared, by_size, threads) in [
+            ("H200", H200, [Pairs, Pairs, Wide], 768),
+            ("A100", A100, [Pairs, Pairs, Pairs], 768),
+            ("RTX 3090", RTX_3090, [Narrow, Narrow, Narrow], 512),
+            ("V100", V100, [Narrow, Narrow, Narrow], 512),
+            ("Turing", TURING, [Pairs, Pairs, Narrow], 0),
+            ("unknown", UNKNOWN, [Narrow, Narrow, Narrow], 256),
         ] {
             for (size, want) in [1, 2, 4].into_iter().zip(by_size) {
                 let chosen = Pass::choose(size, false, &shared);
                 assert_eq!(chosen, want, "{device}, {size}-byte keys");
-                assert!(shared.fits(chosen.shared(size), 1), "{device}: {chosen:?}");
+                assert!(
+                    shared.blocks(chosen.shared(size)) >= 1,
+                    "{device}: {chosen:?}"
+                );
+                if threads > 0 {
+                    assert_eq!(chosen.resident_threads(size, &shared), threads, "{device}");
+                }
             }
             assert_eq!(Pass::choose(8, false, &shared), Pairs, "{device}");
             for size in [1, 2, 4, 8] {
                 assert_eq!(Pass::choose(size, true, &shared), Pass::Keys, "{device}");
                 assert!(
-                    shared.fits(Pass::Keys.shared(size), 1),
+                    shared.blocks(Pass::Keys.shared(size)) >= 1,
                     "{device}: keys alone"
                 );
-                assert!(shared.fits(Pairs.shared(8), 1), "{device}: 8-byte pairs");
+                assert!(
+                    shared.blocks(Pairs.shared(8)) >= 1,
+                    "{device}: 8-byte pairs"
+                );
             }
         }
+        // Turing: one block of either pass an SM, so the wider one for 1-
+        // and 2-byte keys; a plain block of 4-byte keys does not fit.
+        assert_eq!(Pairs.resident_threads(1, &TURING), 384);
+        assert_eq!(Narrow.resident_threads(1, &TURING), 256);
+        assert_eq!(Pairs.resident_threads(4, &TURING), 0);
+        assert_eq!(Narrow.resident_threads(4, &TURING), 256);
         // Two plain blocks fit an A100's SM; two wide ones do not.
-        assert!(A100.fits(Pass::Pairs.shared(4), 2));
-        assert!(!A100.fits(Pass::Wide.shared(4), 2));
+        assert_eq!(A100.blocks(Pass::Pairs.shared(4)), 2);
+        assert_eq!(A100.blocks(Pass::Wide.shared(4)), 1);
         // Static shared memory stays within the 48 KB ptxas allows.
         for size in [1, 2, 4, 8] {
             for pass in passes(size) {
