@@ -13,14 +13,21 @@ use crate::error::{DriverResultExt, Result};
 /// case, `ctx` current already, inlined into every operation.
 #[inline]
 pub(crate) fn bind(ctx: &CudaContext) -> Result<()> {
+    if is_current(ctx) {
+        return ctx.check_err().op("cuCtxSetCurrent");
+    }
+    bind_other(ctx)
+}
+
+/// Whether `ctx` is the calling thread's current context (`false` when the
+/// driver cannot say).
+#[inline(always)]
+fn is_current(ctx: &CudaContext) -> bool {
     let mut current = std::ptr::null_mut();
     // SAFETY: a valid out-pointer; the call only reads this thread's current
     // context.
     let asked = unsafe { sys::cuCtxGetCurrent(&mut current) };
-    if asked == sys::CUresult::CUDA_SUCCESS && current == ctx.cu_ctx() {
-        return ctx.check_err().op("cuCtxSetCurrent");
-    }
-    bind_other(ctx)
+    asked == sys::CUresult::CUDA_SUCCESS && current == ctx.cu_ctx()
 }
 
 /// [`bind`] when `ctx` is not current (or the driver could not say).
@@ -84,11 +91,7 @@ fn retry_bound(
     op: &'static str,
     call: &dyn Fn(sys::CUstream) -> sys::CUresult,
 ) -> Result<()> {
-    let mut current = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer; the call only reads this thread's current
-    // context.
-    let asked = unsafe { sys::cuCtxGetCurrent(&mut current) };
-    if asked == sys::CUresult::CUDA_SUCCESS && current == ctx.cu_ctx() {
+    if is_current(ctx) {
         return failed.result().op(op);
     }
     bind_other(ctx)?;

@@ -57,13 +57,16 @@ enum Pass {
     Narrow,
 }
 
+/// The warps of the largest radix pass block (`Pass::Pairs`' 384 threads),
+/// and one more: every pass's counters are sized for it.
+const RADIX_WARP_ROWS: usize = Pass::Pairs.block(4) / 32 + 1;
 /// The warps' digit counters of a radix pass (`algo-kernels/`'s
-/// `RADIX_COUNTS`, sized for blocks of 384): a row per warp and one more.
-const RADIX_COUNTERS_BYTES: usize = (384 / 32 + 1) * RADIX_BINS * 4;
+/// `RADIX_COUNTS`): a row per warp and one more.
+const RADIX_COUNTERS_BYTES: usize = RADIX_WARP_ROWS * RADIX_BINS * 4;
 /// The rest of a radix pass's static shared memory: the block scan's sums
-/// (a `u64` per warp of 384 and one more) and the tile ticket (a `u32`),
-/// each, like every shared array, 16-aligned.
-const RADIX_OTHER_SHARED_BYTES: usize = align16((384 / 32 + 1) * 8) + align16(4);
+/// (a `u64` per warp and one more) and the tile ticket (a `u32`), each,
+/// like every shared array, 16-aligned.
+const RADIX_OTHER_SHARED_BYTES: usize = align16(RADIX_WARP_ROWS * 8) + align16(4);
 
 const fn align16(bytes: usize) -> usize {
     bytes.next_multiple_of(16)
@@ -93,14 +96,9 @@ impl Pass {
         if size > 4 {
             return Pass::Pairs;
         }
-        let passes: &[Pass] = if size == 4 {
-            &[Pass::Wide, Pass::Pairs, Pass::Narrow]
-        } else {
-            &[Pass::Pairs, Pass::Narrow]
-        };
         // Widest first; a later one only when it holds more threads.
         let mut best = (Pass::Narrow, 0);
-        for &pass in passes {
+        for &pass in Pass::with_values(size) {
             let threads = pass.resident_threads(size, shared);
             if threads > best.1 {
                 best = (pass, threads);
@@ -116,6 +114,16 @@ impl Pass {
         let block = self.block(size);
         let by_registers = SM_REGISTERS / (PASS_REGISTERS * block);
         shared.blocks(self.shared(size)).min(by_registers) * block
+    }
+
+    /// The passes with values shipped for keys of `size` bytes (`algo-kernels/`
+    /// compiles these alone), the widest tile first.
+    const fn with_values(size: usize) -> &'static [Pass] {
+        match size {
+            4 => &[Pass::Wide, Pass::Pairs, Pass::Narrow],
+            1 | 2 => &[Pass::Pairs, Pass::Narrow],
+            _ => &[Pass::Pairs],
+        }
     }
 
     /// The kernel's name between `cuda_mem_` and the key type.
@@ -210,7 +218,7 @@ mod forced {
     /// it exists for them.
     pub(super) fn pass(size: usize, keys_only: bool) -> Option<Pass> {
         let forced = FORCED.with(|f| f.get())?;
-        (!keys_only && size <= 4 && (forced != Pass::Wide || size == 4)).then_some(forced)
+        (!keys_only && Pass::with_values(size).contains(&forced)).then_some(forced)
     }
 }
 
@@ -869,11 +877,11 @@ mod tests {
 
     /// The passes shipped for keys of `size` bytes.
     fn passes(size: usize) -> Vec<Pass> {
-        match size {
-            8 => vec![Pass::Keys, Pass::Pairs],
-            4 => vec![Pass::Keys, Pass::Pairs, Pass::Wide, Pass::Narrow],
-            _ => vec![Pass::Keys, Pass::Pairs, Pass::Narrow],
-        }
+        [Pass::Keys]
+            .iter()
+            .chain(Pass::with_values(size))
+            .copied()
+            .collect()
     }
 
     /// [`the_radix_passes_tiles_are_the_kernels`] for keys of type `K`, by
