@@ -24,8 +24,12 @@ pub struct Row {
 
 impl Row {
     /// Ours against raw, so that 1.0 is parity and above 1.0 is better.
+    /// Equal figures are parity, zeros included (a count of 0 against 0
+    /// is 1.0, not the NaN that the JSON would write as `null`).
     pub fn ratio(&self) -> f64 {
-        if self.higher_is_better {
+        if self.ours == self.raw {
+            1.0
+        } else if self.higher_is_better {
             self.ours / self.raw
         } else {
             self.raw / self.ours

@@ -398,6 +398,40 @@ mod tests {
         }
     }
 
+    /// A row of two zeros (no memory added by either side) is parity, and
+    /// its JSON reads back: a NaN ratio was written as `null`, which no
+    /// reader of `f64` takes.
+    #[test]
+    fn a_row_of_two_zeros_is_parity_and_reads_back() {
+        for higher_is_better in [false, true] {
+            let mut r = row("async", "pending completions: resident memory added", None);
+            (r.ours, r.raw, r.higher_is_better) = (0.0, 0.0, higher_is_better);
+            assert_eq!(r.ratio(), 1.0);
+            let text = serde_json::to_string(&JsonRow::from(&r)).unwrap();
+            let back: JsonRow = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.ratio, 1.0);
+        }
+    }
+
+    /// Every committed file (the H200's, the H100's run of the current
+    /// algorithms, the two-GPU one) reads back: a device, and rows of the
+    /// fields the bench writes.
+    #[test]
+    fn every_committed_file_reads_back() {
+        for name in ["bench-h200.json", "bench-h100.json", "bench-h200-x2.json"] {
+            let path = format!("{}/{name}", env!("CARGO_MANIFEST_DIR"));
+            let file: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert!(file["device"].is_string(), "{name}: no device");
+            let rows = file["rows"].as_array().unwrap();
+            assert!(!rows.is_empty(), "{name}: no rows");
+            for r in rows {
+                serde_json::from_value::<JsonRow>(r.clone())
+                    .unwrap_or_else(|e| panic!("{name}: {r}: {e}"));
+            }
+        }
+    }
+
     #[test]
     fn versions_and_releases_read_as_written() {
         assert_eq!(cuda_version(12080), "12.8");
