@@ -367,13 +367,13 @@ mod tests {
 
     /// The rows of the files written before (`examples/bench-h200.json`)
     /// have the fields the new ones have, no more, no fewer: their readers
-    /// read the new files.
+    /// read the new files. (That every committed row reads back as a
+    /// `JsonRow` is `every_committed_file_reads_back`.)
     #[test]
     fn rows_have_the_fields_of_the_committed_files() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench-h200.json");
         let old: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        assert!(old["device"].is_string());
         let new = serde_json::to_value(sample()).unwrap();
         let keys = |row: &serde_json::Value| {
             let mut k: Vec<String> = row.as_object().unwrap().keys().cloned().collect();
@@ -392,9 +392,6 @@ mod tests {
             ),
         ] {
             assert_eq!(keys(old_row), keys(new_row));
-        }
-        for r in old_rows {
-            serde_json::from_value::<JsonRow>(r.clone()).unwrap();
         }
     }
 
