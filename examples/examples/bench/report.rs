@@ -410,8 +410,8 @@ mod tests {
         }
     }
 
-    /// Every committed file (the H200's, the H100's run of the current
-    /// algorithms, the two-GPU one) reads back: a device, and rows of the
+    /// Every committed file (the H200's, the H100's runs of the current
+    /// build, the two-GPU one) reads back: a device, and rows of the
     /// fields the bench writes.
     #[test]
     fn every_committed_file_reads_back() {
