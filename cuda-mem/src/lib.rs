@@ -278,7 +278,7 @@
 //!   Write-combined memory and [`PinnedAllocator`] blocks are not cached (an
 //!   allocator's `allocate` / `deallocate` pin and free, as before). Large
 //!   synchronous copies from or to a pageable `Vec` stage through one block
-//!   of the cache (a ring of 2 MiB chunks) on up to 12 persistent worker
+//!   of the cache (a ring of 4 MiB chunks) on up to 12 persistent worker
 //!   threads.
 //!
 //! ```no_run

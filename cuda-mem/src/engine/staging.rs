@@ -65,9 +65,20 @@ static LANES: AtomicUsize = AtomicUsize::new(0);
 static CHUNK_BYTES: AtomicUsize = AtomicUsize::new(0);
 static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 static SLOTS: AtomicUsize = AtomicUsize::new(0);
+static STREAMING_MAX: AtomicUsize = AtomicUsize::new(0);
 
-/// Default bytes of the largest chunk (a slot).
-const DEFAULT_CHUNK_BYTES: usize = 2 << 20;
+/// Default bytes of the largest chunk (a slot), with [`DEFAULT_SLOTS`]: a
+/// ring of 32 MiB. On an H100 host (16 cores, 2026-12-05; bench
+/// `--copies-only --staging 0,CHUNK_KIB,0,SLOTS`, one run each, 64 MiB /
+/// 256 MiB / 1 GiB), 4 MiB chunks in 8 slots copied to the device at
+/// 45.6 / 49.8 / 52.4 GB/s and to the host at 51.4 / 53.1 / 53.7, where
+/// 2 MiB in 16 (two runs) reached 43.7-44.1 / 45.1-47.8 / 50.0-50.3 and
+/// 49.9-50.7 / 51.2-52.0 / 52.2-52.4: each DMA of a fresh chunk starts
+/// slowly (the first 256 KiB ran at 9-14 GB/s, a 2 MiB chunk at 39-50, a
+/// 4 MiB one at 50-53 once the copy runs), and larger chunks pay that
+/// less often. 8 MiB in 4 slots was no faster (45.9 / 50.9 / 52.5), and
+/// 16 MiB in 4 slower (41.7 / 44.8 / 50.4).
+const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
 /// Default thresholds: copies at least this large are staged, to the device
 /// and to the host. Measured on an H200 host (bench `--copy-sweep` with
 /// every size staged, with 8 slots and ordinary stores, against the
@@ -81,10 +92,13 @@ const DEFAULT_MIN_BYTES: [usize; 2] = [2 << 20, 1 << 20];
 /// twelve leave cores to the rest of the process.
 const DEFAULT_MAX_LANES: usize = 12;
 /// Default pinned slots: chunks in flight between the threads and the
-/// copy engine. With 8 slots of 2 MiB, copies to the host ran at 21-31
-/// GB/s at 64 MiB to 1 GiB, and with 16 at 49-53 (the DMAs queued ahead
-/// cover a thread's late piece); to the device, 16 slots never lost.
-const DEFAULT_SLOTS: usize = 16;
+/// copy engine. On the H200 host, 8 slots of 2 MiB moved copies to the
+/// host at 21-31 GB/s from 64 MiB to 1 GiB, and 16 at 49-53 (the DMAs
+/// queued ahead cover a thread's late piece): what counts is the bytes
+/// queued ahead, which 8 slots of 4 MiB ([`DEFAULT_CHUNK_BYTES`]) keep.
+/// On the H100 host, 8 and 16 slots of 4 MiB were level (to the device
+/// 45.6 / 49.8 / 52.4 against 45.5 / 48.0 / 52.0 GB/s).
+const DEFAULT_SLOTS: usize = 8;
 /// Copies to the device of at most this many bytes write their slots with
 /// streaming stores (`streaming_copy`), larger ones with ordinary stores.
 /// Measured on the H200 host (bench `--copies-only --copy-sweep`, each way
@@ -97,17 +111,35 @@ const STREAMING_TO_DEVICE_MAX: usize = 64 << 20;
 /// Benchmark knob (feature `test-hooks`): the most lanes of a staged copy,
 /// the largest chunk, the smallest staged copy, in bytes, in both
 /// directions, and the pinned slots; 0 restores each default (lanes: the
-/// host's parallelism, at most 12; chunks: 2 MiB; thresholds: 2 MiB to
-/// the device, 1 MiB to the host; 16 slots). `usize::MAX` as the threshold
-/// turns staging off.
+/// host's parallelism, at most 12; chunks: 4 MiB; thresholds: 2 MiB to
+/// the device, 1 MiB to the host; 8 slots), and the largest copy to the
+/// device whose slots are written with streaming stores (default
+/// [`STREAMING_TO_DEVICE_MAX`]). `usize::MAX` as the threshold turns
+/// staging off.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub fn __set_staging(lanes: usize, chunk_bytes: usize, min_bytes: usize, slots: usize) {
+pub fn __set_staging(
+    lanes: usize,
+    chunk_bytes: usize,
+    min_bytes: usize,
+    slots: usize,
+    streaming_max: usize,
+) {
     // Bounded, so that the chunk and slot arithmetic cannot overflow.
     LANES.store(lanes.min(1024), Ordering::Relaxed);
     CHUNK_BYTES.store(chunk_bytes.min(1 << 30), Ordering::Relaxed);
     MIN_BYTES.store(min_bytes, Ordering::Relaxed);
     SLOTS.store(slots.min(1024), Ordering::Relaxed);
+    STREAMING_MAX.store(streaming_max, Ordering::Relaxed);
+}
+
+/// The largest copy to the device written with streaming stores (see
+/// [`STREAMING_TO_DEVICE_MAX`]).
+fn streaming_max() -> usize {
+    match STREAMING_MAX.load(Ordering::Relaxed) {
+        0 => STREAMING_TO_DEVICE_MAX,
+        n => n,
+    }
 }
 
 /// Pinned slots of a copy (see [`DEFAULT_SLOTS`]).
@@ -654,7 +686,7 @@ pub(crate) fn copy_from_host(
         }
         .op("cuMemcpyHtoDAsync")
     };
-    let streaming = src.len() <= STREAMING_TO_DEVICE_MAX;
+    let streaming = src.len() <= streaming_max();
     staged.run(
         stream,
         |_| Ok(()),

@@ -597,8 +597,8 @@ impl PinnedCache {
 
     /// Sets the most bytes of unused blocks the cache keeps, freeing the
     /// least recently returned blocks beyond it (after their last use). A
-    /// threshold below the staging block of large pageable copies (up to
-    /// 16 lanes x 2 chunks x 2 MiB) makes every such copy pin it again.
+    /// threshold below the staging block of large pageable copies (a ring
+    /// of 8 chunks of 4 MiB, 32 MiB) makes every such copy pin it again.
     ///
     /// ```no_run
     /// # let cache: cuda_mem::PinnedCache = unimplemented!();
