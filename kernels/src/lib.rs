@@ -166,6 +166,14 @@ mod device {
     /// 0.72 with the plain order) and hurts the medium one, whose many
     /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
     /// memset, against 0.97).
+    ///
+    /// The first read of the pattern waits for `size` (which pieces to
+    /// read) and the block size. Reading the whole parameter instead, at an
+    /// address from the thread index alone (so that it need not wait for
+    /// the other parameters' constant-cache misses), measured no faster on
+    /// an H100 (bench `--fill-only --quick`, two runs each, interleaved:
+    /// 1 MiB fills of 12-256 B 0.82-0.86 of the memset against 0.83-0.91,
+    /// 16 MiB 0.91-0.92 against 0.92-0.93).
     macro_rules! by_parameter_fill {
         (
             $(#[$doc:meta])*
