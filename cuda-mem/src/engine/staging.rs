@@ -73,11 +73,14 @@ static STREAMING_MAX: AtomicUsize = AtomicUsize::new(0);
 /// 256 MiB / 1 GiB), 4 MiB chunks in 8 slots copied to the device at
 /// 45.6 / 49.8 / 52.4 GB/s and to the host at 51.4 / 53.1 / 53.7, where
 /// 2 MiB in 16 (two runs) reached 43.7-44.1 / 45.1-47.8 / 50.0-50.3 and
-/// 49.9-50.7 / 51.2-52.0 / 52.2-52.4: each DMA of a fresh chunk starts
-/// slowly (the first 256 KiB ran at 9-14 GB/s, a 2 MiB chunk at 39-50, a
-/// 4 MiB one at 50-53 once the copy runs), and larger chunks pay that
-/// less often. 8 MiB in 4 slots was no faster (45.9 / 50.9 / 52.5), and
-/// 16 MiB in 4 slower (41.7 / 44.8 / 50.4).
+/// 49.9-50.7 / 51.2-52.0 / 52.2-52.4. The copies' timelines
+/// (`vec_copy --timeline`) suggest why: short DMAs run slowly (the first
+/// 256 KiB chunk at 9-14 GB/s; 2 MiB chunks of a 64 MiB copy at 39-50,
+/// 4 MiB chunks of a 256 MiB copy at 50-53 once it runs), so larger
+/// chunks lose less. 8 MiB in 4 slots was no faster (45.9 / 50.9 /
+/// 52.5), and 16 MiB in 4 slower (41.7 / 44.8 / 50.4). On a second,
+/// noisier H100 machine the two rings were level (two runs each,
+/// interleaved).
 const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
 /// Default thresholds: copies at least this large are staged, to the device
 /// and to the host. Measured on an H200 host (bench `--copy-sweep` with
