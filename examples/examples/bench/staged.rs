@@ -1,10 +1,11 @@
 //! The pageable-copy rows: `copy_from_host` / `copy_to_host` of a `Vec`
 //! (staged through the pinned cache from 2 MiB to the device and 1 MiB to
 //! the host) at 64 MiB, 256 MiB and 1 GiB against a pinned DMA of the same
-//! size, against the raw pageable call and against the host's own memcpy
+//! size, against the raw pageable call, against the host's own memcpy
 //! between the `Vec` and pinned memory on as many threads (the ceiling of
-//! staging's host side), and (`--copy-sweep`) the first two from 4 KiB to
-//! 1 GiB.
+//! staging's host side), and against the slower of that memcpy and the
+//! pinned DMA (the staging ceiling: every byte passes both), and
+//! (`--copy-sweep`) the first two from 4 KiB to 1 GiB.
 //!
 //! Every figure is host wall-clock time of a synchronous copy followed by
 //! `cuCtxSynchronize` (the driver's pageable copy to the device, like ours,
