@@ -766,6 +766,7 @@ pub use engine::staging::timeline as __staging_timeline;
 pub use engine::{
     fill::{__fill_grid, __set_fill_tuning},
     staging::__set_staging,
+    staging::__set_staging_demote,
     staging::timeline::{__record_staging, __take_staging_timelines},
 };
 

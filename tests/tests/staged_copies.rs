@@ -144,6 +144,7 @@ struct DefaultStaging;
 impl Drop for DefaultStaging {
     fn drop(&mut self) {
         cuda_mem::__set_staging(0, 0, 0, 0, 0);
+        cuda_mem::__set_staging_demote(0);
     }
 }
 
@@ -152,7 +153,8 @@ impl Drop for DefaultStaging {
 /// previous chunk's DMA), few slots of small chunks (the ring wraps many
 /// times), more lanes than the host has cores, and the defaults; sizes from
 /// a part of the first chunk to several full chunks; the slots written with
-/// streaming stores or ordinary ones, at random.
+/// streaming stores, ordinary ones, or ordinary ones demoted to the shared
+/// cache, at random.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_staging_plan_copies_every_byte() {
@@ -160,10 +162,13 @@ fn every_staging_plan_copies_every_byte() {
     let ctx = gpu();
     let _restore = DefaultStaging;
     for (lanes, chunk_kib, slots) in [(1, 64, 1), (1, 0, 0), (3, 128, 2), (40, 256, 3), (0, 0, 0)] {
-        // Streaming stores up to 1 GiB (every copy here), or up to 1 byte
-        // (none).
+        // Slots kept out of the cores' caches up to 1 GiB (every copy
+        // here), or up to 1 byte (none: ordinary stores).
         let streaming_max = if rng.below(2) == 0 { 1 << 30 } else { 1 };
         cuda_mem::__set_staging(lanes, chunk_kib << 10, 1, slots, streaming_max);
+        // 0: the default (demoted where the CPU can, up to the threshold),
+        // 1: never demoted, 2: demoted at every size.
+        cuda_mem::__set_staging_demote(rng.below(3));
         for _ in 0..3 {
             // 24 KiB to 9 MiB, in 12-byte elements (pieces end inside them).
             let len = 2001 + rng.below((9 << 20) / size_of::<Elem>());

@@ -23,8 +23,10 @@
 //! were all claimed earlier, by threads that are copying them, so every
 //! wait ends, however many threads run ([`Ring::wait_landed`]). A copy to
 //! the host writes the caller's buffer with streaming stores
-//! (`streaming_copy`), and so does a copy to the device its slots, up to
-//! [`STREAMING_TO_DEVICE_MAX`] bytes.
+//! (`streaming_copy`). A copy to the device of up to
+//! [`STREAMING_TO_DEVICE_MAX`] bytes writes its slots with ordinary stores
+//! and then demotes their lines to the shared cache where the CPU can
+//! (`cldemote`), with streaming stores where it cannot ([`SlotWrites`]).
 //!
 //! The pinned block comes from the context's pinned cache (`pinned_cache`)
 //! and goes back to it when the copy returns, guarded by an event behind the
@@ -42,7 +44,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 
 use crate::context::ContextState;
-use crate::engine::streaming_copy::copy_streaming;
+use crate::engine::streaming_copy::{copy_streaming, demote};
 use crate::error::{DriverResultExt, Result};
 use crate::memory::pinned_cache::{self, Block};
 use crate::memory::pinned_pages::registered_or_self;
@@ -66,6 +68,7 @@ static CHUNK_BYTES: AtomicUsize = AtomicUsize::new(0);
 static MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 static SLOTS: AtomicUsize = AtomicUsize::new(0);
 static STREAMING_MAX: AtomicUsize = AtomicUsize::new(0);
+static DEMOTE: AtomicUsize = AtomicUsize::new(0);
 
 /// Default bytes of the largest chunk (a slot), with [`DEFAULT_SLOTS`]: a
 /// ring of 32 MiB. On an H100 host (16 cores, 2026-12-05; bench
@@ -102,9 +105,10 @@ const DEFAULT_MAX_LANES: usize = 12;
 /// On the H100 host, 8 and 16 slots of 4 MiB were level (to the device
 /// 45.6 / 49.8 / 52.4 against 45.5 / 48.0 / 52.0 GB/s).
 const DEFAULT_SLOTS: usize = 8;
-/// Copies to the device of at most this many bytes write their slots with
-/// streaming stores (`streaming_copy`), larger ones with ordinary stores.
-/// Measured on the H200 host (bench `--copies-only --copy-sweep`, each way
+/// Copies to the device of at most this many bytes keep their slots out of
+/// the writing cores' caches (demoted lines, or streaming stores: see
+/// [`SlotWrites`]), larger ones write them with ordinary stores. Measured
+/// with streaming stores on the H200 host (bench `--copies-only --copy-sweep`, each way
 /// in the same run): with streaming stores 2-16 MiB ran at 26-37 GB/s
 /// against 17-25 and 64 MiB at 43 against 36; from 128 MiB the ordinary
 /// stores were ahead (45 against 42.5 at 128 MiB, 50 against 42 at 1 GiB),
@@ -116,7 +120,7 @@ const STREAMING_TO_DEVICE_MAX: usize = 64 << 20;
 /// directions, and the pinned slots; 0 restores each default (lanes: the
 /// host's parallelism, at most 12; chunks: 4 MiB; thresholds: 2 MiB to
 /// the device, 1 MiB to the host; 8 slots), and the largest copy to the
-/// device whose slots are written with streaming stores (default
+/// device whose slots bypass the cores' caches (default
 /// [`STREAMING_TO_DEVICE_MAX`]). `usize::MAX` as the threshold turns
 /// staging off.
 #[cfg(feature = "test-hooks")]
@@ -136,12 +140,66 @@ pub fn __set_staging(
     STREAMING_MAX.store(streaming_max, Ordering::Relaxed);
 }
 
-/// The largest copy to the device written with streaming stores (see
-/// [`STREAMING_TO_DEVICE_MAX`]).
+/// Benchmark knob (feature `test-hooks`): how copies to the device write
+/// their slots. 0: the default ([`SlotWrites::for_copy`]); 1: never demote
+/// (streaming stores up to the threshold, as on a CPU without `cldemote`);
+/// 2: demote every slot written with ordinary stores, whatever the size.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub fn __set_staging_demote(mode: usize) {
+    DEMOTE.store(mode, Ordering::Relaxed);
+}
+
+/// The largest copy to the device whose slots bypass the cores' caches
+/// (see [`STREAMING_TO_DEVICE_MAX`]).
 fn streaming_max() -> usize {
     match STREAMING_MAX.load(Ordering::Relaxed) {
         0 => STREAMING_TO_DEVICE_MAX,
         n => n,
+    }
+}
+
+/// How a copy to the device writes its pinned slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotWrites {
+    /// Non-temporal stores (`copy_streaming`): the lines go to memory, not
+    /// to the writing core's caches.
+    Streaming,
+    /// Ordinary stores, then `cldemote` of every line written
+    /// (`streaming_copy::demote`): the lines move from the writing core's
+    /// caches to the shared last-level cache, where the DMA reads them.
+    Demoted,
+    /// Ordinary stores.
+    Ordinary,
+}
+
+impl SlotWrites {
+    /// The writes of a copy of `bytes` to the device: up to
+    /// [`streaming_max`], demoted lines where the CPU has `cldemote`, else
+    /// streaming stores; ordinary stores above.
+    ///
+    /// Measured on an H100 host (Intel Xeon with `cldemote`, 2026-12-05;
+    /// bench `--copies-only --staging 0,0,0,0,1,M`, interleaved, two runs
+    /// each): 64 MiB copies ran at 49.6 and 46.2 GB/s with demoted lines,
+    /// 44.2 and 43.5 with streaming stores, 31.3 and 34.9 with ordinary
+    /// stores alone (the DMA then reads lines still in the writing cores'
+    /// caches). At 256 MiB and 1 GiB demoting measured 51.0 / 41.9 and
+    /// 50.2 / 44.7 against ordinary stores' 44.8 / 46.8 and 50.7 / 51.3:
+    /// no clear gain, so those sizes keep ordinary stores.
+    fn for_copy(bytes: usize) -> SlotWrites {
+        let mode = DEMOTE.load(Ordering::Relaxed);
+        if bytes > streaming_max() {
+            return if mode == 2 {
+                SlotWrites::Demoted
+            } else {
+                SlotWrites::Ordinary
+            };
+        }
+        if mode != 1 && crate::engine::streaming_copy::can_demote() {
+            SlotWrites::Demoted
+        } else {
+            SlotWrites::Streaming
+        }
     }
 }
 
@@ -689,7 +747,7 @@ pub(crate) fn copy_from_host(
         }
         .op("cuMemcpyHtoDAsync")
     };
-    let streaming = src.len() <= streaming_max();
+    let writes = SlotWrites::for_copy(src.len());
     staged.run(
         stream,
         |_| Ok(()),
@@ -705,10 +763,13 @@ pub(crate) fn copy_from_host(
             // DMA has finished (waited above) or which is fresh.
             unsafe {
                 let (from, to) = (src.as_ptr().add(at), ring.slot_piece(i, j));
-                if streaming {
-                    copy_streaming(from, to, len);
-                } else {
-                    std::ptr::copy_nonoverlapping(from, to, len);
+                match writes {
+                    SlotWrites::Streaming => copy_streaming(from, to, len),
+                    SlotWrites::Demoted => {
+                        std::ptr::copy_nonoverlapping(from, to, len);
+                        demote(to, len);
+                    }
+                    SlotWrites::Ordinary => std::ptr::copy_nonoverlapping(from, to, len),
                 }
             }
             if ring.arrive(i) {

@@ -6,7 +6,7 @@
 //!         [--fill-only | --launch-only | --host-only | --peer-only | --devvec-only
 //!          | --copies-only | --graph-only | --async-only | --parity-only | --algo-only]
 //!         [--sweep] [--small-sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
-//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB]]] [--commit HASH]
+//!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB[,DEMOTE]]]] [--commit HASH]
 //!         [--algo-rows reductions,scans,histogram,sorts,torch]
 //!
 //! `--help` lists the options; an unknown one is an error. `--copies-only`
@@ -78,8 +78,8 @@ struct Args {
     #[arg(long)]
     copy_sweep: bool,
     /// The staged copies' knobs (0 = default)
-    #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB]]", value_parser = parse_staging)]
-    staging: Option<[usize; 5]>,
+    #[arg(long, value_name = "LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB[,DEMOTE]]]", value_parser = parse_staging)]
+    staging: Option<[usize; 6]>,
     /// Write the rows, with the run's date, commit, versions and GPU, as JSON
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
@@ -229,15 +229,15 @@ fn parse_chunks(spec: &str) -> Result<[u32; 5], String> {
         .map_err(|v: Vec<u32>| format!("takes 5 numbers, not {}", v.len()))
 }
 
-/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB]]`: three to five
-/// whole numbers (missing ones are 0, the default).
-fn parse_staging(spec: &str) -> Result<[usize; 5], String> {
+/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB[,DEMOTE]]]`: three
+/// to six whole numbers (missing ones are 0, the default).
+fn parse_staging(spec: &str) -> Result<[usize; 6], String> {
     let mut v = numbers::<usize>(spec)?;
-    if !(3..=5).contains(&v.len()) {
-        return Err(format!("takes 3 to 5 numbers, not {}", v.len()));
+    if !(3..=6).contains(&v.len()) {
+        return Err(format!("takes 3 to 6 numbers, not {}", v.len()));
     }
-    v.resize(5, 0);
-    Ok([v[0], v[1], v[2], v[3], v[4]])
+    v.resize(6, 0);
+    Ok([v[0], v[1], v[2], v[3], v[4], v[5]])
 }
 
 fn numbers<T: std::str::FromStr>(spec: &str) -> Result<Vec<T>, String> {
@@ -458,16 +458,16 @@ mod tests {
         assert!(a.quick && a.sweep && a.small_sweep && a.copy_sweep);
         assert_eq!(a.chunks, Some([4, 4, 4, 8, 0]));
         assert_eq!(a.max_gib(), 2);
-        assert_eq!(a.staging, Some([2, 1024, 4096, 0, 0]));
+        assert_eq!(a.staging, Some([2, 1024, 4096, 0, 0, 0]));
         assert_eq!(a.commit.as_deref(), Some("abc"));
         assert_eq!(a.group(), Group::All);
         assert_eq!(
             parse(&["--staging", "1,2,3,4"]).unwrap().staging,
-            Some([1, 2, 3, 4, 0])
+            Some([1, 2, 3, 4, 0, 0])
         );
         assert_eq!(
-            parse(&["--staging", "1,2,3,4,5"]).unwrap().staging,
-            Some([1, 2, 3, 4, 5])
+            parse(&["--staging", "1,2,3,4,5,1"]).unwrap().staging,
+            Some([1, 2, 3, 4, 5, 1])
         );
         assert_eq!(
             parse(&["--algo-only", "--algo-rows", "sorts,histogram"])
@@ -502,7 +502,7 @@ mod tests {
             (&["--chunks", "4,4,4"], "--chunks"),
             (&["--chunks", "4,4,x,8,0"], "--chunks"),
             (&["--staging", "1,2"], "--staging"),
-            (&["--staging", "1,2,3,4,5,6"], "--staging"),
+            (&["--staging", "1,2,3,4,5,1,7"], "--staging"),
             (&["--max-gib", "lots"], "--max-gib"),
             (&["--json"], "--json"),
             (&["--fill-only", "--peer-only"], "--peer-only"),

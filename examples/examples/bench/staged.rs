@@ -272,14 +272,17 @@ pub fn sweep(b: &mut Bench, ctx: &Arc<CudaContext>) {
     }
 }
 
-/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB]]`: the staging
-/// knobs (0 = default; SLOTS: pinned chunks in flight; STREAM_MIB: the
-/// largest copy to the device written with streaming stores).
-pub fn set_staging(v: [usize; 5]) {
+/// `--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB[,DEMOTE]]]`: the
+/// staging knobs (0 = default; SLOTS: pinned chunks in flight; STREAM_MIB:
+/// the largest copy to the device whose slots bypass the cores' caches;
+/// DEMOTE: 1 never demotes slot lines to the shared cache, 2 demotes them
+/// at every size).
+pub fn set_staging(v: [usize; 6]) {
     cuda_mem::__set_staging(v[0], v[1] << 10, v[2] << 10, v[3], v[4] << 20);
+    cuda_mem::__set_staging_demote(v[5]);
     println!(
-        "staging: lanes {} chunk {} KiB threshold {} KiB slots {} streaming to {} MiB (0 = default)",
-        v[0], v[1], v[2], v[3], v[4]
+        "staging: lanes {} chunk {} KiB threshold {} KiB slots {} streaming to {} MiB demote {} (0 = default)",
+        v[0], v[1], v[2], v[3], v[4], v[5]
     );
 }
 
