@@ -185,7 +185,11 @@ impl SlotWrites {
     /// stores alone (the DMA then reads lines still in the writing cores'
     /// caches). At 256 MiB and 1 GiB demoting measured 51.0 / 41.9 and
     /// 50.2 / 44.7 against ordinary stores' 44.8 / 46.8 and 50.7 / 51.3:
-    /// no clear gain, so those sizes keep ordinary stores.
+    /// no clear gain, so those sizes keep ordinary stores. On a second H100
+    /// machine the same day (whose CPU flags were not recorded: it may
+    /// lack `cldemote`, where both ways are streaming stores), 64 MiB ran
+    /// at 41.3 and 45.1 GB/s this way against 44.2 and 43.7 with
+    /// streaming stores: level.
     fn for_copy(bytes: usize) -> SlotWrites {
         let mode = DEMOTE.load(Ordering::Relaxed);
         if bytes > streaming_max() {
