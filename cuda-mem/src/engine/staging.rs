@@ -763,8 +763,9 @@ pub(crate) fn copy_from_host(
             }
             let (at, len) = ring.plan.bytes(j, 1);
             // SAFETY: piece `j` is this thread's alone (claimed once); its
-            // `len <= PIECE` bytes lie in `src` and in the slot, whose earlier
-            // DMA has finished (waited above) or which is fresh.
+            // `len <= PIECE` bytes lie in `src` and in the slot (the lines
+            // demoted too), whose earlier DMA has finished (waited above) or
+            // which is fresh.
             unsafe {
                 let (from, to) = (src.as_ptr().add(at), ring.slot_piece(i, j));
                 match writes {

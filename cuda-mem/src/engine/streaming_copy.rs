@@ -85,15 +85,20 @@ pub(crate) fn can_demote() -> bool {
 /// core's private cache. Where the CPU lacks `cldemote` the instruction is
 /// a no-op (it is encoded in the hint-NOP space), as it is elsewhere than
 /// on x86-64.
-pub(crate) fn demote(ptr: *const u8, len: usize) {
+///
+/// # Safety
+/// `ptr..ptr + len` is memory of this process (Intel documents the hint
+/// as changing no architectural state; cuda-mem does not lean on how it
+/// treats addresses outside the process).
+pub(crate) unsafe fn demote(ptr: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         let mut at = (ptr as usize) & !63;
         let end = ptr as usize + len;
         while at < end {
-            // SAFETY: `cldemote m8` (0F 1C /0, here `[rax]`) is a hint: it
-            // neither faults nor changes architectural state, and it
-            // touches no memory the program can observe.
+            // SAFETY: `cldemote m8` (0F 1C /0, here `[rax]`) is a hint
+            // that changes no architectural state, on a line of the
+            // caller's range (the caller's contract).
             unsafe {
                 std::arch::asm!(
                     ".byte 0x0f, 0x1c, 0x00",
@@ -122,10 +127,11 @@ mod tests {
         for _ in 0..100 {
             let at = rng.below(bytes.len());
             let len = rng.below(bytes.len() - at + 1);
-            // The range lies in `bytes`.
-            demote(bytes[at..].as_ptr(), len);
+            // SAFETY: the range lies in `bytes`.
+            unsafe { demote(bytes[at..].as_ptr(), len) };
         }
-        demote(bytes.as_ptr(), 0);
+        // SAFETY: an empty range at the start of `bytes`.
+        unsafe { demote(bytes.as_ptr(), 0) };
         assert_eq!(bytes, before);
         let _ = can_demote();
     }
