@@ -179,8 +179,10 @@ impl SlotWrites {
     /// streaming stores; ordinary stores above.
     ///
     /// Measured on an H100 host (Intel Xeon with `cldemote`, 2026-12-05;
-    /// bench `--copies-only --staging 0,0,0,0,1,M`, interleaved, two runs
-    /// each): 64 MiB copies ran at 49.6 and 46.2 GB/s with demoted lines,
+    /// bench `--copies-only`, interleaved, two runs each, the slots
+    /// demoted at every size as `--staging 0,0,0,0,1,2` does now, ordinary
+    /// as `0,0,0,0,1,1`, streaming up to 64 MiB as `0,0,0,0,0,1`): 64 MiB
+    /// copies ran at 49.6 and 46.2 GB/s with demoted lines,
     /// 44.2 and 43.5 with streaming stores, 31.3 and 34.9 with ordinary
     /// stores alone (the DMA then reads lines still in the writing cores'
     /// caches). At 256 MiB and 1 GiB demoting measured 51.0 / 41.9 and
