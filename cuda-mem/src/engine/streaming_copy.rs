@@ -3,8 +3,9 @@
 //!
 //! A staged copy to the host writes every byte of the caller's buffer once
 //! and does not read it again, and a staged copy to the device of up to
-//! 64 MiB writes its pinned slots the same way (larger ones use ordinary
-//! stores, which measured faster there: `staging`). Ordinary stores first
+//! 64 MiB writes its pinned slots the same way where the CPU cannot demote
+//! lines to the shared cache (`demote`, which `staging` prefers there;
+//! larger copies use ordinary stores, which measured faster). Ordinary stores first
 //! read each destination cache line in (a read for ownership), so a copy
 //! moves half as many bytes again; glibc's
 //! `memcpy` switches to non-temporal stores
