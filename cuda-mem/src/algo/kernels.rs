@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, Mutex};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{result, sys, CudaFunction, CudaStream};
 
@@ -52,7 +53,7 @@ const RADIX_TYPES: [&str; 10] = [
 /// assert!(cuda_mem::algo::kernel_ptx("no_such_kernel").is_none());
 /// ```
 pub fn kernel_ptx(name: &str) -> Option<String> {
-    let ptx = entry_module(KERNELS_PTX, name)?;
+    let ptx = entry_module(name)?;
     Some(match register_limit(name) {
         Some(registers) => with_register_limit(&ptx, registers),
         None => ptx,
@@ -128,21 +129,101 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         )
 }
 
-/// The PTX of one kernel of the shipped file: the header and the module's
-/// declarations (the `.shared` arrays), then the entry `name` alone, or
+/// Where the entries of a PTX file lie: the end of the header and the
+/// module's declarations (the `.shared` arrays), which every kernel's module
+/// starts with, and each entry's name and bytes, sorted by name. An entry
+/// runs from its `.visible .entry` line up to the next entry's `// .globl`
+/// comment (or its `.visible .entry` line), or the end: a `}` alone on a
+/// line may also close an inline-asm block.
+struct EntryIndex<'p> {
+    header: usize,
+    entries: Vec<(&'p str, Range<usize>)>,
+}
+
+impl<'p> EntryIndex<'p> {
+    /// Indexes `ptx`, whose entries are the lines `.visible .entry
+    /// NAME(`. They are found by their `(`, which the compiler's PTX
+    /// otherwise writes rarely (168 times in the shipped 10 MB file, once
+    /// per entry), with a byte search ([`positions_of`]): 3.3 million host
+    /// instructions for the whole file, once per process. Searching the
+    /// text for an entry, as each kernel's first load in a context did
+    /// before, cost about 2.5 instructions per byte up to the entry: 21.5
+    /// million for `cuda_mem_reduce_sum_f32`, 8.4 MB in (`host_cost
+    /// reduce` under callgrind).
+    fn new(ptx: &'p str) -> Self {
+        // Each entry's name, its line, and where its part of the file
+        // begins (its `// .globl` comment, if any).
+        let mut found: Vec<(&'p str, usize, usize)> = Vec::new();
+        let line_at = |end: usize| ptx[..end].rfind('\n').map_or(0, |n| n + 1);
+        for paren in positions_of(ptx.as_bytes(), b'(') {
+            let line = line_at(paren);
+            let Some(name) = ptx[line..paren].strip_prefix(".visible .entry ") else {
+                continue;
+            };
+            // The line above, past blank ones.
+            let mut above = line;
+            while let Some(end) = above.checked_sub(1) {
+                above = line_at(end);
+                if !ptx[above..end].trim().is_empty() {
+                    break;
+                }
+            }
+            let begins = if ptx[above..line].starts_with("\t// .globl") {
+                above
+            } else {
+                line
+            };
+            found.push((name, line, begins));
+        }
+        let ends = found.iter().skip(1).map(|&(_, _, begins)| begins);
+        let mut entries: Vec<(&'p str, Range<usize>)> = found
+            .iter()
+            .zip(ends.chain([ptx.len()]))
+            .map(|(&(name, line, _), end)| (name, line..end))
+            .collect();
+        entries.sort_unstable_by_key(|&(name, _)| name);
+        Self {
+            header: found.first().map_or(ptx.len(), |&(_, _, begins)| begins),
+            entries,
+        }
+    }
+
+    /// The PTX of one kernel: the header and declarations, then the entry
+    /// `name` alone; `None` when there is no such entry.
+    fn module(&self, ptx: &str, name: &str) -> Option<String> {
+        let at = self.entries.binary_search_by_key(&name, |&(n, _)| n).ok()?;
+        let entry = &ptx[self.entries[at].1.clone()];
+        Some(format!("{}{entry}", &ptx[..self.header]))
+    }
+}
+
+/// Where `byte` is in `bytes`, in order: blocks of 128 bytes are tested
+/// whole (a loop the compiler makes vector compares of), and only a block
+/// that has the byte is looked through.
+fn positions_of(bytes: &[u8], byte: u8) -> impl Iterator<Item = usize> + '_ {
+    const BLOCK: usize = 128;
+    bytes
+        .chunks(BLOCK)
+        .enumerate()
+        .filter(move |(_, block)| match <&[u8; BLOCK]>::try_from(*block) {
+            Ok(whole) => whole.iter().fold(false, |has, &b| has | (b == byte)),
+            Err(_) => block.contains(&byte),
+        })
+        .flat_map(move |(n, block)| {
+            let at = block.iter().enumerate().filter(move |&(_, &b)| b == byte);
+            at.map(move |(i, _)| n * BLOCK + i)
+        })
+}
+
+/// The PTX of one kernel of the shipped file (see [`EntryIndex`]), or
 /// `None` when there is no such entry. A context JIT-compiles only the
-/// kernels it uses (the whole file takes over a second), each once.
-pub(super) fn entry_module(ptx: &str, name: &str) -> Option<String> {
-    let first = ptx
-        .find("\t// .globl")
-        .or_else(|| ptx.find(".visible .entry"))?;
-    let start = ptx.find(&format!(".visible .entry {name}("))?;
-    // Up to the next entry's `// .globl` comment, or the end: a `}` alone
-    // on a line may also close an inline-asm block.
-    let end = ptx[start..]
-        .find("\t// .globl")
-        .map_or(ptx.len(), |n| start + n);
-    Some(format!("{}{}", &ptx[..first], &ptx[start..end]))
+/// kernels it uses (the whole file takes over a second), each once; the
+/// file is indexed at the first kernel a process loads.
+fn entry_module(name: &str) -> Option<String> {
+    static INDEX: OnceLock<EntryIndex<'static>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| EntryIndex::new(KERNELS_PTX))
+        .module(KERNELS_PTX, name)
 }
 
 /// The registers per thread a kernel is compiled to (PTX's `.maxnreg`),
@@ -494,14 +575,87 @@ mod tests {
     #[test]
     fn every_kernel_is_a_module_of_its_own() {
         for name in kernel_names() {
-            let ptx = entry_module(KERNELS_PTX, &name).unwrap_or_else(|| panic!("{name}"));
+            let ptx = entry_module(&name).unwrap_or_else(|| panic!("{name}"));
             assert!(ptx.starts_with(&KERNELS_PTX[..KERNELS_PTX.find(".shared").unwrap()]));
             assert_eq!(ptx.matches(".visible .entry").count(), 1, "{name}");
             assert!(ptx.contains(&format!(".visible .entry {name}(")));
             assert!(ptx.trim_end().ends_with("\n}"), "{name}");
             assert_eq!(ptx.matches('{').count(), ptx.matches('}').count(), "{name}");
         }
-        assert!(entry_module(KERNELS_PTX, "cuda_mem_scan_sum").is_none());
+        assert!(entry_module("cuda_mem_scan_sum").is_none());
+    }
+
+    /// The index cuts every entry of the shipped file as searching the
+    /// text for it does (the lookup this index replaced), and knows no
+    /// other names.
+    #[test]
+    fn the_index_cuts_entries_as_a_text_search_does() {
+        let searched = |name: &str| -> Option<String> {
+            let first = KERNELS_PTX.find("\t// .globl")?;
+            let start = KERNELS_PTX.find(&format!(".visible .entry {name}("))?;
+            let end = KERNELS_PTX[start..]
+                .find("\t// .globl")
+                .map_or(KERNELS_PTX.len(), |n| start + n);
+            Some(format!(
+                "{}{}",
+                &KERNELS_PTX[..first],
+                &KERNELS_PTX[start..end]
+            ))
+        };
+        let index = EntryIndex::new(KERNELS_PTX);
+        assert_eq!(
+            index.entries.len(),
+            KERNELS_PTX.matches(".visible .entry").count()
+        );
+        for (name, _) in &index.entries {
+            assert_eq!(index.module(KERNELS_PTX, name), searched(name), "{name}");
+        }
+        for name in kernel_names() {
+            assert!(index.entries.iter().any(|(n, _)| *n == name), "{name}");
+        }
+    }
+
+    /// The byte search finds every position of its byte, in order, at any
+    /// length (whole blocks, a short last one, none) and density.
+    #[test]
+    fn positions_of_finds_every_byte() {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+        let bytes = (0u8..=255).prop_flat_map(|top| (vec(0..=top, 0..700), 0..=top));
+        let mut property = crate::test_rng::Property::new("ENTRY_INDEX_SEED");
+        property.check_cases(300, &bytes, |(bytes, byte)| {
+            let every: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == byte).collect();
+            assert_eq!(positions_of(&bytes, byte).collect::<Vec<_>>(), every);
+        });
+    }
+
+    /// Entries with and without `// .globl` comments (one a blank line
+    /// above its entry), the last one running to the end of the file; a
+    /// name is matched whole.
+    #[test]
+    fn the_index_reads_entries_with_or_without_comments() {
+        let ptx =
+            ".version 8.0\n.shared .b8 s[4];\n\t// .globl\tb\n\n.visible .entry b(\n)\n{\n}\n\
+                   .visible .entry a(\n.param .u32 x\n)\n{\n}\n\t// .globl\tab\n\
+                   .visible .entry ab(\n)\n{\n}";
+        let index = EntryIndex::new(ptx);
+        let header = ".version 8.0\n.shared .b8 s[4];\n";
+        let module = |name| index.module(ptx, name);
+        assert_eq!(
+            module("b").unwrap(),
+            format!("{header}.visible .entry b(\n)\n{{\n}}\n")
+        );
+        assert_eq!(
+            module("a").unwrap(),
+            format!("{header}.visible .entry a(\n.param .u32 x\n)\n{{\n}}\n")
+        );
+        assert_eq!(
+            module("ab").unwrap(),
+            format!("{header}.visible .entry ab(\n)\n{{\n}}")
+        );
+        assert_eq!(module(""), None);
+        assert_eq!(module("c"), None);
+        assert_eq!(EntryIndex::new("// nothing\n").entries.len(), 0);
     }
 
     /// The limited kernels get `.maxnreg` between their parameters and
@@ -534,10 +688,7 @@ mod tests {
             if let Some(registers) = limit {
                 let line = format!("\n.maxnreg {registers}");
                 assert!(ptx.contains(&format!("\n){line}\n{{\n")), "{name}");
-                assert_eq!(
-                    ptx.replace(&line, ""),
-                    entry_module(KERNELS_PTX, name).unwrap()
-                );
+                assert_eq!(ptx.replace(&line, ""), entry_module(name).unwrap());
             }
         }
         let odd = "// no entry here\n";
