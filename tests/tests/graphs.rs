@@ -2,13 +2,14 @@
 //! graph of host copies through pinned memory, fills (memset, small-kernel
 //! and large-kernel plans), device copies and a typed kernel, replayed with
 //! new inputs written from the host between launches, poison queued on
-//! another stream before each, and a fill value changed without recapture; errors inside a capture (memory the graph does
-//! not hold, a stream of another context, host access, a host-synchronous
-//! driver call), each leaving the stream usable; launches ordered against
-//! other streams and the buffers' drops; pool memory the graph allocates
-//! itself (a temporary freed inside the graph, an output kept until the
-//! next launch). The borrow rules (no drop, no host
-//! access while a graph holds a buffer) are `compile_fail` examples of
+//! another stream before each, and a fill value changed without recapture;
+//! errors inside a capture (memory the graph does not hold, a stream of
+//! another context, host access, a host-synchronous driver call), each
+//! leaving the stream usable; launches ordered against other streams and
+//! the buffers' drops; pool memory the graph allocates itself (a temporary
+//! freed inside the graph, an output kept until the next launch); launches
+//! with no context or another one current. The borrow rules (no drop, no
+//! host access while a graph holds a buffer) are `compile_fail` examples of
 //! `Graph`.
 
 use cuda_mem::prelude::*;
@@ -20,7 +21,7 @@ use cuda_mem::{
 use cuda_mem_launch_kernels::{
     churn, churned, pitched_add, transform, transform_items, Item, Params,
 };
-use cuda_mem_tests::{env_count, expect_err, gpu, Rng};
+use cuda_mem_tests::{env_count, expect_err, gpu, with_current, Current, Rng};
 
 static KERNELS: Module = cuda_mem::include_kernels!("launch-kernels");
 
@@ -703,4 +704,91 @@ fn a_pool_buffer_is_not_freed_on_the_capturing_stream() {
     // The stream stays usable.
     let p2 = PoolBuffer::<u32>::new(8, &s).unwrap();
     p2.free_on_stream(&s).unwrap();
+}
+
+/// A graph launch lands in its stream's context whatever context the
+/// calling thread has current (none, or another context of the same GPU):
+/// relaunches on the stream of the launch before, with nothing used in
+/// between (which enter nothing in the ledgers), and launches on another
+/// stream or after the host read the memory (which wait for it first).
+/// The graph churns a device buffer in place and copies it into an output
+/// it allocates, so every launch shows in the result, including the
+/// unobserved runs of relaunches; a relaunch leaves the caller's context
+/// current. Every element checked.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_graph_launch_lands_in_its_streams_context_whatever_context_is_current() {
+    let ctx = gpu();
+    let other_ctx = CudaContext::new_non_primary(0, 0).expect("a second (non-primary) context");
+    let mut rng = Rng::from_env("graph_launch_current");
+    let n = 1 + rng.length(100_000);
+    let rounds = 1 + rng.below(4) as u32;
+    let first: Vec<u32> = rng.values(n);
+    let (s, later) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut data = DeviceBuffer::from_slice(&ctx, &first).unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
+    churn.check(&KERNELS, &ctx).unwrap();
+    let mut out = None;
+    let mut graph = Graph::capture(&s, (&mut data,), |rec, (mut data,)| {
+        churn.launch(&KERNELS, rec, config, (&mut data, rounds))?;
+        let o = rec.output::<u32>(n)?;
+        rec.with_output(&o, |mut o| o.copy_from_async(&data, rec))?;
+        out = Some(o);
+        Ok(())
+    })
+    .unwrap();
+    let out = out.unwrap();
+    let (mut launched, mut checked, mut relaunches) = (0u32, 0usize, 0usize);
+    let mut last: Option<usize> = None;
+    for current in [Current::Nothing, Current::Other(&other_ctx)] {
+        for step in 0..12 {
+            // Mostly `s`: runs of relaunches; now and then `later`.
+            let on = usize::from(rng.below(4) == 0);
+            let stream = [&s, &later][on];
+            let relaunch = last == Some(on);
+            let (result, kept) = with_current(current, || graph.launch(stream));
+            result.unwrap_or_else(|e| panic!("{current:?}, step {step}: {e}"));
+            launched += 1;
+            last = Some(on);
+            if relaunch {
+                relaunches += 1;
+                assert!(
+                    kept,
+                    "{current:?}, step {step}: a relaunch changed the thread's current context"
+                );
+            }
+            // Read back now and then, after unobserved runs of relaunches
+            // (a read orders the memory: the next launch waits for it).
+            if rng.below(3) == 0 || step == 11 {
+                let want: Vec<u32> = first
+                    .iter()
+                    .map(|&x| churned(x, launched * rounds))
+                    .collect();
+                let got = graph.buffers().0.to_vec().unwrap();
+                let output = graph.output(&out).unwrap().to_vec().unwrap();
+                for i in 0..n {
+                    assert_eq!(
+                        got[i], want[i],
+                        "{current:?}, step {step}, {launched} launches: element {i} of {n}"
+                    );
+                    assert_eq!(
+                        output[i], want[i],
+                        "{current:?}, step {step}, {launched} launches: output {i} of {n}"
+                    );
+                }
+                checked += 2 * n;
+                last = None;
+            }
+        }
+    }
+    drop(graph);
+    let after = data.to_vec().unwrap();
+    assert!(
+        (0..n).all(|i| after[i] == churned(first[i], launched * rounds)),
+        "the buffer after the graph is dropped"
+    );
+    println!(
+        "{launched} launches ({relaunches} relaunches) of {n} words with no context or another \
+         current: {checked} elements checked"
+    );
 }
