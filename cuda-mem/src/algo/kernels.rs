@@ -129,13 +129,14 @@ pub fn kernel_names() -> impl Iterator<Item = String> {
         )
 }
 
-/// Where the entries of a PTX file lie: the end of the header and the
+/// A PTX file and where its entries lie: the end of the header and the
 /// module's declarations (the `.shared` arrays), which every kernel's module
 /// starts with, and each entry's name and bytes, sorted by name. An entry
 /// runs from its `.visible .entry` line up to the next entry's `// .globl`
 /// comment (or its `.visible .entry` line), or the end: a `}` alone on a
 /// line may also close an inline-asm block.
 struct EntryIndex<'p> {
+    ptx: &'p str,
     header: usize,
     entries: Vec<(&'p str, Range<usize>)>,
 }
@@ -183,6 +184,7 @@ impl<'p> EntryIndex<'p> {
             .collect();
         entries.sort_unstable_by_key(|&(name, _)| name);
         Self {
+            ptx,
             header: found.first().map_or(ptx.len(), |&(_, _, begins)| begins),
             entries,
         }
@@ -190,10 +192,10 @@ impl<'p> EntryIndex<'p> {
 
     /// The PTX of one kernel: the header and declarations, then the entry
     /// `name` alone; `None` when there is no such entry.
-    fn module(&self, ptx: &str, name: &str) -> Option<String> {
+    fn module(&self, name: &str) -> Option<String> {
         let at = self.entries.binary_search_by_key(&name, |&(n, _)| n).ok()?;
-        let entry = &ptx[self.entries[at].1.clone()];
-        Some(format!("{}{entry}", &ptx[..self.header]))
+        let entry = &self.ptx[self.entries[at].1.clone()];
+        Some(format!("{}{entry}", &self.ptx[..self.header]))
     }
 }
 
@@ -223,7 +225,7 @@ fn entry_module(name: &str) -> Option<String> {
     static INDEX: OnceLock<EntryIndex<'static>> = OnceLock::new();
     INDEX
         .get_or_init(|| EntryIndex::new(KERNELS_PTX))
-        .module(KERNELS_PTX, name)
+        .module(name)
 }
 
 /// The registers per thread a kernel is compiled to (PTX's `.maxnreg`),
@@ -608,7 +610,7 @@ mod tests {
             KERNELS_PTX.matches(".visible .entry").count()
         );
         for (name, _) in &index.entries {
-            assert_eq!(index.module(KERNELS_PTX, name), searched(name), "{name}");
+            assert_eq!(index.module(name), searched(name), "{name}");
         }
         for name in kernel_names() {
             assert!(index.entries.iter().any(|(n, _)| *n == name), "{name}");
@@ -640,7 +642,7 @@ mod tests {
                    .visible .entry ab(\n)\n{\n}";
         let index = EntryIndex::new(ptx);
         let header = ".version 8.0\n.shared .b8 s[4];\n";
-        let module = |name| index.module(ptx, name);
+        let module = |name| index.module(name);
         assert_eq!(
             module("b").unwrap(),
             format!("{header}.visible .entry b(\n)\n{{\n}}\n")
