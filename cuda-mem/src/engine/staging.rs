@@ -153,8 +153,13 @@ pub fn __set_staging_demote(mode: usize) {
 /// The largest copy to the device whose slots bypass the cores' caches
 /// (see [`STREAMING_TO_DEVICE_MAX`]).
 fn streaming_max() -> usize {
-    match STREAMING_MAX.load(Ordering::Relaxed) {
-        0 => STREAMING_TO_DEVICE_MAX,
+    knob_or(&STREAMING_MAX, STREAMING_TO_DEVICE_MAX)
+}
+
+/// A benchmark knob's value, or `default` where it is 0 (unset).
+fn knob_or(knob: &AtomicUsize, default: usize) -> usize {
+    match knob.load(Ordering::Relaxed) {
+        0 => default,
         n => n,
     }
 }
@@ -211,10 +216,7 @@ impl SlotWrites {
 
 /// Pinned slots of a copy (see [`DEFAULT_SLOTS`]).
 fn slots() -> usize {
-    match SLOTS.load(Ordering::Relaxed) {
-        0 => DEFAULT_SLOTS,
-        n => n,
-    }
+    knob_or(&SLOTS, DEFAULT_SLOTS)
 }
 
 /// The most lanes of a staged copy.
@@ -247,10 +249,7 @@ pub(crate) enum Direction {
 
 /// Copies in direction `to` at least this large are staged.
 pub(crate) fn min_bytes(to: Direction) -> usize {
-    match MIN_BYTES.load(Ordering::Relaxed) {
-        0 => DEFAULT_MIN_BYTES[to as usize],
-        n => n,
-    }
+    knob_or(&MIN_BYTES, DEFAULT_MIN_BYTES[to as usize])
 }
 
 /// How a copy of `total` bytes is cut: pieces of [`PIECE`] bytes, in
