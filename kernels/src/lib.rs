@@ -47,6 +47,14 @@ mod device {
         byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, ChunkCycle, MediumPattern,
         SmallPattern, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };
+    use cuda_mem::launch::{__assume_block, __block_word};
+
+    /// Threads per block. The host launches every fill kernel with blocks
+    /// of `BLOCK` threads (`cuda_mem::engine::fill`'s `BLOCK`), and each
+    /// kernel's `# Safety` requires it: the kernels assume it
+    /// (`__assume_block`), so that no read of `blockDim` stands before
+    /// their first load.
+    const BLOCK: u32 = 256;
 
     /// One 16-byte store to global memory.
     ///
@@ -167,13 +175,19 @@ mod device {
     /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
     /// memset, against 0.97).
     ///
-    /// The first read of the pattern waits for `size` (which pieces to
-    /// read) and the block size. Reading the whole parameter instead, at an
-    /// address from the thread index alone (so that it need not wait for
-    /// the other parameters' constant-cache misses), measured no faster on
-    /// an H100 (bench `--fill-only --quick`, two runs each, interleaved:
-    /// 1 MiB fills of 12-256 B 0.82-0.86 of the memset against 0.83-0.91,
-    /// 16 MiB 0.91-0.92 against 0.92-0.93).
+    /// The kernels assume their block size (256) and `size >= 1`, both
+    /// promised by the launch, so the first read of the pattern waits only
+    /// for `size` (which pieces to read), not for `blockDim` or a
+    /// `size == 0` trap. On an H200 (bench `--fill-only --quick`, eight
+    /// runs each, interleaved), that took the GPU time over
+    /// `cuMemsetD32Async`'s from 0.34 to 0.25 us for 1 MiB fills of 12 and
+    /// 100 B, from 0.44 to 0.33 us for 256 B, from 0.39-0.46 to 0.24-0.30 us at 16 MiB for 12-256 B, and by
+    /// 0.07-0.13 us for 1000 B. Reading every piece of the small pattern
+    /// whatever `size` is, so that the read waits for no parameter at all,
+    /// measured slower for 12 and 100 B (0.34 us over at 1 MiB): the extra
+    /// reads and shared stores cost more than the wait they save. So did
+    /// reading the whole parameter at an address from the thread index
+    /// alone while the `blockDim` read stayed (H100, no gain).
     macro_rules! by_parameter_fill {
         (
             $(#[$doc:meta])*
@@ -182,8 +196,9 @@ mod device {
             $(#[$doc])*
             ///
             /// # Safety
-            /// See [`fill_rows`]; `1 <= size`, `(size - 1) / 4 + 5` is at most
-            /// the pattern's words, and `row_bytes % size == 0`.
+            /// See [`fill_rows`]; the launch has blocks of 256 threads (1D),
+            /// `1 <= size`, `(size - 1) / 4 + 5` is at most the pattern's
+            /// words, and `row_bytes % size == 0`.
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $name(
                 base: u64,
@@ -193,6 +208,14 @@ mod device {
                 size: u32,
                 pattern: $pattern,
             ) {
+                // SAFETY: blocks of `BLOCK` threads and `size >= 1` are the
+                // caller's promises (`# Safety`). Assumed, no read of
+                // `blockDim` and no `size == 0` check stands before the
+                // first read of the pattern.
+                unsafe {
+                    __assume_block(__block_word(BLOCK, 1, 1));
+                    core::hint::assert_unchecked(size >= 1);
+                }
                 let staged = cuda_mem::shared_array![u32; $words];
                 // `from_ptr` converts the generic address (`cvta.to.shared`),
                 // as these kernels always have: `staged.window()`, the
@@ -312,8 +335,9 @@ mod device {
     /// Fills with a value of any size read from device memory at `src`.
     ///
     /// # Safety
-    /// See [`fill_rows`]; `size >= 1`, `row_bytes % size == 0`, `src` points to
-    /// `size` readable bytes that this launch does not write.
+    /// See [`fill_rows`]; the launch has blocks of 256 threads (1D),
+    /// `size >= 1`, `row_bytes % size == 0`, `src` points to `size` readable
+    /// bytes that this launch does not write.
     #[no_mangle]
     pub unsafe extern "ptx-kernel" fn cuda_mem_fill_large(
         base: u64,
@@ -323,6 +347,12 @@ mod device {
         size: u64,
         src: *const u8,
     ) {
+        // SAFETY: blocks of `BLOCK` threads and `size >= 1` are the
+        // caller's promises (`# Safety`).
+        unsafe {
+            __assume_block(__block_word(BLOCK, 1, 1));
+            core::hint::assert_unchecked(size >= 1);
+        }
         let split = split_row(base, row_bytes);
         let (tid, _) = thread_along_row();
         // SAFETY: `at % size < size`, inside the source value.
