@@ -45,16 +45,9 @@ mod device {
     };
     use cuda_mem::fill_pattern::{
         byte_at, chunk_at, chunk_offset, pattern_words_read, split_row, ChunkCycle, MediumPattern,
-        SmallPattern, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
+        SmallPattern, FILL_BLOCK_THREADS, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_WORDS,
     };
     use cuda_mem::launch::{__assume_block, __block_word};
-
-    /// Threads per block. The host launches every fill kernel with blocks
-    /// of `BLOCK` threads (`cuda_mem::engine::fill`'s `BLOCK`), and each
-    /// kernel's `# Safety` requires it: the kernels assume it
-    /// (`__assume_block`), so that no read of `blockDim` stands before
-    /// their first load.
-    const BLOCK: u32 = 256;
 
     /// One 16-byte store to global memory.
     ///
@@ -175,9 +168,9 @@ mod device {
     /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
     /// memset, against 0.97).
     ///
-    /// The kernels assume their block size (256) and `size >= 1`, both
-    /// promised by the launch, so the first read of the pattern waits only
-    /// for `size` (which pieces to read), not for `blockDim` or a
+    /// The kernels assume their block size (`FILL_BLOCK_THREADS`, 256)
+    /// and `size >= 1`, both promised by the launch, so the first read of
+    /// the pattern waits only for `size` (which pieces to read), not for `blockDim` or a
     /// `size == 0` trap. On an H200 (bench `--fill-only --quick`, eight
     /// runs each, interleaved), that took the GPU time over
     /// `cuMemsetD32Async`'s from 0.34 to 0.25 us for 1 MiB fills of 12 and
@@ -196,9 +189,9 @@ mod device {
             $(#[$doc])*
             ///
             /// # Safety
-            /// See [`fill_rows`]; the launch has blocks of 256 threads (1D),
-            /// `1 <= size`, `(size - 1) / 4 + 5` is at most the pattern's
-            /// words, and `row_bytes % size == 0`.
+            /// See [`fill_rows`]; the launch has 1D blocks of
+            /// [`FILL_BLOCK_THREADS`] (256), `1 <= size`, `(size - 1) / 4 + 5`
+            /// is at most the pattern's words, and `row_bytes % size == 0`.
             #[no_mangle]
             pub unsafe extern "ptx-kernel" fn $name(
                 base: u64,
@@ -208,12 +201,12 @@ mod device {
                 size: u32,
                 pattern: $pattern,
             ) {
-                // SAFETY: blocks of `BLOCK` threads and `size >= 1` are the
-                // caller's promises (`# Safety`). Assumed, no read of
-                // `blockDim` and no `size == 0` check stands before the
-                // first read of the pattern.
+                // SAFETY: blocks of `FILL_BLOCK_THREADS` threads and
+                // `size >= 1` are the caller's promises (`# Safety`).
+                // Assumed, no read of `blockDim` and no `size == 0` check
+                // stands before the first read of the pattern.
                 unsafe {
-                    __assume_block(__block_word(BLOCK, 1, 1));
+                    __assume_block(__block_word(FILL_BLOCK_THREADS, 1, 1));
                     core::hint::assert_unchecked(size >= 1);
                 }
                 let staged = cuda_mem::shared_array![u32; $words];
@@ -335,9 +328,9 @@ mod device {
     /// Fills with a value of any size read from device memory at `src`.
     ///
     /// # Safety
-    /// See [`fill_rows`]; the launch has blocks of 256 threads (1D),
-    /// `size >= 1`, `row_bytes % size == 0`, `src` points to `size` readable
-    /// bytes that this launch does not write.
+    /// See [`fill_rows`]; the launch has 1D blocks of [`FILL_BLOCK_THREADS`]
+    /// (256), `size >= 1`, `row_bytes % size == 0`, `src` points to `size`
+    /// readable bytes that this launch does not write.
     #[no_mangle]
     pub unsafe extern "ptx-kernel" fn cuda_mem_fill_large(
         base: u64,
@@ -347,10 +340,10 @@ mod device {
         size: u64,
         src: *const u8,
     ) {
-        // SAFETY: blocks of `BLOCK` threads and `size >= 1` are the
-        // caller's promises (`# Safety`).
+        // SAFETY: blocks of `FILL_BLOCK_THREADS` threads and `size >= 1`
+        // are the caller's promises (`# Safety`).
         unsafe {
-            __assume_block(__block_word(BLOCK, 1, 1));
+            __assume_block(__block_word(FILL_BLOCK_THREADS, 1, 1));
             core::hint::assert_unchecked(size >= 1);
         }
         let split = split_row(base, row_bytes);

@@ -102,8 +102,8 @@ fn kernels(state: &ContextState) -> Result<&FillKernels> {
 // The kernels' own pattern arithmetic, shared so that the host builds the exact
 // parameter the kernel reads; the kernel-side functions are used by the tests.
 use crate::engine::fill_pattern::{
-    pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, MEDIUM_PATTERN_MAX,
-    MEDIUM_PATTERN_WORDS, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
+    pattern_words_read, MediumPattern, SmallPattern, CHUNK_ALIGN, FILL_BLOCK_THREADS,
+    MEDIUM_PATTERN_MAX, MEDIUM_PATTERN_WORDS, SMALL_PATTERN_MAX, SMALL_PATTERN_WORDS,
 };
 
 /// The grid tuning of the fill kernels (see [`grid`]): 16-byte chunks per
@@ -190,8 +190,8 @@ pub(crate) struct Capacity {
     pub(crate) per_sm: u64,
 }
 
-/// Threads per block of the fill kernels.
-const BLOCK: u32 = 256;
+/// Threads per block of the fill kernels (which assume it).
+const BLOCK: u32 = FILL_BLOCK_THREADS;
 /// Longest pattern period, in 16-byte chunks, of the first tuning class.
 const SHORT_PERIOD: u64 = 16;
 

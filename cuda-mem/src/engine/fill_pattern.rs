@@ -6,6 +6,14 @@
 //! Not part of the public API: it is the layout of the fill kernels'
 //! parameters and may change with them.
 
+/// Threads per block of every fill kernel: the host launches them so, and
+/// the kernels assume it (each kernel's `# Safety` requires it).
+///
+/// ```
+/// assert_eq!(cuda_mem::fill_pattern::FILL_BLOCK_THREADS, 256);
+/// ```
+pub const FILL_BLOCK_THREADS: u32 = 256;
+
 /// Number of 32-bit words in [`SmallPattern`]: the value (at most
 /// [`SMALL_PATTERN_MAX`] bytes) repeated up to 288 bytes, so that any 16-byte
 /// window starting inside the first period can be read without wrapping (a
