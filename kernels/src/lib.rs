@@ -168,19 +168,19 @@ mod device {
     /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
     /// memset, against 0.97).
     ///
-    /// The kernels assume their block size (`FILL_BLOCK_THREADS`, 256)
-    /// and `size >= 1`, both promised by the launch, so the first read of
-    /// the pattern waits only for `size` (which pieces to read), not for `blockDim` or a
-    /// `size == 0` trap. On an H200 (bench `--fill-only --quick`, eight
-    /// runs each, interleaved), that took the GPU time over
+    /// The kernels assume their block size (`FILL_BLOCK_THREADS`, 256) and
+    /// `size >= 1`, both promised by the launch, so the first read of the
+    /// pattern waits only for `size` (which pieces to read), not for
+    /// `blockDim` or a `size == 0` trap. On an H200 (bench `--fill-only
+    /// --quick`, eight runs each, interleaved) that took the GPU time over
     /// `cuMemsetD32Async`'s from 0.34 to 0.25 us for 1 MiB fills of 12 and
-    /// 100 B, from 0.44 to 0.33 us for 256 B, from 0.39-0.46 to 0.24-0.30 us at 16 MiB for 12-256 B, and by
-    /// 0.07-0.13 us for 1000 B. Reading every piece of the small pattern
-    /// whatever `size` is, so that the read waits for no parameter at all,
-    /// measured slower for 12 and 100 B (0.34 us over at 1 MiB): the extra
-    /// reads and shared stores cost more than the wait they save. So did
-    /// reading the whole parameter at an address from the thread index
-    /// alone while the `blockDim` read stayed (H100, no gain).
+    /// 100 B and from 0.44 to 0.33 us for 256 B; at 16 MiB from 0.39-0.46
+    /// to 0.24-0.30 us for 12-256 B; and by 0.07-0.13 us for 1000 B.
+    /// Reading every piece of the small pattern whatever `size` is, so that
+    /// the read waits for no parameter, measured slower for 12 and 100 B
+    /// (0.34 us over at 1 MiB): the extra reads and shared stores cost more
+    /// than the wait they save. So did reading the whole parameter at an
+    /// address from the thread index alone while the `blockDim` read stayed.
     macro_rules! by_parameter_fill {
         (
             $(#[$doc:meta])*

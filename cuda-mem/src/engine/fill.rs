@@ -31,9 +31,10 @@ pub(crate) const KERNELS_PTX: &str = include_str!("../../ptx/fill-kernels.ptx");
 /// The PTX that cuda-mem loads for its fill kernels (for inspection and tests).
 ///
 /// Whoever launches these kernels themselves keeps each kernel's `# Safety`
-/// (`kernels/src/lib.rs`): among other things, blocks of exactly 256
-/// threads in x (the kernels assume that size; any other is undefined
-/// behaviour) and a value of at least one byte.
+/// (`kernels/src/lib.rs`): among other things, 1D blocks of exactly
+/// [`FILL_BLOCK_THREADS`](crate::fill_pattern::FILL_BLOCK_THREADS) threads
+/// (the kernels assume that size; any other is undefined behaviour) and a
+/// value of at least one byte.
 ///
 /// ```
 /// assert!(cuda_mem::fill_kernels_ptx().contains(".entry cuda_mem_fill_small"));
