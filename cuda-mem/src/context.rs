@@ -388,6 +388,14 @@ impl ContextState {
         {
             return Ok(found);
         }
+        if crate::order::streams::is_sealed_context(ctx) {
+            // The handle of `Stream`s, which `Stream::new` keeps from ever
+            // getting here: the state's own handle is handed out.
+            return Err(Error::NotSupported(
+                "a cuda-mem bug: a context's state was about to be made from the handle of its \
+                 cuda_mem::Streams; please report it",
+            ));
+        }
         let attr = |a| ctx.attribute(a).op("cuDeviceGetAttribute");
         let sm_count = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let managed = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)?;

@@ -220,7 +220,10 @@
 //! # Asynchronous work: the rules
 //!
 //! - **Every operation is queued on a stream.** The `_async` methods take the
-//!   stream; the others use the context's default stream. Copies that take or
+//!   stream ([`AsStream`]: cudarc's `Arc<CudaStream>` from `ctx.new_stream()`,
+//!   or a [`Stream`], which only cuda-mem queues work on, so its calls skip
+//!   the driver's check that the stream is not capturing a graph); the
+//!   others use the context's default stream. Copies that take or
 //!   return host slices ([`copy_from_host`](MemoryMut::copy_from_host),
 //!   [`copy_to_host`](Memory::copy_to_host), [`to_vec`](Memory::to_vec))
 //!   return when the host memory may be reused or read.
@@ -576,6 +579,7 @@
 //! | a pinned buffer dropped while a copy or kernel queued on it still runs, its block handed to the next buffer of that size by the pinned cache (the DMA lands in, or reads, the new buffer) | the block goes back with an event recorded behind every queued use (kernel arguments included, on a stream ordered after all of them) and is handed out only once `cuEventQuery` says it fired; staged copies wait for it | `tests/tests/pinned_cache.rs`: `a_block_a_running_kernel_reads_is_not_handed_out`, `a_block_a_running_kernel_writes_is_not_handed_out`, `buffers_freed_and_reallocated_while_dmas_run_keep_every_byte`; `differential.rs`: `a_pinned_cache_that_reuses_busy_blocks_is_caught` (CPU), `pinned_buffers_reallocated_under_running_copies_match_the_host_model` |
 //! | the per-thread default stream (one handle, a different stream per thread) and the legacy default stream passed by handle | `Err(UnsupportedStream)` from every call that takes a stream | `boundaries.rs`: `per_thread_and_legacy_default_streams_are_refused` |
 //! | a stream capturing a CUDA graph through cudarc (`begin_capture`): the work replayed later, untracked, even after the free | `Err(UnsupportedStream)` for a capturing stream (unless [`Graph::capture`] is recording on it), for a use that would wait on a stream that began capturing after it used the memory, and address 0 to cudarc calls on a capturing stream | `boundaries.rs`: `streams_capturing_a_graph_are_refused` |
+//! | a capture begun on a [`Stream`], whose calls do not ask the driver whether their stream is capturing: through cudarc's safe `begin_capture`, through a stream made from its context, or by making it wait for an event of a capturing stream (it would join the capture) | a `Stream` hands out no `CudaStream`, and [`AsStream`]'s method takes a token only cuda-mem can make; its streams live in a second handle of the primary context that cuda-mem keeps to itself (never a context state's, which buffers hand out); [`Graph::capture`] and [`IpcEvent::order_before`](ipc::IpcEvent::order_before) (a wait for another process's event) take cudarc streams only, and cuda-mem's own waits refuse an event of a capturing stream | `stream.rs`: `the_context_a_streams_buffers_hand_out_is_still_checked_for_captures`; the `compile_fail` example of [`Stream`] |
 //! | a [`Graph`] replaying work on a buffer that was dropped, read by the host, or written elsewhere meanwhile | the graph holds `&mut` / `&` of every buffer it records (compile errors), hands them out only as [`Held`] handles (never the `&mut`, which a `mem::swap` could use to free the recorded memory) and only between launches; an operation on memory it does not hold, or a use of a held buffer elsewhere during the capture, is an `Err`; each launch is ordered after and before the buffers' other work; drop waits for the last launch | the `compile_fail` examples of [`Graph`] (drop, `as_slice`, `to_vec`, a handle escaping the closure); `tests/tests/graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs`, `errors_inside_a_capture_end_it_and_leave_the_stream_usable`, `launches_wait_for_other_streams_and_buffers_wait_for_launches`; `order::capture::tests` (CPU) |
 //! | replays reading what recording left behind: a fill value read from the caller's stack, a pool allocation recorded as a graph node that the buffer then frees (or uses) outside the graph | fill values that kernels read from memory are copied into pinned memory the graph keeps; `PoolBuffer::new` on a recording stream is an `Err`, and the graph's own allocations ([`Recorder::temporary`], [`Recorder::output`]) cannot leave it, exist for [`Graph::output`] only after a launch, and are never freed if no launch allocated them | `graphs.rs`: `a_captured_copy_fill_and_kernel_replay_with_new_inputs` (a 292-byte fill), `pool_memory_inside_a_graph_temporaries_and_outputs`, `a_graph_dropped_before_any_launch_frees_nothing_it_never_allocated` |
 //! | the recording closure ending [`Graph::capture`]'s capture itself (cudarc's safe `end_capture` on the stream it was given) and keeping the recorded work, which holds no buffer, to launch after the buffers are freed; or freeing a pool buffer on the recording stream, which would record the free into the graph | the capture checks, before ending it, that the stream still records the capture sequence it began (its id, `cuStreamGetCaptureInfo`); otherwise the process aborts, since the recorded work cannot be revoked and the buffers are about to be returned; `PoolBuffer::free_on_stream` on a recording stream is an `Err` | `graphs.rs`: `a_capture_ended_through_cudarc_aborts_the_process` (a child process expects the abort), `a_pool_buffer_is_not_freed_on_the_capturing_stream` |
@@ -689,6 +693,8 @@ mod memory;
 #[cfg(feature = "host")]
 mod order;
 pub mod soa;
+#[cfg(feature = "host")]
+mod stream;
 #[cfg(all(test, feature = "host"))]
 mod test_rng;
 
@@ -755,6 +761,8 @@ pub use {
     },
     buffers::pitched::PitchedBuffer,
     order::completion::Completion,
+    order::streams::AsStream,
+    stream::Stream,
 };
 
 /// The timeline of a staged host copy (feature `test-hooks`): see

@@ -55,6 +55,12 @@ const LAYERS: &[(&str, u32, &str)] = &[
         "context.rs: driver probing, contexts and the state cuda-mem keeps per context",
     ),
     (
+        "stream",
+        2,
+        "stream.rs: `Stream`, the stream only cuda-mem queues work on (in a context handle \
+         of its own)",
+    ),
+    (
         "memory",
         3,
         "memory/: memory kinds and their allocation (raw allocations, pinned pages and their \

@@ -570,7 +570,7 @@ impl Kernel {
                 pub #unsafety fn launch<#(#args, #params),*>(
                     &self,
                     module: &'static #krate::Module,
-                    stream: &#krate::launch::__Arc<#krate::CudaStream>,
+                    stream: &impl #krate::AsStream,
                     config: #krate::LaunchConfig,
                     args: (#(#args,)*),
                 ) -> #krate::Result<()>

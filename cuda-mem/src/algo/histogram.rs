@@ -5,7 +5,6 @@
 //! counts to the output with one atomic add per bin.
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream};
 
@@ -17,6 +16,7 @@ use crate::buffers::ops::{Memory, MemoryMut};
 use crate::copy::device_copy::DeviceCopy;
 use crate::device::wide::HistogramSample;
 use crate::error::{DriverResultExt, Error, Result};
+use crate::order::streams::AsStream;
 
 /// A counter type of the histograms: `u32` or `u64`.
 ///
@@ -152,12 +152,13 @@ pub fn histogram_even<T, C>(
     input: &(impl Memory<T> + ?Sized),
     range: impl BinRange<T>,
     counts: &mut (impl MemoryMut<C> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()>
 where
     T: SortKey + HistogramSample,
     C: HistogramCount,
 {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (lower, upper, closed) = range.bounds();
     let order = lower.partial_cmp(&upper);
     let ordered = order == Some(std::cmp::Ordering::Less)
@@ -227,12 +228,13 @@ pub fn histogram_range<T, C>(
     input: &(impl Memory<T> + ?Sized),
     levels: &(impl Memory<T> + ?Sized),
     counts: &mut (impl MemoryMut<C> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()>
 where
     T: SortKey + HistogramSample,
     C: HistogramCount,
 {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (input, edges) = (contiguous(input.elems())?, contiguous(levels.elems())?);
     let out = counters(counts.elems())?;
     let (len, bins) = (input.len(), out.len());

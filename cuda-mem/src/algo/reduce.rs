@@ -23,6 +23,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::{Max, Min, Sum};
 use crate::engine::Elems;
 use crate::error::{Error, Result};
+use crate::order::streams::AsStream;
 
 /// The message for memory that is not one contiguous block.
 pub(super) const NOT_CONTIGUOUS: &str =
@@ -241,8 +242,9 @@ pub fn reduce_into<T: Numeric, O: BuiltinOp<T>>(
     input: &(impl Memory<T> + ?Sized),
     op: O,
     output: &mut (impl MemoryMut<T> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let _ = op;
     let (elems, out) = (contiguous(input.elems())?, single(output.elems())?);
     // SAFETY: `out` is ordered on `stream` with the input by `run_with`.
@@ -267,8 +269,9 @@ pub fn reduce_into<T: Numeric, O: BuiltinOp<T>>(
 pub fn reduce_to_buffer<T: Numeric, O: BuiltinOp<T>>(
     input: &(impl Memory<T> + ?Sized),
     op: O,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<PoolBuffer<T>> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let mut out = PoolBuffer::new(1, stream)?;
     reduce_into(input, op, &mut out, stream)?;
     Ok(out)
@@ -333,8 +336,9 @@ pub fn count_into<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     value: T,
     output: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (elems, out) = (contiguous(input.elems())?, single(output.elems())?);
     // SAFETY: `out` is ordered on `stream` with the input by `run_with`.
     elems.run_with(&out, stream, || unsafe {
@@ -443,8 +447,9 @@ fn arg_into<T: Numeric>(
 pub fn min_index_into<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     arg_into(input, "argmin", output, stream)
 }
 
@@ -462,8 +467,9 @@ pub fn min_index_into<T: Numeric>(
 pub fn max_index_into<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     arg_into(input, "argmax", output, stream)
 }
 

@@ -14,6 +14,7 @@ use crate::algo::reduce::contiguous;
 use crate::buffers::ops::{Memory, MemoryMut};
 use crate::context::ContextState;
 use crate::error::{Error, Result};
+use crate::order::streams::AsStream;
 
 /// Threads per block of the scan kernels (`algo-kernels/`'s `SCAN_BLOCK`).
 const SCAN_BLOCK: u32 = 128;
@@ -156,8 +157,9 @@ pub fn inclusive_scan<T: Numeric, O: BuiltinOp<T>>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
     op: O,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     scan_into(input, output, op, true, stream)
 }
 
@@ -182,8 +184,9 @@ pub fn exclusive_scan<T: Numeric, O: BuiltinOp<T>>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
     op: O,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     scan_into(input, output, op, false, stream)
 }
 
@@ -202,8 +205,9 @@ pub fn exclusive_scan<T: Numeric, O: BuiltinOp<T>>(
 pub fn inclusive_scan_in_place<T: Numeric, O: BuiltinOp<T>>(
     data: &mut (impl MemoryMut<T> + ?Sized),
     op: O,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     scan_in_place(data, op, true, stream)
 }
 
@@ -222,7 +226,8 @@ pub fn inclusive_scan_in_place<T: Numeric, O: BuiltinOp<T>>(
 pub fn exclusive_scan_in_place<T: Numeric, O: BuiltinOp<T>>(
     data: &mut (impl MemoryMut<T> + ?Sized),
     op: O,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     scan_in_place(data, op, false, stream)
 }

@@ -19,6 +19,7 @@ use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
 use crate::engine::Elems;
 use crate::error::{Error, Result};
+use crate::order::streams::AsStream;
 
 /// Elements per thread of the compaction kernels' tiles.
 const ITEMS: usize = 8;
@@ -186,8 +187,9 @@ pub fn select_flagged<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     flags: &(impl Memory<u8> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<usize> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let n = select_flagged_impl(
         input.elems(),
         flags.elems(),
@@ -217,8 +219,9 @@ pub fn select_flagged_into<T: Numeric>(
     flags: &(impl Memory<u8> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
     count: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let count = Count::kept(count.elems())?;
     select_flagged_impl(input.elems(), flags.elems(), output.elems(), count, stream).map(drop)
 }
@@ -265,8 +268,9 @@ fn unique_impl<T: Numeric>(
 pub fn unique<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<usize> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let n = unique_impl(input.elems(), output.elems(), Count::Read, stream)?;
     Ok(n.expect("a count read back"))
 }
@@ -287,8 +291,9 @@ pub fn unique_into<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     output: &mut (impl MemoryMut<T> + ?Sized),
     count: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let count = Count::kept(count.elems())?;
     unique_impl(input.elems(), output.elems(), count, stream).map(drop)
 }
@@ -362,8 +367,9 @@ pub fn run_length_encode<T: Numeric>(
     input: &(impl Memory<T> + ?Sized),
     values: &mut (impl MemoryMut<T> + ?Sized),
     lengths: &mut (impl MemoryMut<u32> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<usize> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let n = run_length_encode_impl(
         input.elems(),
         values.elems(),
@@ -392,8 +398,9 @@ pub fn run_length_encode_into<T: Numeric>(
     values: &mut (impl MemoryMut<T> + ?Sized),
     lengths: &mut (impl MemoryMut<u32> + ?Sized),
     runs: &mut (impl MemoryMut<u64> + ?Sized),
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let count = Count::kept(runs.elems())?;
     run_length_encode_impl(
         input.elems(),

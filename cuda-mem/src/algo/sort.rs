@@ -22,6 +22,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::device::ops::Sum;
 use crate::device::wide::{radix_status_bytes, RadixKey, HISTOGRAM_BATCH, RADIX_BINS};
 use crate::error::{DriverResultExt, Error, Result};
+use crate::order::streams::AsStream;
 
 /// The shape of a radix pass: its kernel (`cuda_mem_<kernel>_<K>`), its
 /// block and its tile, as `algo-kernels/` compiles them (`RADIX_BLOCK`,
@@ -491,8 +492,9 @@ fn checked<T: DeviceCopy>(
 pub fn sort<K: SortKey>(
     data: &mut (impl MemoryMut<K> + ?Sized),
     order: SortOrder,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let keys = checked(data.elems())?;
     let len = keys.len();
     let state = &keys.mem.state;
@@ -526,8 +528,9 @@ pub fn sort_pairs<K: SortKey, V: DeviceCopy>(
     keys: &mut (impl MemoryMut<K> + ?Sized),
     values: &mut (impl MemoryMut<V> + ?Sized),
     order: SortOrder,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (k, v) = paired(keys.elems(), values.elems())?;
     let len = k.len();
     let state = &k.mem.state;
@@ -774,8 +777,9 @@ pub fn segmented_sort<K: SortKey>(
     keys: &mut (impl MemoryMut<K> + ?Sized),
     offsets: &(impl Memory<u32> + ?Sized),
     order: SortOrder,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (k, o) = (checked(keys.elems())?, segment_offsets(offsets.elems())?);
     let (len, count, state) = (k.len(), o.len(), &k.mem.state);
     let (key_at, offsets_at) = (k.claim(stream)?.addr(), o.claim(stream)?.addr());
@@ -812,8 +816,9 @@ pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
     values: &mut (impl MemoryMut<V> + ?Sized),
     offsets: &(impl Memory<u32> + ?Sized),
     order: SortOrder,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     let (k, v) = paired(keys.elems(), values.elems())?;
     let o = segment_offsets(offsets.elems())?;
     let (len, count, state) = (k.len(), o.len(), &k.mem.state);

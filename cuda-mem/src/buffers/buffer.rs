@@ -8,7 +8,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaContext;
 
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
@@ -16,6 +16,7 @@ use crate::engine::Elems;
 use crate::error::{Error, Result};
 use crate::memory::pool::MemPool;
 use crate::memory::raw::{byte_len, RawMemory};
+use crate::order::streams::AsStream;
 
 mod sealed {
     pub trait Sealed {}
@@ -348,7 +349,9 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// buf.free_on_stream(&stream)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
+    #[inline]
+    pub fn new(len: usize, stream: &impl AsStream) -> Result<Self> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let bytes = byte_len::<T>(len)?;
         let allocation = RawMemory::pool_allocate(bytes, stream, None)?;
         Ok(Self::from_raw(RawMemory::pooled(allocation, None), len))
@@ -363,7 +366,8 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// let buf = cuda_mem::PoolBuffer::<u8>::from_pool(&pool, 64, &ctx.new_stream()?)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn from_pool(pool: &MemPool, len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
+    pub fn from_pool(pool: &MemPool, len: usize, stream: &impl AsStream) -> Result<Self> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let bytes = byte_len::<T>(len)?;
         let allocation = RawMemory::pool_allocate(bytes, stream, Some(pool))?;
         Ok(Self::from_raw(
@@ -381,7 +385,9 @@ impl<T: DeviceCopy> Buffer<T, Pool> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn free_on_stream(mut self, stream: &Arc<CudaStream>) -> Result<()> {
+    #[inline]
+    pub fn free_on_stream(mut self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         if crate::order::capture::is_recording(stream) {
             // Recorded, the free would be a free node of the graph: one of
             // memory that no graph allocated (which the driver requires),

@@ -14,7 +14,7 @@ use std::ops::RangeBounds;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaContext;
 
 use crate::buffers::buffer::{Buffer, Device, Pinned, Pool, Unified};
 use crate::buffers::ops::{Memory, MemoryMut};
@@ -23,6 +23,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::engine::workers::run_lanes;
 use crate::engine::{AsView, View, ViewMut};
 use crate::error::{Error, Result};
+use crate::order::streams::AsStream;
 
 /// Values of a [`CheckedDeviceCopy`] type `C` (`bool`, a
 /// `#[derive(CheckedDeviceCopy)]` enum or struct) in the memory `M`, a
@@ -372,7 +373,8 @@ impl<C: CheckedDeviceCopy, M: MemoryMut<C::Bits>> Checked<C, M> {
     /// flags.fill_async(false, s)?;
     /// # Ok(()) }
     /// ```
-    pub fn fill_async(&mut self, value: C, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn fill_async(&mut self, value: C, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.bits.fill_async(value.into_bits(), stream)
     }
 
@@ -398,7 +400,8 @@ impl<C: CheckedDeviceCopy, M: MemoryMut<C::Bits>> Checked<C, M> {
     /// flags.memset_async(1, s)?;
     /// # Ok(()) }
     /// ```
-    pub fn memset_async(&mut self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn memset_async(&mut self, byte: u8, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         Self::check_byte(byte)?;
         self.bits.memset_async(byte, stream)
     }
@@ -508,7 +511,8 @@ impl<C: CheckedDeviceCopy> Checked<C, Buffer<C::Bits, Pool>> {
     /// flags.free_on_stream(&stream)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn filled(len: usize, value: C, stream: &Arc<CudaStream>) -> Result<Self> {
+    pub fn filled(len: usize, value: C, stream: &impl AsStream) -> Result<Self> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let mut bits = Buffer::<C::Bits, Pool>::new(len, stream)?;
         bits.fill_async(value.into_bits(), stream)?;
         Ok(Self::from_bits(bits))
@@ -522,7 +526,8 @@ impl<C: CheckedDeviceCopy> Checked<C, Buffer<C::Bits, Pool>> {
     /// b.free_on_stream(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn free_on_stream(self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.bits.free_on_stream(stream)
     }
 }

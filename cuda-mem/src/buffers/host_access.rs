@@ -6,13 +6,14 @@
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, CudaStream};
+use cudarc::driver::{result, sys, CudaContext};
 
 use crate::buffers::buffer::{state_of, Buffer, HostAccessible, Pinned, Unified};
 use crate::copy::device_copy::DeviceCopy;
 use crate::error::{Error, Result};
 use crate::memory::pinned_pages::PinnedFlags;
 use crate::memory::raw::{byte_len, RawMemory};
+use crate::order::streams::AsStream;
 use crate::order::Access;
 
 impl<T: DeviceCopy> Buffer<T, Pinned> {
@@ -166,8 +167,9 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
         &self,
         range: impl RangeBounds<usize>,
         to: Location,
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let e = self.elems().sub(range)?;
         self.mem.state.check_stream(stream)?;
         let location = self.location(to)?;
@@ -202,7 +204,8 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// b.prefetch_to_device(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn prefetch_to_device(&self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn prefetch_to_device(&self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.prefetch(.., Location::Device, stream)
     }
 
@@ -215,7 +218,8 @@ impl<T: DeviceCopy> Buffer<T, Unified> {
     /// b.prefetch_to_host(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn prefetch_to_host(&self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn prefetch_to_host(&self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.prefetch(.., Location::Host, stream)
     }
 

@@ -8,7 +8,7 @@
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaContext;
 
 use crate::buffers::awaitable::{Download, Upload};
 use crate::buffers::buffer::{Buffer, HostAccessible, MemoryKind};
@@ -19,6 +19,7 @@ use crate::copy::device_ptr::DevicePtr;
 use crate::engine::{AsView, Elems, KernelArg, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::order::completion::Completion;
+use crate::order::streams::AsStream;
 
 /// The seal of [`Memory`]: only cuda-mem's types carry the engine.
 pub(crate) mod sealed {
@@ -367,8 +368,9 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     fn copy_to_host_async<H: HostAccessible>(
         &self,
         dst: &mut Buffer<T, H>,
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         dst.elems().copy_from(self.elems(), stream)
     }
 
@@ -382,7 +384,8 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// let arg = x.kernel_arg(s)?;
     /// # Ok(()) }
     /// ```
-    fn kernel_arg(&self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
+    fn kernel_arg(&self, stream: &impl AsStream) -> Result<KernelArg<'_, T>> {
+        let stream = crate::order::streams::cuda_stream(stream);
         Ok(KernelArg::new(self.elems().claim(stream)?))
     }
 
@@ -420,7 +423,8 @@ pub trait Memory<T: DeviceCopy>: sealed::Engine<T> {
     /// assert_eq!(values.len(), b.len());
     /// # Ok(()) }
     /// ```
-    fn download(&self, stream: &Arc<CudaStream>) -> Result<Download<T>> {
+    fn download(&self, stream: &impl AsStream) -> Result<Download<T>> {
+        let stream = crate::order::streams::cuda_stream(stream);
         Download::start(self.context(), self.len(), stream, |staging| {
             self.copy_to_host_async(staging, stream)
         })
@@ -483,7 +487,9 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// x.memset_async(0xff, s)?;
     /// # Ok(()) }
     /// ```
-    fn memset_async(&mut self, byte: u8, stream: &Arc<CudaStream>) -> Result<()> {
+    #[inline]
+    fn memset_async(&mut self, byte: u8, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.elems().memset(byte, stream)
     }
 
@@ -511,7 +517,9 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// x.fill_async(v, s)?;
     /// # Ok(()) }
     /// ```
-    fn fill_async(&mut self, value: T, stream: &Arc<CudaStream>) -> Result<()> {
+    #[inline]
+    fn fill_async(&mut self, value: T, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.elems().fill(&value, stream)
     }
 
@@ -571,8 +579,9 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     fn copy_from_host_async<H: HostAccessible>(
         &mut self,
         src: &Buffer<T, H>,
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.elems().copy_from(src.elems(), stream)
     }
 
@@ -593,7 +602,8 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// let data = b.upload(data, s)?.await?;
     /// # Ok(()) }
     /// ```
-    fn upload(&mut self, data: Vec<T>, stream: &Arc<CudaStream>) -> Result<Upload<T>> {
+    fn upload(&mut self, data: Vec<T>, stream: &impl AsStream) -> Result<Upload<T>> {
+        let stream = crate::order::streams::cuda_stream(stream);
         if data.len() != self.len() {
             return Err(Error::LengthMismatch {
                 expected: self.len(),
@@ -635,7 +645,8 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// x.copy_from_async(y, s)?;
     /// # Ok(()) }
     /// ```
-    fn copy_from_async(&mut self, src: &impl AsView<T>, stream: &Arc<CudaStream>) -> Result<()> {
+    fn copy_from_async(&mut self, src: &impl AsView<T>, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.elems().copy_from(src.as_view().elems, stream)
     }
 
@@ -725,7 +736,8 @@ pub trait MemoryMut<T: DeviceCopy>: Memory<T> {
     /// let out = x.kernel_arg_mut(s)?;
     /// # Ok(()) }
     /// ```
-    fn kernel_arg_mut(&mut self, stream: &Arc<CudaStream>) -> Result<KernelArg<'_, T>> {
+    fn kernel_arg_mut(&mut self, stream: &impl AsStream) -> Result<KernelArg<'_, T>> {
+        let stream = crate::order::streams::cuda_stream(stream);
         Ok(KernelArg::new(self.elems().claim(stream)?))
     }
 }

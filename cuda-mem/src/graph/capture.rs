@@ -110,6 +110,10 @@ impl<A: Recorded> Graph<A> {
     /// [`temporary`](Recorder::temporary) (freed inside the graph) and
     /// [`output`](Recorder::output) (kept until the next launch).
     ///
+    /// `stream` is a cudarc stream (from `ctx.new_stream()`), not a
+    /// [`Stream`](crate::Stream), which nothing may capture (its calls
+    /// skip the capture check); the graph may be launched on either.
+    ///
     /// ```no_run
     /// use cuda_mem::prelude::*;
     /// use cuda_mem::{DeviceBuffer, Graph};

@@ -17,6 +17,7 @@ use crate::graph::held::{sealed::Part, Held, HeldBuffers, Recorded};
 use crate::graph::memory_nodes::{output_of, Output, OwnedMemory};
 use crate::graph::raw;
 use crate::graph::recording::FillParam;
+use crate::order::streams::AsStream;
 use crate::order::StreamOrder;
 
 /// Work recorded once and replayed with [`launch`](Graph::launch): buffer
@@ -158,7 +159,8 @@ impl<A: Recorded> Graph<A> {
     /// cuda-mem cannot order, one that is capturing), `Err` when a listed
     /// buffer is being recorded into another graph right now, and the
     /// driver's errors.
-    pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn launch(&mut self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         // Refuses every capturing stream but one that cuda-mem records on.
         self.state.check_stream(stream)?;
         if crate::order::capture::is_recording(stream) {

@@ -99,6 +99,16 @@ impl std::ops::Deref for Recorder<'_> {
     }
 }
 
+impl crate::order::streams::sealed::Sealed for Recorder<'_> {}
+/// A capture records on a cudarc stream (`Graph::capture` takes no
+/// `Stream`), which the recorder also dereferences to.
+impl crate::order::streams::AsStream for Recorder<'_> {
+    #[inline(always)]
+    fn __cuda_stream(&self, _: crate::order::streams::sealed::Token) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
 impl std::fmt::Debug for Recorder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recorder")

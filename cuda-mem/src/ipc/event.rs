@@ -12,6 +12,7 @@ use crate::copy::device_copy::DeviceCopy;
 use crate::error::{DriverResultExt, Error, Result};
 use crate::ipc::wire::{corrupt, Frame, Kind, FRAME_BYTES};
 use crate::memory::exporter::Exporter;
+use crate::order::streams::AsStream;
 use crate::order::WHOLE;
 
 /// An event two processes share (`CU_EVENT_INTERPROCESS`): the writer
@@ -225,8 +226,9 @@ impl IpcEvent {
     pub fn record_after<T: DeviceCopy, K: MemoryKind>(
         &self,
         buf: &Buffer<T, K>,
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.check_stream(stream)?;
         let mem = buf.elems().mem;
         mem.state.check_stream(stream)?;
@@ -243,6 +245,11 @@ impl IpcEvent {
     /// order: every later operation on `buf`, on any stream, and host
     /// access to it, come after the other process's work. `Err` when the
     /// event's creator has exited.
+    ///
+    /// `stream` is a cudarc stream, not a [`Stream`](crate::Stream): a wait
+    /// for an event that the other process may have recorded in a capture
+    /// would make the stream join it, which a `Stream`'s calls would not
+    /// notice (they do not ask the driver).
     ///
     /// ```no_run
     /// # use cuda_mem::prelude::*;

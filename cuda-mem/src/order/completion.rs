@@ -23,6 +23,7 @@ use std::task::{Context, Poll, Waker};
 use cudarc::driver::{sys, CudaStream, DriverError};
 
 use crate::error::{DriverResultExt, Error, Result};
+use crate::order::streams::AsStream;
 use crate::order::streams::{check_orderable, is_capturing};
 
 /// A [`Future`] of the completion of GPU work: resolves to `Ok(())` once
@@ -94,7 +95,8 @@ impl Completion {
     /// done.await?; // in any async runtime
     /// # Ok(()) }
     /// ```
-    pub fn of_stream(stream: &Arc<CudaStream>) -> Result<Self> {
+    pub fn of_stream(stream: &impl AsStream) -> Result<Self> {
+        let stream = crate::order::streams::cuda_stream(stream);
         check_orderable(stream)?;
         // `check_orderable` asked the driver: the stream captures nothing,
         // or records a graph for cuda-mem, which the registry knows without

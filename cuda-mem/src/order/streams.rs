@@ -1,12 +1,99 @@
 //! Which streams cuda-mem can order work on: [`check_orderable`] refuses the
 //! per-thread and legacy default streams (one handle, several streams) and a
 //! stream capturing a CUDA graph outside cuda-mem's own capture;
-//! [`is_capturing`] asks the driver whether a stream is capturing.
+//! [`is_capturing`] asks the driver whether a stream is capturing; the
+//! sealed contexts ([`sealed_context`]) are where the streams of
+//! [`Stream`](crate::Stream) live, which no capture can reach, so
+//! [`check_orderable`] does not ask about them; [`AsStream`] is what the
+//! calls that queue work take for their stream.
 
-use cudarc::driver::{sys, CudaStream};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{sys, CudaContext, CudaStream};
 
 use crate::error::{DriverResultExt, Error, Result};
 use crate::order::capture;
+
+/// The most sealed contexts a process makes: one per device.
+const MAX_SEALED: usize = 64;
+
+/// The sealed contexts, one per device, made on the first
+/// [`Stream`](crate::Stream) of each and kept until the process exits (so
+/// that no other `CudaContext` can ever sit at one's address).
+static SEALED: Mutex<Vec<Arc<CudaContext>>> = Mutex::new(Vec::new());
+
+/// The addresses of [`SEALED`]'s contexts, for the lock-free test of every
+/// operation's stream ([`is_sealed`]): the first [`SEALED_COUNT`] are set,
+/// each before the count that covers it is published.
+static SEALED_AT: [AtomicPtr<CudaContext>; MAX_SEALED] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_SEALED];
+static SEALED_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The sealed context of `ctx`'s device: a second `CudaContext` for the
+/// same primary context, whose `Arc` cuda-mem never hands out, so that a
+/// stream made from it (a [`Stream`](crate::Stream)'s) can reach a capture
+/// only through cuda-mem: cudarc's safe `begin_capture` needs a
+/// `&CudaStream`, which nothing gives out for such a stream, and every
+/// stream of the context is one cuda-mem made. Made on first use.
+///
+/// `Err(NotSupported)` for a context that is not its device's primary one
+/// (cudarc makes no second handle of it). The caller has made the
+/// context's state (`ContextState::of`) from `ctx` first, so that the
+/// state never holds the sealed handle (`ContextState::lookup` refuses it).
+pub(crate) fn sealed_context(ctx: &Arc<CudaContext>) -> Result<Arc<CudaContext>> {
+    if !ctx.is_primary() {
+        return Err(Error::NotSupported(
+            "a cuda_mem::Stream belongs to a device's primary context (cuda_mem::context or \
+             cudarc's CudaContext::new); on this context, use a stream from ctx.new_stream()",
+        ));
+    }
+    let mut sealed = SEALED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(found) = sealed.iter().find(|s| s.cu_ctx() == ctx.cu_ctx()) {
+        return Ok(found.clone());
+    }
+    if sealed.len() == MAX_SEALED {
+        return Err(Error::NotSupported(
+            "this process already made cuda_mem::Streams on 64 devices; use streams from \
+             ctx.new_stream() on the others",
+        ));
+    }
+    let made = CudaContext::new(ctx.ordinal()).op("cuDevicePrimaryCtxRetain")?;
+    if made.cu_ctx() != ctx.cu_ctx() {
+        return Err(Error::NotSupported(
+            "the device's primary context changed while a cuda_mem::Stream was made; make it again",
+        ));
+    }
+    // SAFETY: no `CudaSlice` is ever made in this context (its `Arc` stays
+    // in this module and in the streams of `Stream`s, which cuda-mem only
+    // queues its own work on), so none needs cudarc's event tracking; off,
+    // the first `new_stream` does not synchronise the whole context.
+    unsafe { made.disable_event_tracking() };
+    let index = sealed.len();
+    SEALED_AT[index].store(Arc::as_ptr(&made).cast_mut(), Ordering::Relaxed);
+    SEALED_COUNT.store(index + 1, Ordering::Release);
+    sealed.push(made.clone());
+    Ok(made)
+}
+
+/// Whether `ctx` is a sealed context (see [`sealed_context`]).
+#[inline]
+pub(crate) fn is_sealed_context(ctx: &CudaContext) -> bool {
+    let count = SEALED_COUNT.load(Ordering::Acquire);
+    let ctx = std::ptr::from_ref(ctx).cast_mut();
+    SEALED_AT[..count.min(MAX_SEALED)]
+        .iter()
+        .any(|at| at.load(Ordering::Relaxed) == ctx)
+}
+
+/// Whether `stream` belongs to a sealed context (see [`sealed_context`]):
+/// a [`Stream`](crate::Stream)'s, which no capture can reach but cuda-mem's
+/// own.
+#[inline(always)]
+pub(crate) fn is_sealed(stream: &CudaStream) -> bool {
+    // No `Stream` made yet (the common case): one load.
+    SEALED_COUNT.load(Ordering::Relaxed) != 0 && is_sealed_context(stream.context())
+}
 
 /// Refuses a stream whose work cuda-mem cannot order against the other uses
 /// of an allocation:
@@ -23,11 +110,16 @@ use crate::order::capture;
 ///   cuda-mem cannot order it (and may run after the buffer is freed).
 ///   Only a capture of cuda-mem's own (`Graph::capture`, see `capture`)
 ///   passes: its graph holds and orders the memory it records.
+///
+/// A [`Stream`](crate::Stream)'s stream ([`is_sealed`]) is not asked about:
+/// nothing can begin a capture on it (`Graph::capture` takes cudarc
+/// streams only), nor make it wait for an event of a capturing stream
+/// (cuda-mem's own waits refuse those, see `OrderState::record_on`).
 #[inline]
 pub(crate) fn check_orderable(stream: &CudaStream) -> Result<()> {
-    // Every operation's path: one driver call, and the refusals (and the
-    // error of a failed call) out of line.
-    if stream.cu_stream() as usize > 2 && not_capturing(stream) {
+    // Every operation's path: one driver call (none for a `Stream`), and
+    // the refusals (and the error of a failed call) out of line.
+    if stream.cu_stream() as usize > 2 && (is_sealed(stream) || not_capturing(stream)) {
         return Ok(());
     }
     refuse(stream)
@@ -74,10 +166,11 @@ fn refuse(stream: &CudaStream) -> Result<()> {
 }
 
 /// Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`). The
-/// legacy default stream never captures.
+/// legacy default stream and a [`Stream`](crate::Stream)'s
+/// ([`is_sealed`]) never capture.
 #[inline]
 pub(crate) fn is_capturing(stream: &CudaStream) -> Result<bool> {
-    if stream.cu_stream().is_null() {
+    if stream.cu_stream().is_null() || is_sealed(stream) {
         return Ok(false);
     }
     ask_capturing(stream)
@@ -92,4 +185,62 @@ fn ask_capturing(stream: &CudaStream) -> Result<bool> {
     unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status).result() }
         .op("cuStreamIsCapturing")?;
     Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// The seal of [`AsStream`], and the token its method takes, so that only
+/// cuda-mem can implement it or call it (the method hands out a
+/// [`Stream`](crate::Stream)'s `CudaStream`).
+pub(crate) mod sealed {
+    pub trait Sealed {}
+
+    /// Made by [`cuda_stream`](super::cuda_stream) alone.
+    pub struct Token(pub(super) ());
+}
+
+/// A stream a cuda-mem call queues its work on: a [`Stream`](crate::Stream), cudarc's
+/// `Arc<CudaStream>` (a stream from `ctx.new_stream()`), the
+/// [`Recorder`](crate::graph::Recorder) of a graph capture, or a reference
+/// to one of them. Sealed: implemented by cuda-mem only.
+///
+/// ```no_run
+/// use cuda_mem::prelude::*;
+/// use cuda_mem::{AsStream, DeviceBuffer};
+///
+/// fn zero(buf: &mut DeviceBuffer<u32>, stream: &impl AsStream) -> cuda_mem::Result<()> {
+///     buf.fill_async(0, stream)
+/// }
+///
+/// let ctx = cuda_mem::context(0)?;
+/// let mut buf = DeviceBuffer::<u32>::new(&ctx, 256)?;
+/// zero(&mut buf, &ctx.new_stream()?)?;
+/// zero(&mut buf, &cuda_mem::Stream::new(&ctx)?)?;
+/// # Ok::<(), cuda_mem::Error>(())
+/// ```
+pub trait AsStream: sealed::Sealed {
+    /// The stream (cuda-mem's internal use).
+    #[doc(hidden)]
+    fn __cuda_stream(&self, token: sealed::Token) -> &Arc<CudaStream>;
+}
+
+/// The `CudaStream` of `stream`, for cuda-mem's internals: the one place
+/// that makes the token.
+#[inline(always)]
+pub(crate) fn cuda_stream(stream: &(impl AsStream + ?Sized)) -> &Arc<CudaStream> {
+    stream.__cuda_stream(sealed::Token(()))
+}
+
+impl sealed::Sealed for Arc<CudaStream> {}
+impl AsStream for Arc<CudaStream> {
+    #[inline(always)]
+    fn __cuda_stream(&self, _: sealed::Token) -> &Arc<CudaStream> {
+        self
+    }
+}
+
+impl<S: AsStream + ?Sized> sealed::Sealed for &S {}
+impl<S: AsStream + ?Sized> AsStream for &S {
+    #[inline(always)]
+    fn __cuda_stream(&self, token: sealed::Token) -> &Arc<CudaStream> {
+        (**self).__cuda_stream(token)
+    }
 }

@@ -18,6 +18,7 @@ use crate::copy::soa::{
 use crate::engine::{Elems, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::memory::raw::RawMemory;
+use crate::order::streams::AsStream;
 use crate::soa::transpose;
 
 /// The byte offset of each field's region for `len` structs
@@ -343,7 +344,8 @@ impl<T: DeviceSoA, K: MemoryKind> SoaBuffer<T, K> {
     /// soa.fill_async(Particle { pos: [0.0; 3], mass: 1.0 }, s)?;
     /// # Ok(()) }
     /// ```
-    pub fn fill_async(&mut self, value: T, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn fill_async(&mut self, value: T, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let mut fill = FillFields::<T> {
             mem: self.bytes.elems().mem,
             regions: &self.regions,
@@ -371,8 +373,9 @@ impl<T: DeviceSoA, K: MemoryKind> SoaBuffer<T, K> {
     pub fn copy_from_aos_async(
         &mut self,
         src: &(impl Memory<T> + ?Sized),
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         transpose::scatter::<T>(
             src.elems(),
             (self.bytes.elems(), &self.regions, self.len),
@@ -411,8 +414,9 @@ impl<T: DeviceSoA, K: MemoryKind> SoaBuffer<T, K> {
     pub fn copy_to_aos_async(
         &self,
         dst: &mut (impl MemoryMut<T> + ?Sized),
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         transpose::gather::<T>(
             dst.elems(),
             (self.bytes.elems(), &self.regions, self.len),
@@ -577,7 +581,8 @@ impl<T: DeviceSoA> SoaBuffer<T, Pool> {
     /// soa.free_on_stream(&stream)?;
     /// # Ok::<(), cuda_mem::Error>(())
     /// ```
-    pub fn new(len: usize, stream: &Arc<CudaStream>) -> Result<Self> {
+    pub fn new(len: usize, stream: &impl AsStream) -> Result<Self> {
+        let stream = crate::order::streams::cuda_stream(stream);
         checked_layout::<T>()?;
         let (regions, bytes) = regions(T::FIELDS, len)?;
         Ok(Self::from_bytes(
@@ -597,7 +602,8 @@ impl<T: DeviceSoA> SoaBuffer<T, Pool> {
     /// soa.free_on_stream(s)?;
     /// # Ok(()) }
     /// ```
-    pub fn free_on_stream(self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub fn free_on_stream(self, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.bytes.free_on_stream(stream)
     }
 }

@@ -10,7 +10,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaContext;
 
 use crate::context::ContextState;
 use crate::copy::device_copy::DeviceCopy;
@@ -19,6 +19,7 @@ use crate::error::{DriverResultExt, Error, Result};
 use crate::memory::allocation::AllocKind;
 use crate::memory::raw::{byte_len, element_size, RawMemory};
 use crate::memory::vmm::{self, Reservation};
+use crate::order::streams::AsStream;
 use crate::order::Access;
 
 mod pusher;
@@ -425,8 +426,9 @@ impl<T: DeviceCopy> DeviceVec<T> {
     pub fn extend_from_device_async(
         &mut self,
         src: &impl AsView<T>,
-        stream: &Arc<CudaStream>,
+        stream: &impl AsStream,
     ) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let src = src.as_view().elems;
         self.reserve(src.len())?;
         self.tail(src.len()).copy_from(src, stream)?;
@@ -478,12 +480,8 @@ impl<T: DeviceCopy> DeviceVec<T> {
     /// v.resize_async(1000, 1.0, s)?;
     /// # Ok(()) }
     /// ```
-    pub fn resize_async(
-        &mut self,
-        new_len: usize,
-        value: T,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
+    pub fn resize_async(&mut self, new_len: usize, value: T, stream: &impl AsStream) -> Result<()> {
+        let stream = crate::order::streams::cuda_stream(stream);
         self.mem.state.check_stream(stream)?;
         if new_len <= self.len {
             self.truncate(new_len);

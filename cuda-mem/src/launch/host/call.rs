@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::launch::host::args::{LaunchArg, LaunchStream};
 use crate::launch::host::module::{Declared, Module};
 use crate::launch::param::ParamAbi;
+use crate::order::streams::AsStream;
 
 /// A launch under way: the checked function and the stream. Made by
 /// [`Module::__begin`]; the generated launcher turns each argument into its
@@ -117,8 +118,9 @@ impl Module {
         kernel: &'static str,
         signature: u64,
         abi: &'static [ParamAbi],
-        stream: &'s Arc<CudaStream>,
+        stream: &'s (impl AsStream + ?Sized),
     ) -> Result<Launch<'s>> {
+        let stream = crate::order::streams::cuda_stream(stream);
         let declared = Declared {
             abi,
             block: abi.first().map_or(0, |head| head[3]),
@@ -374,10 +376,11 @@ tuple_params! {
 pub fn __launch<P: KernelParams, A: LaunchArgs<P>, const SOURCE: u64, const BLOCK: u64>(
     module: &'static Module,
     kernel: &'static str,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
     config: LaunchConfig,
     args: A,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     // SAFETY: the table checked says a safe kernel, which has no
     // preconditions (see `cuda_mem::launch`).
     unsafe { launch_checked::<P, A, SOURCE, BLOCK, false>(module, kernel, stream, config, args) }
@@ -403,10 +406,11 @@ pub unsafe fn __launch_unsafe<
 >(
     module: &'static Module,
     kernel: &'static str,
-    stream: &Arc<CudaStream>,
+    stream: &impl AsStream,
     config: LaunchConfig,
     args: A,
 ) -> Result<()> {
+    let stream = crate::order::streams::cuda_stream(stream);
     // SAFETY: the caller's promise.
     unsafe { launch_checked::<P, A, SOURCE, BLOCK, true>(module, kernel, stream, config, args) }
 }

@@ -147,7 +147,7 @@ impl tile {
     pub fn launch<__CudaMemArg0, __CudaMemParam0>(
         &self,
         module: &'static ::cuda_mem::Module,
-        stream: &::cuda_mem::launch::__Arc<::cuda_mem::CudaStream>,
+        stream: &impl ::cuda_mem::AsStream,
         config: ::cuda_mem::LaunchConfig,
         args: (__CudaMemArg0,),
     ) -> ::cuda_mem::Result<()>

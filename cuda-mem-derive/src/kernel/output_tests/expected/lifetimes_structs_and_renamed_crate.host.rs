@@ -188,7 +188,7 @@ impl step {
     >(
         &self,
         module: &'static ::cm_renamed::Module,
-        stream: &::cm_renamed::launch::__Arc<::cm_renamed::CudaStream>,
+        stream: &impl ::cm_renamed::AsStream,
         config: ::cm_renamed::LaunchConfig,
         args: (__CudaMemArg0, __CudaMemArg1, __CudaMemArg2, __CudaMemArg3),
     ) -> ::cm_renamed::Result<()>

@@ -144,7 +144,7 @@ impl tick {
     pub fn launch(
         &self,
         module: &'static ::cuda_mem::Module,
-        stream: &::cuda_mem::launch::__Arc<::cuda_mem::CudaStream>,
+        stream: &impl ::cuda_mem::AsStream,
         config: ::cuda_mem::LaunchConfig,
         args: (),
     ) -> ::cuda_mem::Result<()> {

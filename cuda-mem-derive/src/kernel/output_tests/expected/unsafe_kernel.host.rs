@@ -173,7 +173,7 @@ impl poke {
     pub unsafe fn launch<__CudaMemArg0, __CudaMemParam0, __CudaMemArg1, __CudaMemParam1>(
         &self,
         module: &'static ::cuda_mem::Module,
-        stream: &::cuda_mem::launch::__Arc<::cuda_mem::CudaStream>,
+        stream: &impl ::cuda_mem::AsStream,
         config: ::cuda_mem::LaunchConfig,
         args: (__CudaMemArg0, __CudaMemArg1),
     ) -> ::cuda_mem::Result<()>
