@@ -15,7 +15,9 @@
 //! cargo run --release --example host_cost -- pool 1000   # one mode, any driver
 //! ```
 //!
-//! Modes (each `ours` mode has a `-raw` twin): `pool` (a 1 MiB `PoolBuffer`
+//! Modes (each `ours` mode has a `-raw` twin, and `pool`, `fill-memset`,
+//! `fill-kernel`, `launch` and `graph` a `-stream` one, the same calls on a
+//! [`cuda_mem::Stream`]): `pool` (a 1 MiB `PoolBuffer`
 //! allocated and freed on a stream), `fill-memset` (a 4 KiB `u32` fill, which
 //! is one `cuMemsetD32Async`), `fill-kernel` (a 4 KiB fill of 16-byte
 //! elements: cuda-mem's fill kernel), `launch` (a typed `#[kernel]` launch
@@ -38,19 +40,24 @@ use cuda_mem_examples::raw::{self, FillPattern};
 /// The kernels of `examples/particles-shared`, compiled to PTX by `examples/build.rs`.
 static KERNELS: cuda_mem::Module = cuda_mem::include_kernels!("particles-shared");
 
-const MODES: [&str; 14] = [
+const MODES: [&str; 19] = [
     "pool",
     "pool-raw",
+    "pool-stream",
     "fill-memset",
     "fill-memset-raw",
+    "fill-memset-stream",
     "fill-kernel",
     "fill-kernel-raw",
+    "fill-kernel-stream",
     "launch",
     "launch-raw",
+    "launch-stream",
     "launch2",
     "launch2-raw",
     "graph",
     "graph-raw",
+    "graph-stream",
     "reduce",
     "reduce-raw",
 ];
@@ -154,6 +161,17 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     )?;
     graph.launch(&s)?;
     s.synchronize()?;
+    // The `-stream` modes: the same calls on a `cuda_mem::Stream`, which
+    // skip the capture query (each buffer's first use there waits for `s`;
+    // the launch's gets a buffer of its own, which no kernel on `s` has
+    // claimed). Made for those modes only: the others measure a program
+    // without one.
+    let ss = match mode.ends_with("-stream") {
+        true => Some(cuda_mem::Stream::new(&ctx)?),
+        false => None,
+    };
+    let ss = ss.as_ref();
+    let mut floats_ss = DeviceBuffer::<f32>::zeroed(&ctx, 1024)?;
     for _ in 0..n {
         match mode {
             "pool" => PoolBuffer::<u8>::new(black_box(1 << 20), &s)?.free_on_stream(&s)?,
@@ -174,7 +192,7 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
             "fill-kernel-raw" => unsafe {
                 raw::fill_small(
                     fill_small.cu_function(),
-                    &s,
+                    s.cu_stream(),
                     black_box(structs_addr),
                     4096,
                     16,
@@ -187,7 +205,7 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
             "launch-raw" => unsafe {
                 raw::slice_and_scalar(
                     scale.cu_function(),
-                    &s,
+                    s.cu_stream(),
                     config,
                     black_box(floats_addr),
                     1024,
@@ -200,7 +218,7 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
             "launch2-raw" => unsafe {
                 raw::two_slices(
                     kinetic.cu_function(),
-                    &s,
+                    s.cu_stream(),
                     config,
                     black_box(bodies_addr),
                     black_box(energies_addr),
@@ -216,13 +234,26 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
             "reduce-raw" => unsafe {
                 raw::reduce(
                     reduce_sum.cu_function(),
-                    &s,
+                    s.cu_stream(),
                     black_box(floats_addr),
                     1024,
                     (reduce_state_addr, sum_addr),
                 )?
             },
             "graph" => graph.launch(&s)?,
+            "pool-stream" => PoolBuffer::<u8>::new(black_box(1 << 20), ss.ok_or("no Stream")?)?
+                .free_on_stream(ss.ok_or("no Stream")?)?,
+            "fill-memset-stream" => {
+                words.fill_async(black_box(0x0102_0304), ss.ok_or("no Stream")?)?
+            }
+            "fill-kernel-stream" => structs.fill_async(black_box(value), ss.ok_or("no Stream")?)?,
+            "launch-stream" => scale_f32.launch(
+                &KERNELS,
+                ss.ok_or("no Stream")?,
+                config,
+                (&mut floats_ss, black_box(1.0)),
+            )?,
+            "graph-stream" => graph.launch(ss.ok_or("no Stream")?)?,
             // SAFETY: the executable of `raw_graph`, over buffers that live
             // until the end of `run`.
             "graph-raw" => unsafe { sys::cuGraphLaunch(raw_exec, s.cu_stream()).result()? },
@@ -230,6 +261,9 @@ fn run(mode: &str, n: usize) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     s.synchronize()?;
+    if let Some(ss) = ss {
+        ss.synchronize()?;
+    }
     Ok(())
 }
 

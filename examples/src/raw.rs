@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use cuda_mem::cudarc::driver::{result, sys, CudaStream, DriverError};
+use cuda_mem::cudarc::driver::{result, sys, DriverError};
 use cuda_mem::LaunchConfig;
 
 /// The pattern parameter of `cuda_mem_fill_small` (72 words: the value
@@ -39,7 +39,7 @@ impl FillPattern {
 /// of `size` bytes, and `bytes` is a multiple of `size`.
 pub unsafe fn fill_small(
     function: sys::CUfunction,
-    stream: &CudaStream,
+    stream: sys::CUstream,
     addr: u64,
     bytes: u64,
     size: u32,
@@ -57,16 +57,7 @@ pub unsafe fn fill_small(
     ];
     // SAFETY: the fill kernel's exact signature (the caller's promise),
     // parameters that outlive the call.
-    unsafe {
-        result::launch_kernel(
-            function,
-            (1, 1, 1),
-            (256, 1, 1),
-            0,
-            stream.cu_stream(),
-            params,
-        )
-    }
+    unsafe { result::launch_kernel(function, (1, 1, 1), (256, 1, 1), 0, stream, params) }
 }
 
 /// A kernel taking `(DeviceSliceMut<f32>, f32)` (`scale_f32` of
@@ -80,7 +71,7 @@ pub unsafe fn fill_small(
 /// until the kernel is done.
 pub unsafe fn slice_and_scalar(
     function: sys::CUfunction,
-    stream: &CudaStream,
+    stream: sys::CUstream,
     config: LaunchConfig,
     ptr: u64,
     len: usize,
@@ -109,7 +100,7 @@ pub unsafe fn slice_and_scalar(
 /// elements that nothing else uses until the kernel is done.
 pub unsafe fn two_slices(
     function: sys::CUfunction,
-    stream: &CudaStream,
+    stream: sys::CUstream,
     config: LaunchConfig,
     input: u64,
     output: u64,
@@ -140,7 +131,7 @@ pub unsafe fn two_slices(
 /// else uses `state` or `out` until the kernel is done.
 pub unsafe fn reduce(
     function: sys::CUfunction,
-    stream: &CudaStream,
+    stream: sys::CUstream,
     input: u64,
     len: usize,
     (state, out): (u64, u64),
@@ -171,7 +162,7 @@ pub unsafe fn reduce(
 /// `function` is loaded in `stream`'s context.
 unsafe fn launch(
     function: sys::CUfunction,
-    stream: &CudaStream,
+    stream: sys::CUstream,
     config: LaunchConfig,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
@@ -182,7 +173,7 @@ unsafe fn launch(
             config.grid_dim,
             config.block_dim,
             0,
-            stream.cu_stream(),
+            stream,
             params,
         )
     }

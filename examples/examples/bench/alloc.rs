@@ -7,35 +7,13 @@ use std::sync::Arc;
 use cuda_mem::cudarc::driver::{result, sys};
 use cuda_mem::{CudaContext, DeviceBuffer, PinnedBuffer, PinnedFlags, PoolBuffer};
 
-use crate::harness::Bench;
+use crate::harness::{Bench, RowStream};
 
 /// Host microseconds per allocation and free, ours against the driver's.
 pub fn alloc_free(b: &mut Bench, ctx: &Arc<CudaContext>) {
     let s = b.stream.clone();
-    let n = 5000;
-    let (ours, raw) = b.host_pair_us(
-        n,
-        || {
-            let p = PoolBuffer::<u8>::new(1 << 20, &s).unwrap();
-            p.free_on_stream(&s).unwrap();
-        },
-        || unsafe {
-            // SAFETY: a stream-ordered allocation freed right away on the same stream.
-            let p = result::malloc_async(s.cu_stream(), 1 << 20).unwrap();
-            result::free_async(p, s.cu_stream()).unwrap();
-        },
-        || s.synchronize().unwrap(),
-    );
-    b.push(
-        "alloc",
-        "PoolBuffer 1 MiB alloc+free".into(),
-        "us",
-        ours,
-        raw,
-        "cuMemAllocAsync+FreeAsync",
-        false,
-        None,
-    );
+    pool_alloc_free(b, &s);
+    pool_alloc_free(b, &cuda_mem::Stream::new(ctx).unwrap());
     let (ours, raw_same_pool) = b.host_pair_us(
         2000,
         || {
@@ -133,4 +111,33 @@ pub fn alloc_free(b: &mut Bench, ctx: &Arc<CudaContext>) {
             None,
         );
     }
+}
+
+/// A 1 MiB `PoolBuffer` allocated and freed on `s` against the raw calls on
+/// the same stream, in batches of 5000 (a `cuda_mem::Stream` skips the
+/// capture query of the alloc and of the free).
+fn pool_alloc_free<S: RowStream>(b: &mut Bench, s: &S) {
+    let (ours, raw) = b.host_pair_us(
+        5000,
+        || {
+            let p = PoolBuffer::<u8>::new(1 << 20, s).unwrap();
+            p.free_on_stream(s).unwrap();
+        },
+        || unsafe {
+            // SAFETY: a stream-ordered allocation freed right away on the same stream.
+            let p = result::malloc_async(s.handle(), 1 << 20).unwrap();
+            result::free_async(p, s.handle()).unwrap();
+        },
+        || s.sync(),
+    );
+    b.push(
+        "alloc",
+        format!("PoolBuffer 1 MiB alloc+free{}", S::SUFFIX),
+        "us",
+        ours,
+        raw,
+        "cuMemAllocAsync+FreeAsync",
+        false,
+        None,
+    );
 }

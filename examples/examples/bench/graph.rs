@@ -3,15 +3,16 @@
 //! same operations issued one by one (host cost), and against the same
 //! graph built with raw driver calls (`cuStreamBeginCapture`,
 //! `cuMemsetD32Async`, `cuMemcpyAsync`, `cuGraphInstantiate`,
-//! `cuGraphLaunch`): the GPU time of a replay and the host cost of a launch.
+//! `cuGraphLaunch`): the GPU time of a replay and the host cost of a launch,
+//! on a cudarc stream and on a `cuda_mem::Stream`.
 
 use cuda_mem::prelude::*;
 use std::sync::Arc;
 
 use cuda_mem::cudarc::driver::sys;
-use cuda_mem::{CudaContext, DeviceBuffer, Graph};
+use cuda_mem::{CudaContext, DeviceBuffer, Graph, Recorded};
 
-use crate::harness::Bench;
+use crate::harness::{Bench, RowStream};
 
 /// Elements per buffer (16 KiB of `u32`).
 const LEN: usize = 4096;
@@ -142,17 +143,14 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>) {
             Some(LEN * 4),
         );
 
-        // (c) The launch's host cost against a bare cuGraphLaunch.
-        let (ours_host, raw_host) = b.host_pair_us(BATCH, &mut launch, raw_launch, sync);
-        b.push(
-            "graph",
-            "graph launch (host)".into(),
-            "us",
-            ours_host,
-            raw_host,
-            "raw cuGraphLaunch",
-            false,
-            Some(LEN * 4),
+        // (c) The launch's host cost against a bare cuGraphLaunch, on the
+        // bench's stream and on a `cuda_mem::Stream` (no capture query).
+        host_row(b, &mut graph, raw_exec, &s);
+        host_row(
+            b,
+            &mut graph,
+            raw_exec,
+            &cuda_mem::Stream::new(ctx).unwrap(),
         );
         drop(graph);
     }
@@ -171,4 +169,35 @@ pub fn rows(b: &mut Bench, ctx: &Arc<CudaContext>) {
             );
         }
     }
+}
+
+/// The host cost of a launch of `graph` on `s` against a bare
+/// `cuGraphLaunch` of `raw_exec` (the same operations) on the same stream.
+fn host_row<A: Recorded, S: RowStream>(
+    b: &mut Bench,
+    graph: &mut Graph<A>,
+    raw_exec: sys::CUgraphExec,
+    s: &S,
+) {
+    let (ours, raw) = b.host_pair_us(
+        BATCH,
+        || graph.launch(s).unwrap(),
+        // SAFETY: the raw graph's executable, alive until the end of `rows`.
+        || {
+            unsafe { sys::cuGraphLaunch(raw_exec, s.handle()) }
+                .result()
+                .unwrap()
+        },
+        || s.sync(),
+    );
+    b.push(
+        "graph",
+        format!("graph launch (host){}", S::SUFFIX),
+        "us",
+        ours,
+        raw,
+        "raw cuGraphLaunch",
+        false,
+        Some(LEN * 4),
+    );
 }

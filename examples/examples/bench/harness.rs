@@ -7,6 +7,40 @@ use std::time::Instant;
 
 use cuda_mem::cudarc::driver::{result, sys, CudaEvent, CudaStream};
 
+/// A stream the host-cost rows run on, each row once per kind: the bench's
+/// cudarc stream, whose calls ask the driver whether it is capturing a
+/// graph, and a [`cuda_mem::Stream`], whose calls do not. cuda-mem's calls
+/// take the stream itself, the raw calls its [`handle`](Self::handle) (the
+/// same stream); a row's name ends with [`SUFFIX`](Self::SUFFIX).
+pub trait RowStream: cuda_mem::AsStream {
+    /// How the row's name ends.
+    const SUFFIX: &'static str;
+    /// The driver's handle, for the raw calls.
+    fn handle(&self) -> sys::CUstream;
+    /// Waits for everything queued on the stream.
+    fn sync(&self);
+}
+
+impl RowStream for Arc<CudaStream> {
+    const SUFFIX: &'static str = "";
+    fn handle(&self) -> sys::CUstream {
+        self.cu_stream()
+    }
+    fn sync(&self) {
+        self.synchronize().unwrap()
+    }
+}
+
+impl RowStream for cuda_mem::Stream {
+    const SUFFIX: &'static str = ", on a cuda_mem::Stream";
+    fn handle(&self) -> sys::CUstream {
+        self.cu_stream()
+    }
+    fn sync(&self) {
+        self.synchronize().unwrap()
+    }
+}
+
 /// One row of the table: our figure, the raw call's, measured in the same run.
 pub struct Row {
     pub group: &'static str,
