@@ -222,3 +222,93 @@ fn a_stream_belongs_to_a_primary_context() {
     buf.fill_async(4, &b).unwrap();
     assert!(buf.to_vec().unwrap().iter().all(|&x| x == 4));
 }
+
+/// A `Stream` can join a capture only through a wait for another stream's
+/// event, when another thread begins a capture on that stream between
+/// cuda-mem's question and the event (cudarc's safe `begin_capture`). The
+/// copy that waited must then be refused, not recorded into the other
+/// thread's graph (and so never run now): here one thread begins and ends
+/// captures on `x` in a loop while this one copies memory last used on `x`
+/// into a buffer on a `Stream`. Every copy that returns `Ok` must have run
+/// (its output holds the input); a refusal says why: `x` is capturing
+/// when asked (then the next round goes on), or the `Stream` joined. Stops at
+/// the first refusal (from then on every call asks the driver, and the
+/// remaining window is the documented one between a call's check and its
+/// enqueue) or after `CUDA_MEM_JOIN_ROUNDS` rounds (default 3000).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ctx = gpu();
+    let mut rng = Rng::from_env("a_stream_that_joins_a_capture_through_a_wait_is_refused");
+    let rounds = cuda_mem_tests::env_count("CUDA_MEM_JOIN_ROUNDS", 3000);
+    let n = 1 + rng.below(4096);
+    let data: Vec<u32> = rng.values(n);
+    let src = DeviceBuffer::from_slice(&ctx, &data).unwrap();
+    let mut junk = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    let mut dst = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    let s = Stream::new(&ctx).unwrap();
+    let x = ctx.new_stream().unwrap();
+    let stop = AtomicBool::new(false);
+    let (mut ok, mut busy, mut joined) = (0usize, 0usize, None);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                if x.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+                    .is_ok()
+                {
+                    std::thread::yield_now();
+                    // A capture that a joined stream left unjoined fails
+                    // to end; either way it is over.
+                    let _ = x.end_capture(
+                        CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
+                    );
+                }
+            }
+        });
+        for round in 0..rounds {
+            // A use of `src` on `x` (refused while `x` captures).
+            if junk.copy_from_async(&src, &x).is_err() {
+                busy += 1;
+                continue;
+            }
+            dst.fill_async(!0, &s).unwrap();
+            // `s` waits for `src`'s use on `x`: the hand-over.
+            match dst.copy_from_async(&src, &s) {
+                Ok(()) => {
+                    ok += 1;
+                    let got = dst.to_vec().unwrap();
+                    assert_eq!(
+                        got, data,
+                        "round {round}: a copy returned Ok but did not run"
+                    );
+                }
+                Err(e) => {
+                    let text = e.to_string().to_ascii_lowercase();
+                    if text.contains("joined") {
+                        joined = Some(round);
+                        break;
+                    }
+                    assert!(
+                        text.contains("now capturing a cuda graph"),
+                        "round {round}: an unexpected refusal: {text}"
+                    );
+                    busy += 1;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    x.synchronize().unwrap();
+    s.synchronize().unwrap();
+    // Nothing of the refused copies ran later either: the last copies
+    // that ran left `dst` holding `data` or the poison of its round.
+    let got = dst.to_vec().unwrap();
+    assert!(got == data || got.iter().all(|&w| w == !0));
+    match joined {
+        Some(round) => println!("{ok} copies ran; the join at round {round} was refused"),
+        None => {
+            println!("{ok} copies ran, {busy} rounds found x capturing; no join in {rounds} rounds")
+        }
+    }
+}

@@ -437,13 +437,15 @@ impl OrderState {
 /// Makes `stream` wait for `event` (recorded on another stream, of any
 /// context), as `stream`'s context's work: the waits and records of the
 /// ledger, like the operations they order, do not make a context current
-/// (see `current::on_stream`).
+/// (see `current::on_stream`). A [`Stream`](crate::Stream)'s stream that
+/// joined a capture by the wait is refused (`streams::refuse_joined`).
 fn wait_for(stream: &CudaStream, event: &CudaEvent) -> Result<()> {
     // SAFETY: a live stream and a live event (the ledger's `events` keep
     // it); `CU_EVENT_WAIT_DEFAULT` is 0.
     on_stream(stream, "cuStreamWaitEvent", |s| unsafe {
         sys::cuStreamWaitEvent(s, event.cu_event(), 0)
-    })
+    })?;
+    crate::order::streams::refuse_joined(stream)
 }
 
 /// Whether `a` and `b` are one stream. The legacy default stream has the

@@ -7,7 +7,7 @@
 //! [`check_orderable`] does not ask about them; [`AsStream`] is what the
 //! calls that queue work take for their stream.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -69,10 +69,12 @@ pub(crate) fn sealed_context(ctx: &Arc<CudaContext>) -> Result<Arc<CudaContext>>
     // queues its own work on), so none needs cudarc's event tracking; off,
     // the first `new_stream` does not synchronise the whole context.
     unsafe { made.disable_event_tracking() };
+    // Kept first, so that an address is published only while its context
+    // is kept.
     let index = sealed.len();
+    sealed.push(made.clone());
     SEALED_AT[index].store(Arc::as_ptr(&made).cast_mut(), Ordering::Relaxed);
     SEALED_COUNT.store(index + 1, Ordering::Release);
-    sealed.push(made.clone());
     Ok(made)
 }
 
@@ -86,13 +88,45 @@ pub(crate) fn is_sealed_context(ctx: &CudaContext) -> bool {
         .any(|at| at.load(Ordering::Relaxed) == ctx)
 }
 
+/// Set once a [`Stream`](crate::Stream)'s stream was found to have joined
+/// a capture (see [`refuse_joined`]): from then on, no stream counts as
+/// sealed, and every call asks the driver again.
+static JOINED: AtomicBool = AtomicBool::new(false);
+
 /// Whether `stream` belongs to a sealed context (see [`sealed_context`]):
-/// a [`Stream`](crate::Stream)'s, which no capture can reach but cuda-mem's
-/// own.
+/// a [`Stream`](crate::Stream)'s, which no capture can reach, and which
+/// cuda-mem's calls therefore do not ask about.
 #[inline(always)]
 pub(crate) fn is_sealed(stream: &CudaStream) -> bool {
     // No `Stream` made yet (the common case): one load.
-    SEALED_COUNT.load(Ordering::Relaxed) != 0 && is_sealed_context(stream.context())
+    SEALED_COUNT.load(Ordering::Relaxed) != 0
+        && !JOINED.load(Ordering::Relaxed)
+        && is_sealed_context(stream.context())
+}
+
+/// After `stream` waited for an event of another stream (the ledger's
+/// hand-over, `order::wait_for`): refuses the operation if `stream` is a
+/// [`Stream`](crate::Stream)'s and has joined a graph capture by that wait.
+///
+/// `OrderState::record_on` asks whether the other stream is capturing
+/// before it records the event there, but another thread's cudarc
+/// `begin_capture` can start a capture on it in between: the event is then
+/// recorded in the capture, and the stream that waits for it joins the
+/// capture. A cudarc stream's next call would see that and be refused; a
+/// `Stream`'s calls do not ask, so the join is caught here, where it
+/// happens, before the operation is queued: refused, and from then on
+/// every call on every stream asks the driver again ([`JOINED`]).
+#[inline]
+pub(crate) fn refuse_joined(stream: &CudaStream) -> Result<()> {
+    if !is_sealed(stream) || !ask_capturing(stream)? {
+        return Ok(());
+    }
+    JOINED.store(true, Ordering::SeqCst);
+    Err(Error::UnsupportedStream(
+        "a cuda_mem::Stream waited for a stream on which another thread began a CUDA graph \
+         capture meanwhile, which made it join the capture; the operation was not queued; end \
+         that capture, and do not share memory with a stream while it begins one",
+    ))
 }
 
 /// Refuses a stream whose work cuda-mem cannot order against the other uses
