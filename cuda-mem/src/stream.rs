@@ -35,7 +35,10 @@ use crate::order::streams::AsStream;
 /// A `Stream` belongs to a device's primary context (the one
 /// [`cuda_mem::context`](crate::context) returns). Clones are the same
 /// stream; it is destroyed when the last clone, and the last operation
-/// cuda-mem queued on it, are gone.
+/// cuda-mem queued on it, are gone. An error the driver reports where no
+/// call can return it (a failed destroy) is kept with the `Stream`s of the
+/// device, not in `ctx` (`CudaContext::check_err`): the next call on any
+/// `Stream` of the device returns it.
 ///
 /// ```no_run
 /// use cuda_mem::prelude::*;

@@ -109,7 +109,7 @@ impl KeptStates {
             if let Err(e) = zeroed {
                 // SAFETY: just allocated on this stream; nothing uses it.
                 let freed = unsafe { allocation::free_on_stream(addr, stream) };
-                crate::error::record_in(stream.context(), freed);
+                crate::error::record_in(&state.ctx, freed);
                 return Err(e);
             }
             *block = (addr, size);
