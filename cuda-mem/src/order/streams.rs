@@ -7,7 +7,7 @@
 //! [`check_orderable`] does not ask about them; [`AsStream`] is what the
 //! calls that queue work take for their stream.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -28,7 +28,14 @@ static SEALED: Mutex<Vec<Arc<CudaContext>>> = Mutex::new(Vec::new());
 /// each before the count that covers it is published.
 static SEALED_AT: [AtomicPtr<CudaContext>; MAX_SEALED] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_SEALED];
+/// How many of [`SEALED_AT`] are set, and [`JOINED`], in one word: the
+/// test of every operation's stream is one load.
 static SEALED_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Set in [`SEALED_COUNT`] once a [`Stream`](crate::Stream)'s stream was
+/// found to have joined a capture (see [`refuse_joined`]): from then on, no
+/// stream counts as sealed, and every call asks the driver again.
+const JOINED: usize = 1 << (usize::BITS - 1);
 
 /// The sealed context of `ctx`'s device: a second `CudaContext` for the
 /// same primary context, whose `Arc` cuda-mem never hands out, so that a
@@ -74,34 +81,28 @@ pub(crate) fn sealed_context(ctx: &Arc<CudaContext>) -> Result<Arc<CudaContext>>
     let index = sealed.len();
     sealed.push(made.clone());
     SEALED_AT[index].store(Arc::as_ptr(&made).cast_mut(), Ordering::Relaxed);
-    SEALED_COUNT.store(index + 1, Ordering::Release);
+    SEALED_COUNT.fetch_add(1, Ordering::Release);
     Ok(made)
 }
 
 /// Whether `ctx` is a sealed context (see [`sealed_context`]).
 #[inline]
 pub(crate) fn is_sealed_context(ctx: &CudaContext) -> bool {
-    let count = SEALED_COUNT.load(Ordering::Acquire);
+    let count = SEALED_COUNT.load(Ordering::Acquire) & !JOINED;
     let ctx = std::ptr::from_ref(ctx).cast_mut();
     SEALED_AT[..count.min(MAX_SEALED)]
         .iter()
         .any(|at| at.load(Ordering::Relaxed) == ctx)
 }
 
-/// Set once a [`Stream`](crate::Stream)'s stream was found to have joined
-/// a capture (see [`refuse_joined`]): from then on, no stream counts as
-/// sealed, and every call asks the driver again.
-static JOINED: AtomicBool = AtomicBool::new(false);
-
 /// Whether `stream` belongs to a sealed context (see [`sealed_context`]):
 /// a [`Stream`](crate::Stream)'s, which no capture can reach, and which
 /// cuda-mem's calls therefore do not ask about.
 #[inline(always)]
 pub(crate) fn is_sealed(stream: &CudaStream) -> bool {
-    // No `Stream` made yet (the common case): one load.
-    SEALED_COUNT.load(Ordering::Relaxed) != 0
-        && !JOINED.load(Ordering::Relaxed)
-        && is_sealed_context(stream.context())
+    // No `Stream` made yet (the common case), or a join seen: one load.
+    let count = SEALED_COUNT.load(Ordering::Relaxed);
+    count != 0 && count & JOINED == 0 && is_sealed_context(stream.context())
 }
 
 /// After `stream` waited for an event of another stream (the ledger's
@@ -121,7 +122,7 @@ pub(crate) fn refuse_joined(stream: &CudaStream) -> Result<()> {
     if !is_sealed(stream) || !ask_capturing(stream)? {
         return Ok(());
     }
-    JOINED.store(true, Ordering::SeqCst);
+    SEALED_COUNT.fetch_or(JOINED, Ordering::SeqCst);
     Err(Error::UnsupportedStream(
         "a cuda_mem::Stream waited for a stream on which another thread began a CUDA graph \
          capture meanwhile, which made it join the capture; the operation was not queued; end \
