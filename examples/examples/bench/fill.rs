@@ -200,24 +200,40 @@ pub fn small_totals(b: &mut Bench, ctx: &Arc<CudaContext>) {
         sized_row::<256>(b, ctx, bytes, batch);
         sized_row::<1000>(b, ctx, bytes, batch);
     }
-    // The grid of a 1 MiB fill of 12-byte elements (66 blocks on an H200:
-    // 4 chunks of 16 bytes per thread, rounded up to whole pattern periods
-    // of 3 chunks), as the fill computes it.
-    let (blocks, _) = cuda_mem::__fill_grid(ctx, &[0; 12], MIB as u64).unwrap();
-    launch_floor(b, ctx, blocks, 100);
+    // The grids of 1 MiB fills of 12- and 1000-byte elements (66 and 125
+    // blocks on an H200: 4 chunks of 16 bytes per thread, rounded up to
+    // whole pattern periods of 3 and 125 chunks), as the fill computes them.
+    let (small, _) = cuda_mem::__fill_grid(ctx, &[0; 12], MIB as u64).unwrap();
+    let (medium, _) = cuda_mem::__fill_grid(ctx, &[0; 1000], MIB as u64).unwrap();
+    launch_floor(b, ctx, small, medium, 100);
 }
 
-/// Three kernels for the floor under a small fill: an empty one whose
-/// parameters are the small fill kernel's (`cuda_mem_fill_small`: four
-/// `u64`, a `u32`, the 288-byte pattern), an empty one with none, and the
-/// least kernel that writes the bytes (a grid-stride loop of 16-byte
-/// stores of one word, two parameters).
+/// The kernels of the floor under a small fill: empty ones whose parameters
+/// are the small fill kernel's (`cuda_mem_fill_small`: four `u64`, a
+/// `u32`, the 288-byte pattern), the medium one's (a 4032-byte pattern)
+/// and a 1056-byte pattern's (what a KiB value needs), an empty one with
+/// none, and the least kernel that writes the bytes (a grid-stride loop of
+/// 16-byte stores of one word, two parameters).
 const FLOOR_PTX: &str = ".version 7.0
 .target sm_70
 .address_size 64
 .visible .entry empty_fill_params(
 	.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,
 	.param .u32 p4, .param .align 16 .b8 p5[288]
+)
+{
+	ret;
+}
+.visible .entry empty_medium_params(
+	.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,
+	.param .u32 p4, .param .align 16 .b8 p5[4032]
+)
+{
+	ret;
+}
+.visible .entry empty_kib_params(
+	.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,
+	.param .u32 p4, .param .align 16 .b8 p5[1056]
 )
 {
 	ret;
@@ -289,13 +305,14 @@ unsafe fn launch_raw(
 
 /// The launch floor of a small fill: the GPU time per launch of `batch`
 /// back-to-back launches of [`FLOOR_PTX`]'s kernels with the grid of a
-/// 1 MiB fill (`blocks` blocks of 256 threads), against as many
-/// `cuMemsetD32Async` of 1 MiB: the empty kernel with the fill's
-/// parameters, the empty kernel with none (what the parameters cost), and
-/// the least kernel that writes the 1 MiB (what a fill could reach).
-fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize) {
+/// 1 MiB fill (`small` blocks of 256 threads for 12-byte elements,
+/// `medium` for 1000-byte ones), against as many `cuMemsetD32Async` of
+/// 1 MiB: the empty kernels with the fills' parameters, the empty kernel
+/// with none (what the parameters cost), and the least kernel that writes
+/// the 1 MiB (what a fill could reach).
+fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, small: u32, medium: u32, batch: usize) {
     #[repr(C, align(16))]
-    struct Pattern([u8; 288]);
+    struct Pattern<const N: usize>([u8; N]);
     let module = ctx
         .load_module(cuda_mem::cudarc::nvrtc::Ptx::from_src(FLOOR_PTX))
         .unwrap();
@@ -303,33 +320,59 @@ fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize
     let addr = words.as_device_ptr().addr();
     let stream = b.stream.clone();
     let (mut a, mut p, mut w, mut h, mut size) = (addr, MIB as u64, MIB as u64, 1u64, 12u32);
-    let mut pattern = Pattern([7; 288]);
+    let mut small_pattern = Pattern([7u8; 288]);
+    let mut kib_pattern = Pattern([7u8; 1056]);
+    let mut medium_pattern = Pattern([7u8; 4032]);
+    let mut fill_params = |pattern: *mut std::ffi::c_void| -> [*mut std::ffi::c_void; 6] {
+        [
+            (&raw mut a).cast(),
+            (&raw mut p).cast(),
+            (&raw mut w).cast(),
+            (&raw mut h).cast(),
+            (&raw mut size).cast(),
+            pattern,
+        ]
+    };
+    let mut small_params = fill_params((&raw mut small_pattern).cast());
+    let mut kib_params = fill_params((&raw mut kib_pattern).cast());
+    let mut medium_params = fill_params((&raw mut medium_pattern).cast());
     let mut quads = (MIB / 16) as u64;
-    let fill_params: &mut [*mut std::ffi::c_void] = &mut [
-        (&raw mut a).cast(),
-        (&raw mut p).cast(),
-        (&raw mut w).cast(),
-        (&raw mut h).cast(),
-        (&raw mut size).cast(),
-        (&raw mut pattern).cast(),
-    ];
     let mut dst = addr;
     let store_params: &mut [*mut std::ffi::c_void] =
         &mut [(&raw mut dst).cast(), (&raw mut quads).cast()];
-    let rows: [(&str, &str, &mut [*mut std::ffi::c_void]); 3] = [
+    let rows: [(&str, &str, u32, &mut [*mut std::ffi::c_void]); 5] = [
         (
             "empty_fill_params",
             "empty kernel, the small fill's parameters",
-            fill_params,
+            small,
+            &mut small_params,
         ),
-        ("empty_no_params", "empty kernel, no parameters", &mut []),
+        (
+            "empty_kib_params",
+            "empty kernel, a 1056-byte pattern's parameters",
+            medium,
+            &mut kib_params,
+        ),
+        (
+            "empty_medium_params",
+            "empty kernel, the medium fill's parameters",
+            medium,
+            &mut medium_params,
+        ),
+        (
+            "empty_no_params",
+            "empty kernel, no parameters",
+            small,
+            &mut [],
+        ),
         (
             "store_quads",
             "least kernel writing 1 MiB in 16-byte stores, 2 parameters",
+            small,
             &mut *store_params,
         ),
     ];
-    for (name, what, params) in rows {
+    for (name, what, blocks, params) in rows {
         let f = module.load_function(name).unwrap();
         let (floor, memset) = b.gpu_held_pair_ms(
             || {
@@ -371,7 +414,7 @@ fn launch_floor(b: &mut Bench, ctx: &Arc<CudaContext>, blocks: u32, batch: usize
     // use too (the launch is not in the buffer's ledger).
     words.memset_async(0, &stream).unwrap();
     // SAFETY: as above, the live 1 MiB at `dst`.
-    unsafe { launch_raw(&store, blocks, &stream, store_params) };
+    unsafe { launch_raw(&store, small, &stream, store_params) };
     stream.synchronize().unwrap();
     assert!(
         words.to_vec().unwrap().iter().all(|&x| x == 0x1234_5678),
