@@ -88,9 +88,15 @@ pub(crate) fn sealed_context(ctx: &Arc<CudaContext>) -> Result<Arc<CudaContext>>
 /// Whether `ctx` is a sealed context (see [`sealed_context`]).
 #[inline]
 pub(crate) fn is_sealed_context(ctx: &CudaContext) -> bool {
-    let count = SEALED_COUNT.load(Ordering::Acquire) & !JOINED;
+    listed(ctx, SEALED_COUNT.load(Ordering::Acquire))
+}
+
+/// Whether `ctx` is among the first `count` (a load of [`SEALED_COUNT`],
+/// whose [`JOINED`] bit is ignored) of [`SEALED_AT`].
+#[inline(always)]
+fn listed(ctx: &CudaContext, count: usize) -> bool {
     let ctx = std::ptr::from_ref(ctx).cast_mut();
-    SEALED_AT[..count.min(MAX_SEALED)]
+    SEALED_AT[..(count & !JOINED).min(MAX_SEALED)]
         .iter()
         .any(|at| at.load(Ordering::Relaxed) == ctx)
 }
@@ -100,9 +106,10 @@ pub(crate) fn is_sealed_context(ctx: &CudaContext) -> bool {
 /// cuda-mem's calls therefore do not ask about.
 #[inline(always)]
 pub(crate) fn is_sealed(stream: &CudaStream) -> bool {
-    // No `Stream` made yet (the common case), or a join seen: one load.
-    let count = SEALED_COUNT.load(Ordering::Relaxed);
-    count != 0 && count & JOINED == 0 && is_sealed_context(stream.context())
+    // One load: whether any `Stream` was made, whether a join was seen,
+    // and how many addresses to look through.
+    let count = SEALED_COUNT.load(Ordering::Acquire);
+    count != 0 && count & JOINED == 0 && listed(stream.context(), count)
 }
 
 /// After `stream` waited for an event of another stream (the ledger's
