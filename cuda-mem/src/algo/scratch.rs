@@ -23,8 +23,22 @@
 //! node of the graph). Up to [`KEPT_STREAMS`] streams per context keep a
 //! block; the one kept longest gives its block up for a new stream's (and
 //! lets its stream go).
+//!
+//! What lets a block go:
+//!
+//! - its stream's last handle outside this module is dropped: the next
+//!   reduction in the context (on any stream) frees the block on that
+//!   stream and drops the stream (a kept block does not keep a stream the
+//!   caller has let go for longer than that);
+//! - the process exits: a handler registered with the C library's `atexit`
+//!   when the first block is allocated frees every block still kept, on
+//!   its stream, and waits for the stream, so that nothing cuda-mem
+//!   allocated is left when the driver or a memory checker
+//!   (compute-sanitizer's `--leak-check full`) looks at exit. It skips a
+//!   block another thread holds at that moment, and does nothing in a
+//!   process other than the one that registered it (a `fork` child).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once, Weak};
 
 use cudarc::driver::{sys, CudaStream};
 
@@ -51,6 +65,60 @@ pub(super) struct KeptStates(Mutex<Vec<Arc<Kept>>>);
 struct Kept {
     stream: Arc<CudaStream>,
     block: Mutex<(u64, usize)>,
+}
+
+/// Every kept block of the process, for [`release_at_exit`]: the entries
+/// [`KeptStates::of`] made, while they live.
+static EVERY_KEPT: Mutex<Vec<Weak<Kept>>> = Mutex::new(Vec::new());
+
+/// Registers [`release_at_exit`] with `atexit` once, and the process that
+/// did (see the module's notes).
+static AT_EXIT: Once = Once::new();
+static AT_EXIT_PROCESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The `atexit` handler: frees every block still kept, on its stream, and
+/// waits for the stream. Blocks whose locks another thread holds are left
+/// alone, as is everything in a process other than the one that
+/// registered the handler. Never unwinds (errors are dropped: the process
+/// is ending).
+extern "C" fn release_at_exit() {
+    let registered = AT_EXIT_PROCESS.load(std::sync::atomic::Ordering::Acquire);
+    if registered != std::process::id() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(|| {
+        let Ok(every) = EVERY_KEPT.try_lock() else {
+            return;
+        };
+        for kept in every.iter().filter_map(Weak::upgrade) {
+            let Ok(mut block) = kept.block.try_lock() else {
+                continue;
+            };
+            let (addr, _) = std::mem::take(&mut *block);
+            if addr == 0 {
+                continue;
+            }
+            // SAFETY: allocated by `pooled` on this stream; every launch
+            // that used it was queued on this stream before (under the
+            // block's lock, held here), and the block is taken out, so no
+            // later launch uses it.
+            if unsafe { allocation::free_on_stream(addr, &kept.stream) }.is_ok() {
+                // SAFETY: a live stream (the entry holds it).
+                let _ = unsafe { sys::cuStreamSynchronize(kept.stream.cu_stream()) };
+            }
+        }
+    });
+}
+
+/// Registers [`release_at_exit`] (once per process).
+fn release_blocks_at_exit() {
+    AT_EXIT.call_once(|| {
+        AT_EXIT_PROCESS.store(std::process::id(), std::sync::atomic::Ordering::Release);
+        // SAFETY: `atexit` takes a plain function that lives as long as the
+        // program; a failed registration (the C library's table full) only
+        // leaves the blocks to the driver's own clean-up at exit.
+        let _ = unsafe { libc::atexit(release_at_exit) };
+    });
 }
 
 impl Drop for Kept {
@@ -102,6 +170,7 @@ impl KeptStates {
             }
             // Room for larger grids later: the next size up, at least 4 KB.
             let size = bytes.next_power_of_two().max(4096);
+            release_blocks_at_exit();
             let addr = allocation::pooled(state, size, stream, None)?;
             // SAFETY: `size >= bytes >= COUNTER_BYTES` bytes just allocated
             // on this stream, which nothing else knows yet.
@@ -118,20 +187,41 @@ impl KeptStates {
     }
 
     /// `stream`'s entry, made (and the oldest let go, past
-    /// [`KEPT_STREAMS`]) if it has none.
+    /// [`KEPT_STREAMS`]) if it has none. Lets go of every entry whose
+    /// stream no one else holds any more (see the module's notes).
     fn of(&self, stream: &Arc<CudaStream>) -> Arc<Kept> {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(kept) = all.iter().find(|k| Arc::ptr_eq(&k.stream, stream)) {
-            return kept.clone();
+        // An entry's stream held by the entry alone: its caller has let
+        // it go, and no launch can come (each holds the stream too). No
+        // one can clone it from here but this lock's holder.
+        let mut gone: Vec<Arc<Kept>> = Vec::new();
+        if all.iter().any(|k| Arc::strong_count(&k.stream) == 1) {
+            let (keep, unused) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|k| Arc::strong_count(&k.stream) > 1);
+            *all = keep;
+            gone = unused;
         }
-        let kept = Arc::new(Kept {
-            stream: stream.clone(),
-            block: Mutex::new((0, 0)),
-        });
-        let gone = (all.len() >= KEPT_STREAMS).then(|| all.remove(0));
-        all.push(kept.clone());
+        let kept = match all.iter().find(|k| Arc::ptr_eq(&k.stream, stream)) {
+            Some(kept) => kept.clone(),
+            None => {
+                let kept = Arc::new(Kept {
+                    stream: stream.clone(),
+                    block: Mutex::new((0, 0)),
+                });
+                if all.len() >= KEPT_STREAMS {
+                    gone.push(all.remove(0));
+                }
+                all.push(kept.clone());
+                let mut every = EVERY_KEPT.lock().unwrap_or_else(|p| p.into_inner());
+                every.retain(|k| k.strong_count() > 0);
+                every.push(Arc::downgrade(&kept));
+                kept
+            }
+        };
         drop(all);
-        // Freed outside the lock (behind the launches that used it).
+        // Freed outside the lock (behind the launches that used them),
+        // their streams dropped with them.
         drop(gone);
         kept
     }
