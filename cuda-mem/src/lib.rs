@@ -639,6 +639,15 @@
 //!   operation's check and its enqueue records that operation. Do not share
 //!   a capturing stream with other threads, nor call cudarc's capture
 //!   functions on the recording stream.
+//! - The driver's own: one thread queueing work on a stream while another
+//!   ends a capture there can crash the process inside the driver (driver
+//!   580, 2026-12-06: a copy, cudarc's safe `memcpy_dtod` included, or only
+//!   an event record; `examples/capture_race.rs` does it without cuda-mem).
+//!   Using memory on one stream that was last used on another records an
+//!   event on the other (so the first can wait for it): do not begin or
+//!   end cudarc captures on a stream while other threads use memory last
+//!   used on it. A [`Stream`] that joins such a capture through that wait
+//!   is caught and the operation refused (see the table).
 //!
 //! # Errors
 //!

@@ -187,6 +187,29 @@ pub fn seed_from_env(test: &str) -> u64 {
     seed
 }
 
+/// Begins and ends graph captures on `x` in a loop (cudarc's safe
+/// `begin_capture` / `end_capture`, relaxed mode, the graph instantiated
+/// and dropped) until `stop` is set; returns how many captures it ended.
+/// For stress tests of another thread's work racing those captures.
+pub fn capture_until(x: &Arc<CudaStream>, stop: &std::sync::atomic::AtomicBool) -> usize {
+    use cuda_mem::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let mut captures = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if x.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .is_ok()
+        {
+            std::thread::yield_now();
+            // A capture that a joined stream left unjoined fails to end;
+            // either way it is over.
+            let _ = x.end_capture(
+                CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
+            );
+            captures += 1;
+        }
+    }
+    captures
+}
+
 /// A count from the environment variable `var` (underscores allowed:
 /// `10_000`), else `default`. Printed when set.
 pub fn env_count(var: &str, default: usize) -> usize {

@@ -228,13 +228,19 @@ fn a_stream_belongs_to_a_primary_context() {
 /// cuda-mem's question and the event (cudarc's safe `begin_capture`). The
 /// copy that waited must then be refused, not recorded into the other
 /// thread's graph (and so never run now): here one thread begins and ends
-/// captures on `x` in a loop while this one copies memory last used on `x`
-/// into a buffer on a `Stream`. Every copy that returns `Ok` must have run
-/// (its output holds the input); a refusal says why: `x` is capturing
-/// when asked (then the next round goes on), or the `Stream` joined. Stops at
-/// the first refusal (from then on every call asks the driver, and the
-/// remaining window is the documented one between a call's check and its
-/// enqueue) or after `CUDA_MEM_JOIN_ROUNDS` rounds (default 3000).
+/// captures on `x` in a loop while this one copies memory that a kernel
+/// launched on `x` took as an argument into a buffer on a `Stream`. A
+/// kernel argument's use stays in the ledger, so every copy records an
+/// event on `x` and makes the `Stream` wait for it; this thread queues
+/// nothing else on `x` once the loop runs (a copy queued on a stream while
+/// another thread ends a capture there crashes driver 580 by itself: see
+/// `examples/examples/capture_race.rs`). Every copy that returns `Ok` must
+/// have run (its output holds the input); a refusal says why: `x` is
+/// capturing when asked (then the next round goes on), or the `Stream`
+/// joined. Stops at the first join (from then on every call asks the
+/// driver, and the remaining window is the documented one between a call's
+/// check and its enqueue) or after `CUDA_MEM_JOIN_ROUNDS` rounds (default
+/// 3000).
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
@@ -243,35 +249,37 @@ fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
     let mut rng = Rng::from_env("a_stream_that_joins_a_capture_through_a_wait_is_refused");
     let rounds = cuda_mem_tests::env_count("CUDA_MEM_JOIN_ROUNDS", 3000);
     let n = 1 + rng.below(4096);
-    let data: Vec<u32> = rng.values(n);
-    let src = DeviceBuffer::from_slice(&ctx, &data).unwrap();
-    let mut junk = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
+    let churns = 1 + rng.below(8) as u32;
+    let input: Vec<u32> = rng.values(n);
+    let data: Vec<u32> = input.iter().map(|&w| churned(w, churns)).collect();
+    let mut src = DeviceBuffer::from_slice(&ctx, &input).unwrap();
     let mut dst = DeviceBuffer::<u32>::new(&ctx, n).unwrap();
     let s = Stream::new(&ctx).unwrap();
     let x = ctx.new_stream().unwrap();
+    // `src`'s use as a kernel argument on `x`: every later use elsewhere
+    // waits for `x` through a fresh event.
+    churn
+        .launch(
+            &KERNELS,
+            &x,
+            LaunchConfig::for_num_elems(n as u32),
+            (&mut src, churns),
+        )
+        .unwrap();
+    /// Stops the capturing thread when this one leaves the loop, also by
+    /// a failed assertion (else the scope would wait for it for ever).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     let stop = AtomicBool::new(false);
     let (mut ok, mut busy, mut joined) = (0usize, 0usize, None);
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
-                if x.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-                    .is_ok()
-                {
-                    std::thread::yield_now();
-                    // A capture that a joined stream left unjoined fails
-                    // to end; either way it is over.
-                    let _ = x.end_capture(
-                        CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
-                    );
-                }
-            }
-        });
+        let _stop = StopOnDrop(&stop);
+        scope.spawn(|| cuda_mem_tests::capture_until(&x, &stop));
         for round in 0..rounds {
-            // A use of `src` on `x` (refused while `x` captures).
-            if junk.copy_from_async(&src, &x).is_err() {
-                busy += 1;
-                continue;
-            }
             dst.fill_async(!0, &s).unwrap();
             // `s` waits for `src`'s use on `x`: the hand-over.
             match dst.copy_from_async(&src, &s) {
@@ -285,7 +293,7 @@ fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
                 }
                 Err(e) => {
                     let text = e.to_string().to_ascii_lowercase();
-                    if text.contains("joined") {
+                    if text.contains("join the capture") {
                         joined = Some(round);
                         break;
                     }
@@ -297,14 +305,23 @@ fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
                 }
             }
         }
-        stop.store(true, Ordering::Relaxed);
     });
+    // The capture that `s` joined has ended (the other thread's
+    // `end_capture` failed: `s` left it unjoined), and `s` with it.
     x.synchronize().unwrap();
     s.synchronize().unwrap();
-    // Nothing of the refused copies ran later either: the last copies
-    // that ran left `dst` holding `data` or the poison of its round.
+    // Nothing of the refused copy ran later either: the last copy that
+    // ran left `dst` holding `data`, or the poison of its round.
     let got = dst.to_vec().unwrap();
     assert!(got == data || got.iter().all(|&w| w == !0));
+    // And `s` works again.
+    dst.fill_async(!0, &s).unwrap();
+    dst.copy_from_async(&src, &s).unwrap();
+    assert_eq!(
+        dst.to_vec().unwrap(),
+        data,
+        "a copy on the Stream afterwards"
+    );
     match joined {
         Some(round) => println!("{ok} copies ran; the join at round {round} was refused"),
         None => {
