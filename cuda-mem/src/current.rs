@@ -97,3 +97,32 @@ fn retry_bound(
     bind_other(ctx)?;
     call(s).result().op(op)
 }
+
+/// Runs `f`, then makes the context that was current before it current
+/// again (or none, if none was): for drops of cudarc objects whose
+/// destructors make their context current (a `CudaStream`'s does), where
+/// the caller's operation itself leaves the current context alone. Costs
+/// a driver query, and a second and a set only if `f` changed it.
+///
+/// # Safety
+/// `f` does not destroy the context that is current when it starts.
+pub(crate) unsafe fn keeping_current<R>(f: impl FnOnce() -> R) -> R {
+    let mut before = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the call only reads this thread's
+    // current context.
+    let asked = unsafe { sys::cuCtxGetCurrent(&mut before) };
+    let r = f();
+    let mut after = std::ptr::null_mut();
+    // SAFETY: as above.
+    let asked_again = unsafe { sys::cuCtxGetCurrent(&mut after) };
+    if asked == sys::CUresult::CUDA_SUCCESS
+        && asked_again == sys::CUresult::CUDA_SUCCESS
+        && after != before
+    {
+        // SAFETY: `before` was current on this thread when `f` started
+        // (null: none), and `f` did not destroy it (the caller's promise).
+        // A failed set leaves `f`'s context current, as without this.
+        let _ = unsafe { sys::cuCtxSetCurrent(before) };
+    }
+    r
+}

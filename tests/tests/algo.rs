@@ -826,10 +826,13 @@ fn reductions_keep_their_state_per_stream() {
 /// the next reduction in the context, with the state memory it kept (it
 /// used to stay held until 16 other streams had run reductions, and its
 /// block until the process exited: compute-sanitizer's leak check
-/// reported it). Its results are right, and so is the next stream's.
+/// reported it). Its results are right, and so is the next stream's; and
+/// the reduction that lets streams go leaves the thread's current context
+/// as one that does not (cudarc's stream drop makes its context current).
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_dropped_stream_lets_its_reduction_state_go() {
+    use cuda_mem_tests::{with_current, Current};
     let mut rng = Rng::from_env("algo_dropped_stream");
     let ctx = gpu();
     let n = 1 + rng.below(100_000);
@@ -837,6 +840,24 @@ fn a_dropped_stream_lets_its_reduction_state_go() {
     let want = data.iter().fold(0u32, |a, &b| a.wrapping_add(b));
     let input = DeviceBuffer::from_slice(&ctx, &data).unwrap();
     let poison = rng.next_u64() as u32 | 1;
+    let next = ctx.new_stream().unwrap();
+    // A sum on `next` with no context current (nothing else queued on the
+    // buffers, so no ordering makes one current); whether it left none.
+    let sum_on_next = |what: &str| {
+        let mut sum = DeviceBuffer::from_slice(&ctx, &[poison]).unwrap();
+        sum.synchronize().unwrap();
+        input.synchronize().unwrap();
+        let (done, left_none) = with_current(Current::Nothing, || {
+            algo::reduce_into(&input, Sum, &mut sum, &next)
+        });
+        done.unwrap();
+        assert_eq!(sum.to_vec().unwrap(), [want], "{what}");
+        left_none
+    };
+    // The first lets go of what earlier tests dropped; the second is what
+    // a reduction that lets nothing go leaves current.
+    sum_on_next("the first sum on the next stream");
+    let control = sum_on_next("the second sum on the next stream");
     let mut weaks = Vec::new();
     for k in 0..1 + rng.below(4) {
         let stream = ctx.new_stream().unwrap();
@@ -849,10 +870,11 @@ fn a_dropped_stream_lets_its_reduction_state_go() {
         input.synchronize().unwrap();
         weaks.push(Arc::downgrade(&stream));
     }
-    let next = ctx.new_stream().unwrap();
-    let mut sum = DeviceBuffer::from_slice(&ctx, &[poison]).unwrap();
-    algo::reduce_into(&input, Sum, &mut sum, &next).unwrap();
-    assert_eq!(sum.to_vec().unwrap(), [want], "the next stream");
+    let left_none = sum_on_next("the sum that lets the streams go");
+    assert_eq!(
+        left_none, control,
+        "a reduction that let dropped streams go changed the thread's current context"
+    );
     for (k, weak) in weaks.iter().enumerate() {
         assert!(
             weak.upgrade().is_none(),

@@ -221,8 +221,15 @@ impl KeptStates {
         };
         drop(all);
         // Freed outside the lock (behind the launches that used them),
-        // their streams dropped with them.
-        drop(gone);
+        // their streams dropped with them: cudarc's stream drop makes its
+        // context current, which a reduction does not otherwise do.
+        if !gone.is_empty() {
+            // SAFETY: dropping the entries frees their blocks and drops
+            // their streams, which are of this context (the caller's
+            // `state` keeps it) or of the handle `Stream`s use, which
+            // cuda-mem keeps for the whole run: no context is destroyed.
+            unsafe { crate::current::keeping_current(|| drop(gone)) };
+        }
         kept
     }
 }
