@@ -642,7 +642,8 @@
 //! - The driver's own: one thread queueing work on a stream while another
 //!   ends a capture there can crash the process inside the driver (driver
 //!   580, 2026-12-06: a copy, cudarc's safe `memcpy_dtod` included, or only
-//!   an event record; `examples/capture_race.rs` does it without cuda-mem).
+//!   an event record; `examples/examples/capture_race.rs` in the repository
+//!   does it without cuda-mem).
 //!   Using memory on one stream that was last used on another records an
 //!   event on the other (so the first can wait for it): do not begin or
 //!   end cudarc captures on a stream while other threads use memory last
