@@ -161,12 +161,19 @@ mod device {
     ///
     /// With `$spread`, 16-byte piece `q` of the copy goes to lane `q /
     /// warps` of warp `q % warps` rather than to thread `q`, so that a
-    /// warp's lanes read a few addresses rather than up to 32. Measured on
-    /// an H200 (1 MiB fills, GPU time over `cuMemsetD32Async`'s), it helps
-    /// the small kernel (256-byte elements: 0.56-0.64 us over, against
-    /// 0.72 with the plain order) and hurts the medium one, whose many
-    /// blocks run at once (1000-byte elements over 1 GiB: 0.92 of the
-    /// memset, against 0.97).
+    /// warp's lanes read a few addresses rather than up to 32 (a warp's
+    /// parameter reads at different addresses go one after another). Both
+    /// kernels spread. Measured on an H200 (1 MiB fills, GPU time over
+    /// `cuMemsetD32Async`'s), it helps the small kernel (256-byte elements:
+    /// 0.56-0.64 us over, against 0.72 with the plain order). For the
+    /// medium one (H100, 2026-12-06, bench `--fill-only --quick`, three
+    /// runs each, interleaved, medians): 1000-byte elements 0.67 us over
+    /// at 1 MiB (0.77 in the plain order) and 0.874 of the memset at 16
+    /// MiB (0.858); over 1 GiB, 257-4013 B, 0.987-1.002 either way. (An
+    /// early medium kernel measured the other way on an H200: 0.92 of the
+    /// memset for 1000-byte elements over 1 GiB, against 0.97.) Capping
+    /// the medium kernel's 64 registers (`.maxnreg 40`: six blocks per
+    /// multiprocessor rather than four) gained nothing in the same runs.
     ///
     /// The kernels assume their block size (`FILL_BLOCK_THREADS`, 256) and
     /// `size >= 1`, both promised by the launch, so the first read of the
@@ -322,7 +329,7 @@ mod device {
         MediumPattern,
         MEDIUM_PATTERN_WORDS,
         true,
-        false
+        true
     );
 
     /// Fills with a value of any size read from device memory at `src`.
