@@ -83,9 +83,18 @@ struct Args {
     /// Write the rows, with the run's date, commit, versions and GPU, as JSON
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
-    /// Plot the fill rows (bandwidth against element size) as SVG
+    /// Plot the 1 GiB fill rows (bandwidth against element size) as SVG
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<String>,
+    /// With --plot: plot the fill rows of a JSON file the bench wrote
+    /// before (such as examples/bench-h100.json), measuring nothing (no GPU)
+    #[arg(
+        long,
+        value_name = "FILE.json",
+        requires = "plot",
+        conflicts_with = "json"
+    )]
+    plot_from: Option<String>,
     /// The commit the JSON records [default: `git rev-parse HEAD`, else $CUDA_MEM_COMMIT]
     #[arg(long, value_name = "HASH")]
     commit: Option<String>,
@@ -301,12 +310,11 @@ impl<'a> Session<'a> {
             println!("wrote {path}");
         }
         if let Some(path) = &self.args.plot {
-            if b.rows.iter().any(|r| r.size.is_some()) {
-                report::plot(path, &ctx.name().unwrap(), &b.rows).unwrap();
-                println!("wrote {path}");
-            } else {
-                println!("bench: no fill rows to plot; {path} not written");
-            }
+            write_plot(
+                path,
+                &ctx.name().unwrap(),
+                &report::FillPoint::of_rows(&b.rows),
+            );
         }
         let n = b.rows.len();
         match group {
@@ -326,8 +334,29 @@ impl<'a> Session<'a> {
     }
 }
 
+/// Writes the fill plot to `path`, or says why not.
+fn write_plot(path: &str, device: &str, fills: &[report::FillPoint]) {
+    if fills.is_empty() {
+        println!("bench: no 1 GiB fill rows to plot; {path} not written");
+        return;
+    }
+    report::plot(path, device, fills).unwrap_or_else(|e| {
+        eprintln!("bench: writing {path}: {e}");
+        std::process::exit(1);
+    });
+    println!("wrote {path}");
+}
+
 fn main() {
     let args = Args::parse();
+    if let (Some(from), Some(path)) = (&args.plot_from, &args.plot) {
+        let (device, fills) = report::fill_points_of_file(from).unwrap_or_else(|e| {
+            eprintln!("bench: {e}");
+            std::process::exit(1);
+        });
+        write_plot(path, &device, &fills);
+        return;
+    }
     let group = args.group();
     let mut s = Session::new(&args);
     match group {
@@ -491,6 +520,24 @@ mod tests {
         ] {
             assert_eq!(parse(&[flag]).unwrap().group(), group, "{flag}");
         }
+    }
+
+    /// `--plot-from` needs `--plot` (where to write) and refuses `--json`
+    /// (a file of rows needs a run that measures them).
+    #[test]
+    fn plot_from_takes_a_plot_and_no_json() {
+        let a = parse(&["--plot-from", "b.json", "--plot", "f.svg"]).unwrap();
+        assert_eq!(a.plot_from.as_deref(), Some("b.json"));
+        assert!(parse(&["--plot-from", "b.json"]).is_err());
+        let both = [
+            "--plot-from",
+            "b.json",
+            "--plot",
+            "f.svg",
+            "--json",
+            "c.json",
+        ];
+        assert!(parse(&both).unwrap_err().to_string().contains("--json"));
     }
 
     #[test]

@@ -235,11 +235,73 @@ impl Report {
     }
 }
 
-/// Plots the fill rows (bandwidth against element size) into an SVG file.
-pub fn plot(path: &str, device: &str, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
+/// One point of the fill plot: a 1 GiB fill's element size, ours and the
+/// memset's GB/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FillPoint {
+    pub size: usize,
+    pub ours: f64,
+    pub memset: f64,
+}
+
+impl FillPoint {
+    /// The point of a row, if it is one: a row of the `fill` group with an
+    /// element size (the 1 GiB fills). Rows of other groups carry sizes
+    /// too (the graph's buffer, the bytes a checked or SoA row moves),
+    /// which are no element sizes.
+    fn of(group: &str, size: Option<usize>, ours: f64, raw: f64) -> Option<Self> {
+        let size = size.filter(|_| group == "fill")?;
+        Some(Self {
+            size,
+            ours,
+            memset: raw,
+        })
+    }
+
+    /// The points of a run's rows.
+    pub fn of_rows(rows: &[Row]) -> Vec<Self> {
+        rows.iter()
+            .filter_map(|r| Self::of(r.group, r.size, r.ours, r.raw))
+            .collect()
+    }
+
+    /// The points of the rows of a JSON file written before.
+    pub fn of_json(rows: &[JsonRow]) -> Vec<Self> {
+        rows.iter()
+            .filter_map(|r| Self::of(&r.group, r.element_size, r.ours, r.raw))
+            .collect()
+    }
+}
+
+/// Reads a JSON file the bench wrote (or one of `examples/bench-*.json`)
+/// and returns its device and its fill plot's points.
+pub fn fill_points_of_file(
+    path: &str,
+) -> Result<(String, Vec<FillPoint>), Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    let file: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{path} is not JSON: {e}"))?;
+    let device = file["device"]
+        .as_str()
+        .ok_or_else(|| format!("{path}: no \"device\" string; is it a file the bench wrote?"))?
+        .to_owned();
+    let rows: Vec<JsonRow> = serde_json::from_value(file["rows"].clone())
+        .map_err(|e| format!("{path}: its \"rows\" are not the bench's rows: {e}"))?;
+    Ok((device, FillPoint::of_json(&rows)))
+}
+
+/// Plots the 1 GiB fills (bandwidth against element size) into an SVG file.
+pub fn plot(
+    path: &str,
+    device: &str,
+    fills: &[FillPoint],
+) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let fills: Vec<&Row> = rows.iter().filter(|r| r.size.is_some()).collect();
-    let max = fills.iter().map(|r| r.ours.max(r.raw)).fold(0.0, f64::max) * 1.15;
+    let max = fills
+        .iter()
+        .map(|r| r.ours.max(r.memset))
+        .fold(0.0, f64::max)
+        * 1.15;
     let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -256,10 +318,10 @@ pub fn plot(path: &str, device: &str, rows: &[Row]) -> Result<(), Box<dyn std::e
         .x_desc("element size (bytes, log scale)")
         .y_desc("GB/s (1 GiB buffer)")
         .draw()?;
-    let pts = |f: fn(&Row) -> f64| {
+    let pts = |f: fn(&FillPoint) -> f64| {
         fills
             .iter()
-            .map(move |r| (r.size.unwrap() as f64, f(r)))
+            .map(move |r| (r.size as f64, f(r)))
             .collect::<Vec<_>>()
     };
     chart
@@ -272,7 +334,7 @@ pub fn plot(path: &str, device: &str, rows: &[Row]) -> Result<(), Box<dyn std::e
             .map(|p| Circle::new(p, 4, BLUE.filled())),
     )?;
     chart
-        .draw_series(LineSeries::new(pts(|r| r.raw), RED.stroke_width(2)))?
+        .draw_series(LineSeries::new(pts(|r| r.memset), RED.stroke_width(2)))?
         .label("cuMemsetD32Async (same run)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
     chart
@@ -393,6 +455,57 @@ mod tests {
         ] {
             assert_eq!(keys(old_row), keys(new_row));
         }
+    }
+
+    /// The plot shows the 1 GiB fills only: the sizes other groups' rows
+    /// carry (a graph's buffer, the bytes an SoA row moves) are no element
+    /// sizes. (Before, every row with a size was a point: the committed
+    /// plots had 20 points of the graph, checked and SoA rows, far off
+    /// the element-size axis.)
+    #[test]
+    fn the_plot_has_the_fill_rows_only() {
+        let mut graph = row("graph", "graph launch (host)", Some(16384));
+        graph.unit = "us";
+        let rows = [
+            row("fill", "fill  12 B elements, 1 GiB", Some(12)),
+            graph,
+            row("fill", "fill 100 B elements, 1 MiB", None),
+            row("soa", "AoS to SoA 63 MiB", Some(67_108_848)),
+            row("fill", "fill 4096 B elements, 1 GiB", Some(4096)),
+        ];
+        let points = FillPoint::of_rows(&rows);
+        assert_eq!(
+            points.iter().map(|p| p.size).collect::<Vec<_>>(),
+            [12, 4096]
+        );
+        let path = std::env::temp_dir().join(format!("bench-plot-{}.svg", std::process::id()));
+        let path = path.to_str().unwrap();
+        plot(path, "a GPU", &points).unwrap();
+        let svg = std::fs::read_to_string(path).unwrap();
+        std::fs::remove_file(path).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 2, "one dot per fill row");
+        assert!(svg.contains("a GPU"));
+    }
+
+    /// Every committed file's fill rows plot from the file alone
+    /// (`--plot-from`), one point per 1 GiB fill row.
+    #[test]
+    fn committed_files_give_their_fill_points() {
+        for name in ["bench-h200.json", "bench-h100.json"] {
+            let path = format!("{}/{name}", env!("CARGO_MANIFEST_DIR"));
+            let (device, points) = fill_points_of_file(&path).unwrap();
+            assert!(device.starts_with("NVIDIA"), "{name}: {device}");
+            assert!(points.len() >= 20, "{name}: {} points", points.len());
+            assert!(
+                points.iter().all(|p| (1..=4096).contains(&p.size)),
+                "{name}"
+            );
+        }
+        let err = fill_points_of_file("no-such-file.json").unwrap_err();
+        assert!(
+            err.to_string().contains("reading no-such-file.json"),
+            "{err}"
+        );
     }
 
     /// A row of two zeros (no memory added by either side) is parity, and
