@@ -8,6 +8,7 @@
 //!         [--sweep] [--small-sweep] [--chunks SHORT,LONG,MEDIUM,LARGE,FLOOR] [--max-gib N]
 //!         [--copy-sweep] [--staging LANES,CHUNK_KIB,MIN_KIB[,SLOTS[,STREAM_MIB[,DEMOTE]]]] [--commit HASH]
 //!         [--algo-rows reductions,scans,histogram,sorts,torch]
+//!     cargo run --release --example bench -- --plot-from FILE.json --plot FILE.svg
 //!
 //! `--help` lists the options; an unknown one is an error. `--copies-only`
 //! runs just the host-copy rows (pinned, `Vec` copies at 64 MiB-1 GiB against
@@ -17,7 +18,8 @@
 //! the fill kernels' grid: chunks per thread for short and long pattern
 //! periods, for values of 257-4013 bytes and for larger ones, and the fewest
 //! blocks per multiprocessor. `--json` records the run with the rows (date,
-//! commit, versions, GPU; see `report`).
+//! commit, versions, GPU; see `report`). `--plot-from` draws the plot of a
+//! JSON file written before and measures nothing (no GPU needed).
 //!
 //! GPU times use CUDA events around each operation (median of the repetitions);
 //! host-side costs use the wall clock over many calls. `main` parses the
