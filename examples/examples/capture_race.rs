@@ -23,13 +23,12 @@
 //! captures begin. Its README's known issues say what follows for
 //! programs that use both.
 //!
-//! Needs a CUDA device; without one it says so and exits with status 0.
+//! Needs a CUDA device; without one it says so and exits with status 1.
 
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use cuda_mem::cudarc::driver::sys::{self, CUstreamCaptureStatus};
-use cuda_mem::cudarc::driver::CudaStream;
 use cuda_mem_examples::gpu_or_exit;
 
 /// What the main thread queues on `x` each round (see the module's notes).
@@ -38,15 +37,6 @@ enum Mode {
     Copy,
     Cudarc,
     Event,
-}
-
-/// Whether `stream` is in a capture (or the driver could not say).
-fn capturing(stream: &CudaStream) -> bool {
-    let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    // SAFETY: a live stream and a valid out-pointer.
-    let asked = unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status) };
-    asked != sys::CUresult::CUDA_SUCCESS
-        || status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -80,7 +70,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut event = std::ptr::null_mut();
     // SAFETY: a valid out-pointer; the context is current.
     unsafe {
-        sys::cuEventCreate(&mut event, 2 /* CU_EVENT_DISABLE_TIMING */)
+        sys::cuEventCreate(
+            &mut event,
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+        )
     }
     .result()?;
     let (stop, captures) = (AtomicBool::new(false), AtomicUsize::new(0));
@@ -110,7 +103,11 @@ fn main() -> Result<(), Box<dyn Error>> {
                         .and_then(|()| {
                             unsafe { sys::cuStreamWaitEvent(s.cu_stream(), event, 0) }.result()
                         });
-                    if recorded.is_ok() && capturing(&s) {
+                    // `s` in a capture (or the driver could not say).
+                    if recorded.is_ok()
+                        && s.capture_status()
+                            != Ok(CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+                    {
                         // `s` joined a capture: the capture will fail to
                         // end. Go on with a fresh stream.
                         joins += 1;
