@@ -13,8 +13,10 @@
 //! prints the rates next to those of a `PinnedBuffer` of the same size.
 //! With `--timeline` it then records one more copy each way
 //! (`cuda_mem::__record_staging`, a benchmark hook) and prints where its
-//! time went: when the first piece began and the first DMA started, how
-//! long the copy engine sat idle between chunks, how long the threads
+//! time went: when the first piece began and the first DMA started, when
+//! each lane (the calling thread, then the workers as they woke) began
+//! its first piece, how long the copy engine sat idle between chunks, how
+//! long the threads
 //! waited for slots, and each chunk's DMA. (Nsight Systems shows the same
 //! where it can write its report. A recorded copy is not quite the plain
 //! one, so its total is not the plain copy's time: see
@@ -146,6 +148,24 @@ fn print_timeline(t: &StagingTimeline) {
         t.lanes_done_us,
         t.bytes as f64 / copying.max(1e-9) / 1e3,
         t.waits.len(),
+    );
+    // When each lane began its first piece: how long the workers took to
+    // wake and join the copy.
+    let mut first = vec![f64::INFINITY; t.lanes];
+    for p in &t.pieces {
+        first[p.lane] = first[p.lane].min(p.start_us);
+    }
+    first.sort_by(f64::total_cmp);
+    let joined: Vec<String> = first
+        .iter()
+        .filter(|s| s.is_finite())
+        .map(|s| format!("{s:.1}"))
+        .collect();
+    println!(
+        "    lanes began at (µs, in order): {} ({} of {} lanes copied)",
+        joined.join(" "),
+        joined.len(),
+        t.lanes
     );
     for c in &dmas {
         println!(
