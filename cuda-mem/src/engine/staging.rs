@@ -59,18 +59,18 @@ pub mod timeline;
 /// Bytes a thread copies at a time: chunks are whole pieces (the last
 /// piece of a copy may be shorter).
 const PIECE: usize = 64 << 10;
-/// The first chunk's bytes, one piece; each later chunk doubles, up to the
-/// largest. The calling thread is the only lane awake when a copy starts:
-/// the workers sleep between copies, and on the H100 host (2026-12-06,
-/// `vec_copy --timeline 64 16`, when each lane began) they joined 40-300
-/// µs in, so the first chunk is what the caller copies alone before the
-/// first DMA. With a first chunk of 256 KiB (four pieces) the first DMA was
-/// queued 94 µs into a 64 MiB copy to the device and 100 µs into a 16 MiB
-/// one; with one piece, 48 and 59 µs (the same run). In bench
-/// `--copies-only --quick` (three runs of each build, interleaved, on that
-/// machine) 64 MiB to the device went from 0.69 to 0.79 of the pinned DMA;
-/// the copies to the host and those of 1 GiB stayed level.
-const RAMP: usize = PIECE;
+/// The first chunk's bytes; each later chunk doubles, up to the largest.
+///
+/// One piece (64 KiB) was tried on an H100 host (2026-12-06): the first
+/// DMA of a 64 MiB copy to the device was queued sooner (48-76 µs against
+/// 94), but bench `--copies-only --quick`, three runs of each build
+/// interleaved in one call, put both at 0.65 of the pinned DMA at 64 MiB
+/// and level elsewhere. What delays a copy's start there is waking the
+/// workers, which sleep between copies: they began their first pieces
+/// 40-300 µs in (`vec_copy --timeline`, which prints when each lane
+/// began), and the calling thread, which wakes them, began its own 20-53
+/// µs in.
+const RAMP: usize = 256 << 10;
 
 /// Tuning (0: the default); set by [`__set_staging`] for benchmarks.
 static LANES: AtomicUsize = AtomicUsize::new(0);
