@@ -80,7 +80,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let (mut queued, mut refused, mut joins) = (0usize, 0usize, 0usize);
     std::thread::scope(|scope| -> Result<(), Box<dyn Error>> {
         scope.spawn(|| {
-            let ended = cuda_mem_tests::capture_until(&x, &stop);
+            let ended = cuda_mem_tests::capture_until(&x, &stop, None);
             captures.store(ended, Ordering::Relaxed);
         });
         for _ in 0..rounds {

@@ -191,7 +191,18 @@ pub fn seed_from_env(test: &str) -> u64 {
 /// `begin_capture` / `end_capture`, relaxed mode, the graph instantiated
 /// and dropped) until `stop` is set; returns how many captures it ended.
 /// For stress tests of another thread's work racing those captures.
-pub fn capture_until(x: &Arc<CudaStream>, stop: &std::sync::atomic::AtomicBool) -> usize {
+///
+/// With `ends`, each capture ends while this thread holds that lock, so
+/// that the other thread can keep its calls that touch `x` apart from the
+/// ends (holding the lock around them) and race only the beginnings:
+/// driver 580 can crash when work, even an event record, is queued on a
+/// stream while another thread ends a capture there
+/// (`examples/examples/capture_race.rs`, which passes `None` to show it).
+pub fn capture_until(
+    x: &Arc<CudaStream>,
+    stop: &std::sync::atomic::AtomicBool,
+    ends: Option<&std::sync::Mutex<()>>,
+) -> usize {
     use cuda_mem::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     let mut captures = 0;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -199,6 +210,7 @@ pub fn capture_until(x: &Arc<CudaStream>, stop: &std::sync::atomic::AtomicBool) 
             .is_ok()
         {
             std::thread::yield_now();
+            let _held = ends.map(|m| m.lock().unwrap_or_else(|p| p.into_inner()));
             // A capture that a joined stream left unjoined fails to end;
             // either way it is over.
             let _ = x.end_capture(

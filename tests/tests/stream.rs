@@ -232,9 +232,14 @@ fn a_stream_belongs_to_a_primary_context() {
 /// launched on `x` took as an argument into a buffer on a `Stream`. A
 /// kernel argument's use stays in the ledger, so every copy records an
 /// event on `x` and makes the `Stream` wait for it; this thread queues
-/// nothing else on `x` once the loop runs (a copy queued on a stream while
-/// another thread ends a capture there crashes driver 580 by itself: see
-/// `examples/examples/capture_race.rs`). Every copy that returns `Ok` must
+/// nothing else on `x` once the loop runs, and the other thread ends its
+/// captures only between this thread's copies (`capture_until`'s lock):
+/// work queued on a stream, even an event record, while another thread
+/// ends a capture there can crash driver 580 by itself (see
+/// `examples/examples/capture_race.rs`; this test crashed so once, under
+/// memcheck on an H100, 2026-12-06, before the ends were kept apart). The
+/// beginnings still race the copies, which is what makes the join. Every
+/// copy that returns `Ok` must
 /// have run (its output holds the input); a refusal says why: `x` is
 /// capturing when asked (then the next round goes on), or the `Stream`
 /// joined. Stops at the first join (from then on every call asks the
@@ -275,14 +280,20 @@ fn a_stream_that_joins_a_capture_through_a_wait_is_refused() {
         }
     }
     let stop = AtomicBool::new(false);
+    let ends = std::sync::Mutex::new(());
     let (mut ok, mut busy, mut joined) = (0usize, 0usize, None);
     std::thread::scope(|scope| {
         let _stop = StopOnDrop(&stop);
-        scope.spawn(|| cuda_mem_tests::capture_until(&x, &stop));
+        scope.spawn(|| cuda_mem_tests::capture_until(&x, &stop, Some(&ends)));
         for round in 0..rounds {
             dst.fill_async(!0, &s).unwrap();
-            // `s` waits for `src`'s use on `x`: the hand-over.
-            match dst.copy_from_async(&src, &s) {
+            // `s` waits for `src`'s use on `x`: the hand-over, its event
+            // record on `x` kept apart from the captures' ends.
+            let copied = {
+                let _no_end = ends.lock().unwrap();
+                dst.copy_from_async(&src, &s)
+            };
+            match copied {
                 Ok(()) => {
                     ok += 1;
                     let got = dst.to_vec().unwrap();
