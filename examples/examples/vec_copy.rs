@@ -16,11 +16,10 @@
 //! time went: when the first piece began and the first DMA started, when
 //! each lane (the calling thread, then the workers as they woke) began
 //! its first piece, how long the copy engine sat idle between chunks, how
-//! long the threads
-//! waited for slots, and each chunk's DMA. (Nsight Systems shows the same
-//! where it can write its report. A recorded copy is not quite the plain
-//! one, so its total is not the plain copy's time: see
-//! `cuda_mem::__record_staging`.) Copies below the staging thresholds
+//! long the threads waited for slots, and each chunk's DMA. (Nsight
+//! Systems shows the same where it can write its report. A recorded copy
+//! is not quite the plain one, so its total is not the plain copy's time:
+//! see `cuda_mem::__record_staging`.) Copies below the staging thresholds
 //! (2 MiB to the device, 1 MiB to the host) are the driver's, and have no
 //! timeline.
 
