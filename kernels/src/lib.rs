@@ -164,33 +164,31 @@ mod device {
     /// may be any size; without, it is fixed.
     ///
     /// The block first copies the pattern words the fill reads into shared
-    /// memory, 16 bytes per thread (laid out by [`padded`]), and every
-    /// thread then reads its 16 bytes from there. Reading them straight
-    /// from the parameter costs far more: the lanes of a warp start at up
-    /// to `P` different offsets (`P` = the period in chunks, 25 for
-    /// 100-byte elements), and the hardware serialises a warp's parameter
-    /// reads by address, five reads per thread. The words are read by address from the kernel-parameter
-    /// space (`ld.param` with a register address, which PTX allows for
-    /// kernel parameters): indexing the Rust parameter would copy it to a
-    /// local frame. A thread's offset into the value is worked out between
-    /// its read and its write to shared memory, while the read is in
-    /// flight.
+    /// memory, 16 bytes per thread (laid out by [`padded`]), and every thread
+    /// then reads its 16 bytes from there. Reading them straight from the
+    /// parameter costs far more: the lanes of a warp start at up to `P`
+    /// different offsets (`P` = the period in chunks, 25 for 100-byte
+    /// elements), and the hardware serialises a warp's parameter reads by
+    /// address, five reads per thread. The words are read by address from the
+    /// kernel-parameter space (`ld.param` with a register address, which PTX
+    /// allows for kernel parameters): indexing the Rust parameter would copy it
+    /// to a local frame. A thread's offset into the value is worked out between
+    /// its read and its write to shared memory, while the read is in flight.
     ///
-    /// With `$spread`, 16-byte piece `q` of the copy goes to lane `q /
-    /// warps` of warp `q % warps` rather than to thread `q`, so that a
-    /// warp's lanes read a few addresses rather than up to 32 (a warp's
-    /// parameter reads at different addresses go one after another). Both
-    /// kernels spread. Measured on an H200 (1 MiB fills, GPU time over
-    /// `cuMemsetD32Async`'s), it helps the small kernel (256-byte elements:
-    /// 0.56-0.64 us over, against 0.72 with the plain order). For the
-    /// medium one (H100, 2026-12-06, bench `--fill-only --quick`, three
-    /// runs each, interleaved, medians): 1000-byte elements 0.67 us over
-    /// at 1 MiB (0.77 in the plain order) and 0.874 of the memset at 16
-    /// MiB (0.858); over 1 GiB, 257-4013 B, 0.987-1.002 either way. (An
-    /// early medium kernel measured the other way on an H200: 0.92 of the
-    /// memset for 1000-byte elements over 1 GiB, against 0.97.) Capping
-    /// the medium kernel's 64 registers (`.maxnreg 40`: six blocks per
-    /// multiprocessor rather than four) gained nothing in the same runs.
+    /// The copy is spread: 16-byte piece `q` goes to lane `q / warps` of warp
+    /// `q % warps` rather than to thread `q`, so that a warp's lanes read a few
+    /// addresses rather than up to 32 (a warp's parameter reads at different
+    /// addresses go one after another). Measured on an H200 (1 MiB fills, GPU
+    /// time over `cuMemsetD32Async`'s), it helps the small kernel (256-byte
+    /// elements: 0.56-0.64 us over, against 0.72 with the plain order). For the
+    /// medium one (H100, 2026-12-06, bench `--fill-only --quick`, three runs
+    /// each, interleaved, medians): 1000-byte elements 0.67 us over at 1 MiB
+    /// (0.77 in the plain order) and 0.874 of the memset at 16 MiB (0.858);
+    /// over 1 GiB, 257-4013 B, 0.987-1.002 either way. (An early medium kernel
+    /// measured the other way on an H200: 0.92 of the memset for 1000-byte
+    /// elements over 1 GiB, against 0.97.) Capping the medium kernel's 64
+    /// registers (`.maxnreg 40`: six blocks per multiprocessor rather than
+    /// four) gained nothing in the same runs.
     ///
     /// The kernels assume their block size (`FILL_BLOCK_THREADS`, 256) and
     /// `size >= 1`, both promised by the launch, so the first read of the
@@ -208,7 +206,7 @@ mod device {
     macro_rules! by_parameter_fill {
         (
             $(#[$doc:meta])*
-            $name:ident, $pattern:ty, $words:expr, $cycling:expr, $spread:expr
+            $name:ident, $pattern:ty, $words:expr, $cycling:expr
         ) => {
             $(#[$doc])*
             ///
@@ -281,7 +279,7 @@ mod device {
                     }
                 };
                 let (t, block) = (thread_idx().x, block_dim().x);
-                let first = if $spread && block % 32 == 0 {
+                let first = if block % 32 == 0 {
                     (t % 32) * (block / 32) + t / 32
                 } else {
                     t
@@ -340,8 +338,7 @@ mod device {
         cuda_mem_fill_small,
         SmallPattern,
         SMALL_PATTERN_WORDS,
-        false,
-        true
+        false
     );
 
     by_parameter_fill!(
@@ -351,7 +348,6 @@ mod device {
         cuda_mem_fill_medium,
         MediumPattern,
         MEDIUM_PATTERN_WORDS,
-        true,
         true
     );
 
